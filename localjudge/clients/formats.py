@@ -1,0 +1,117 @@
+"""The ``response_format`` a server accepts, and a local check of what it returned.
+
+Servers differ: OpenAI and vLLM take ``{"type": "json_schema", ...}``;
+llama-cpp-python's server rejects that form (HTTP 500, "type must be text or
+json_object") and takes ``{"type": "json_object", "schema": ...}`` instead;
+others accept a schema and ignore it. So the client sends the OpenAI form,
+recognises that one rejection, switches form and remembers the switch for the
+endpoint; and every JSON answer is validated here against the schema asked
+for, whatever the server claims to have enforced.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Mapping
+
+from ..errors import OutputParseError
+from .base import read_response_format
+
+__all__ = [
+    "LLAMA_FORM",
+    "OPENAI_FORM",
+    "FormatMemo",
+    "check_content",
+    "is_schema_rejection",
+    "wire_response_format",
+]
+
+OPENAI_FORM = "json_schema"
+LLAMA_FORM = "json_object+schema"
+
+
+class FormatMemo:
+    """Which schema form each endpoint accepts, shared by every client in the process."""
+
+    def __init__(self) -> None:
+        self._forms: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> str:
+        with self._lock:
+            return self._forms.get(key, OPENAI_FORM)
+
+    def set(self, key: str, form: str) -> None:
+        with self._lock:
+            self._forms[key] = form
+
+    def forget(self, key: str | None = None) -> None:
+        """Drop what was learnt (about one endpoint, or all); the next call negotiates again."""
+        with self._lock:
+            if key is None:
+                self._forms.clear()
+            else:
+                self._forms.pop(key, None)
+
+
+#: the process-wide memo the remote clients use
+FORMATS = FormatMemo()
+
+
+def wire_response_format(
+    response_format: Mapping[str, Any] | None, form: str
+) -> tuple[str, dict[str, Any] | None, dict[str, Any] | None]:
+    """``(kind, schema, what to send)`` for a caller's ``response_format`` and an endpoint's form.
+
+    A schema given in either accepted form is sent in ``form``; ``json_object``
+    without a schema, ``text`` and None pass through unchanged.
+    """
+    kind, schema = read_response_format(response_format)
+    if kind != "json_schema" or schema is None:
+        return kind, schema, (dict(response_format) if response_format is not None else None)
+    if form == LLAMA_FORM:
+        return kind, schema, {"type": "json_object", "schema": schema}
+    spec = response_format.get("json_schema") if response_format.get("type") == "json_schema" else None
+    if isinstance(spec, Mapping):
+        wire = {"type": "json_schema", "json_schema": dict(spec)}
+    else:
+        wire = {"type": "json_schema", "json_schema": {"name": "output", "schema": schema}}
+    return kind, schema, wire
+
+
+def is_schema_rejection(status_code: int, body: str) -> bool:
+    """Whether an error answer says "I take text or json_object, not json_schema".
+
+    llama-cpp-python's server sends this as HTTP 500 with a pydantic validation
+    message; other servers may use 400 or 422. The message must name both the
+    ``json_object`` alternative and ``response_format``/``json_schema`` so an
+    ordinary server error is never mistaken for it.
+    """
+    if status_code not in (400, 422, 500):
+        return False
+    text = body.lower()
+    return "json_object" in text and ("response_format" in text or "json_schema" in text)
+
+
+def check_content(
+    content: str | None,
+    kind: str,
+    schema: Mapping[str, Any] | None,
+    *,
+    finish_reason: str | None = None,
+    backend: str | None = None,
+) -> None:
+    """Raise ``OutputParseError`` (raw text kept) when a JSON answer breaks the format asked for."""
+    if kind == "text":
+        return
+    from ..parsing import parse_json_output
+
+    value = parse_json_output(content, schema, finish_reason=finish_reason, backend=backend)
+    if not isinstance(value, dict):
+        raise OutputParseError(
+            f"The server was asked for a JSON object but answered with a JSON {type(value).__name__}",
+            raw_output=content or "",
+            schema=dict(schema) if schema else None,
+            hint="The server may ignore response_format; use one that enforces it.",
+            backend=backend,
+        )

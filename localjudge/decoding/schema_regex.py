@@ -1,0 +1,410 @@
+"""JSON schema -> regular expression for constrained decoding.
+
+We compile a schema ourselves instead of handing it to a generic converter so
+that every keyword is either enforced or refused: ``check_schema`` walks the
+schema and raises :class:`UnsupportedSchemaError` naming the path and the
+keyword, and ``schema_to_regex`` only ever sees schemas that passed.
+
+The output is compact JSON (no whitespace at all), because small models pad
+with spaces and newlines until ``max_tokens`` when the grammar lets them.
+Properties come in the schema's order. Numbers are plain decimals with at
+most :data:`MAX_FRACTION_DIGITS` fraction digits and :data:`MAX_INT_DIGITS`
+integer digits, so a rambling model cannot grow one number forever. Strings
+are unbounded unless the schema says otherwise; their length is held by a
+token budget at decode time (see :mod:`localjudge.decoding.guide`), since a
+``maxLength`` in the regex makes the token index slow and large.
+
+The regex dialect is the common subset understood by Python's ``re`` and by
+outlines-core (Rust ``regex-automata``), so tests can check instances here
+with ``re.fullmatch``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Mapping
+
+from ..errors import UnsupportedSchemaError
+
+__all__ = [
+    "ANY_JSON_OBJECT_SCHEMA",
+    "MAX_FRACTION_DIGITS",
+    "MAX_INT_DIGITS",
+    "STRING_CHAR",
+    "check_schema",
+    "schema_to_regex",
+]
+
+MAX_FRACTION_DIGITS = 6
+MAX_INT_DIGITS = 15
+MAX_ENUMERATED_INTEGERS = 1000
+MAX_BOUNDED_NUMBER_SPAN = 100
+GENERIC_DEPTH = 3
+
+# One character of a JSON string: anything but quote, backslash and control
+# characters, or a simple escape. \uXXXX escapes are left out: they can spell
+# lone surrogates, which decode to strings that cannot be printed.
+STRING_CHAR = r'([^"\\\x00-\x1f\x7f]|\\["\\/bfnrt])'
+STRING = f'"{STRING_CHAR}*"'
+INTEGER = rf"-?(0|[1-9][0-9]{{0,{MAX_INT_DIGITS - 1}}})"
+FRACTION = rf"(\.[0-9]{{1,{MAX_FRACTION_DIGITS}}})?"
+NUMBER = INTEGER + FRACTION
+BOOLEAN = "(true|false)"
+NULL = "null"
+
+ANY_JSON_OBJECT_SCHEMA: dict[str, Any] = {"type": "object"}
+
+# Keywords that describe but do not constrain.
+_ANNOTATIONS = {
+    "title", "description", "default", "examples", "$schema", "$id", "$comment",
+    "deprecated", "readOnly", "writeOnly", "$defs", "definitions",
+}
+_TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
+_KEYWORDS_BY_TYPE = {
+    "object": {"properties", "required", "additionalProperties"},
+    "array": {"items", "minItems", "maxItems", "uniqueItems"},
+    "string": {"minLength", "maxLength"},
+    "number": {"minimum", "maximum"},
+    "integer": {"minimum", "maximum"},
+    "boolean": set(),
+    "null": set(),
+}
+_GENERIC = {"type", "enum", "const", "anyOf", "allOf", "$ref"}
+_REGEX_META = set(r"\.+*?()|[]{}^$")
+
+
+def check_schema(schema: Mapping[str, Any]) -> None:
+    """Raise :class:`UnsupportedSchemaError` unless every keyword can be enforced.
+
+    Cheap and model-free: call it when an evaluator is built so a bad schema
+    fails there, not at the first evaluation.
+    """
+    _Compiler(schema).compile(schema, "#")
+
+
+def schema_to_regex(schema: Mapping[str, Any]) -> str:
+    """The regex whose matches are exactly the compact JSON texts we let a model write."""
+    return _Compiler(schema).compile(schema, "#")
+
+
+def _escape(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch in _REGEX_META:
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\x{ord(ch):02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _literal(value: Any) -> str:
+    """The regex for one JSON value written exactly as ``json.dumps`` prints it."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError("not finite")
+    return _escape(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def _alternatives(parts: list[str]) -> str:
+    unique = list(dict.fromkeys(parts))
+    return unique[0] if len(unique) == 1 else "(" + "|".join(unique) + ")"
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+class _Compiler:
+    def __init__(self, root: Mapping[str, Any]) -> None:
+        if not isinstance(root, Mapping):
+            raise UnsupportedSchemaError(f"A JSON schema must be an object, got {type(root).__name__}", path="#")
+        self.root = root
+        self.resolving: list[str] = []
+
+    def fail(self, message: str, path: str, keyword: str) -> UnsupportedSchemaError:
+        return UnsupportedSchemaError(
+            f"Schema keyword {keyword!r} cannot be enforced by local constrained decoding: {message}",
+            path=path,
+            keyword=keyword,
+        )
+
+    def compile(self, schema: Any, path: str) -> str:
+        if schema is True or schema == {}:
+            return self.generic_value(GENERIC_DEPTH)
+        if schema is False:
+            raise self.fail("a false schema admits no value", path, "false")
+        if not isinstance(schema, Mapping):
+            raise UnsupportedSchemaError(f"A schema must be an object or boolean, got {schema!r}", path=path)
+        types = self.types_of(schema, path)
+        for key in schema:
+            if key in _ANNOTATIONS or key in _GENERIC:
+                continue
+            if not any(key in _KEYWORDS_BY_TYPE[t] for t in types):
+                raise self.fail(self.unknown_reason(key, types), path, key)
+        if "$ref" in schema:
+            return self.ref(schema, path)
+        if "allOf" in schema:
+            return self.all_of(schema, path)
+        if "anyOf" in schema:
+            return self.any_of(schema, path)
+        if "const" in schema or "enum" in schema:
+            return self.enum(schema, types, path)
+        return _alternatives([self.typed(t, schema, path) for t in types])
+
+    @staticmethod
+    def unknown_reason(key: str, types: tuple[str, ...]) -> str:
+        if key == "oneOf":
+            return "'exactly one branch matches' is not checkable while decoding; use anyOf"
+        if key == "pattern":
+            return "JSON schema patterns match anywhere in the string and are not supported"
+        if key == "format":
+            return "string formats are not supported; describe the format in the prompt instead"
+        return f"not supported for type {' | '.join(types)}"
+
+    def types_of(self, schema: Mapping[str, Any], path: str) -> tuple[str, ...]:
+        declared = schema.get("type")
+        if declared is None:
+            constraints = [k for k in schema if k not in _ANNOTATIONS and k not in _GENERIC]
+            if not constraints:
+                return _TYPES
+            for kind in _TYPES:
+                if all(k in _KEYWORDS_BY_TYPE[kind] for k in constraints):
+                    return (kind,)
+            key = next((k for k in constraints if not any(k in ks for ks in _KEYWORDS_BY_TYPE.values())), constraints[0])
+            raise self.fail(self.unknown_reason(key, _TYPES), path, key)
+        names = [declared] if isinstance(declared, str) else list(declared)
+        for name in names:
+            if name not in _TYPES:
+                raise self.fail(f"unknown type {name!r}", path, "type")
+        return tuple(names)
+
+    # --- combinators -------------------------------------------------
+
+    def ref(self, schema: Mapping[str, Any], path: str) -> str:
+        extra = [k for k in schema if k not in _ANNOTATIONS and k != "$ref"]
+        if extra:
+            raise self.fail(f"$ref next to {extra} is not supported", path, extra[0])
+        ref = schema["$ref"]
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            raise self.fail(f"only local references are supported, got {ref!r}", path, "$ref")
+        if ref in self.resolving:
+            raise self.fail(f"recursive reference {ref!r}", path, "$ref")
+        target: Any = self.root
+        for part in [p for p in ref[1:].split("/") if p]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            if not isinstance(target, Mapping) or part not in target:
+                raise UnsupportedSchemaError(f"Reference {ref!r} points nowhere", path=path, keyword="$ref")
+            target = target[part]
+        self.resolving.append(ref)
+        try:
+            return self.compile(target, ref)
+        finally:
+            self.resolving.pop()
+
+    def all_of(self, schema: Mapping[str, Any], path: str) -> str:
+        branches = schema["allOf"]
+        rest = [k for k in schema if k not in _ANNOTATIONS and k != "allOf"]
+        if not isinstance(branches, list) or len(branches) != 1 or rest:
+            raise self.fail("only a single-branch allOf (a wrapped $ref) is supported", path, "allOf")
+        return self.compile(branches[0], f"{path}/allOf/0")
+
+    def any_of(self, schema: Mapping[str, Any], path: str) -> str:
+        branches = schema["anyOf"]
+        rest = [k for k in schema if k not in _ANNOTATIONS and k != "anyOf"]
+        if rest:
+            raise self.fail(f"anyOf next to {rest} is not supported", path, rest[0])
+        if not isinstance(branches, list) or not branches:
+            raise UnsupportedSchemaError("anyOf must be a non-empty list", path=path, keyword="anyOf")
+        return _alternatives([self.compile(b, f"{path}/anyOf/{i}") for i, b in enumerate(branches)])
+
+    def enum(self, schema: Mapping[str, Any], types: tuple[str, ...], path: str) -> str:
+        keyword = "const" if "const" in schema else "enum"
+        values = [schema["const"]] if keyword == "const" else schema["enum"]
+        if keyword == "const" and "enum" in schema:
+            values = [v for v in schema["enum"] if v == schema["const"]]
+        if not isinstance(values, list) or not values:
+            raise UnsupportedSchemaError(f"{keyword} must list at least one value", path=path, keyword=keyword)
+        parts = []
+        for value in values:
+            if _json_type(value) not in types and not (_json_type(value) == "integer" and "number" in types):
+                continue
+            try:
+                parts.append(_literal(value))
+            except ValueError:
+                raise self.fail(f"value {value!r} has no JSON form", path, keyword) from None
+        for key in schema:
+            if key not in _ANNOTATIONS and key not in ("type", "enum", "const"):
+                raise self.fail(f"{key!r} next to {keyword} is not supported", path, key)
+        if not parts:
+            raise UnsupportedSchemaError(f"No {keyword} value has the declared type", path=path, keyword=keyword)
+        return _alternatives(parts)
+
+    # --- types ---------------------------------------------------------
+
+    def typed(self, kind: str, schema: Mapping[str, Any], path: str) -> str:
+        if kind == "object":
+            return self.object(schema, path)
+        if kind == "array":
+            return self.array(schema, path)
+        if kind == "string":
+            return self.string(schema, path)
+        if kind in ("number", "integer"):
+            return self.number(schema, path, integer=kind == "integer")
+        return BOOLEAN if kind == "boolean" else NULL
+
+    def object(self, schema: Mapping[str, Any], path: str) -> str:
+        props = schema.get("properties")
+        extra = schema.get("additionalProperties", True)
+        if not isinstance(extra, (bool, Mapping)):
+            raise UnsupportedSchemaError("additionalProperties must be a boolean or a schema", path=path)
+        if props is None:
+            if schema.get("required"):
+                raise self.fail("required keys without properties to describe them", path, "required")
+            if extra is False:
+                return r"\{\}"
+            if extra is True:
+                return self.generic_object(GENERIC_DEPTH)
+            member = f"{STRING}:{self.compile(extra, f'{path}/additionalProperties')}"
+            return rf"\{{({member}(,{member})*)?\}}"
+        if not isinstance(props, Mapping):
+            raise UnsupportedSchemaError("properties must be an object", path=path, keyword="properties")
+        required = list(schema.get("required", []))
+        unknown = [name for name in required if name not in props]
+        if unknown:
+            raise self.fail(f"required {unknown} not in properties", path, "required")
+        # additionalProperties (true, false or a schema) is honoured by never writing extra keys.
+        members = [
+            (f"{_literal(name)}:{self.compile(sub, f'{path}/properties/{name}')}", name in required)
+            for name, sub in props.items()
+        ]
+        if not members:
+            return r"\{\}"
+
+        def tail(start: int) -> str:
+            return "".join(f",{m}" if req else f"(,{m})?" for m, req in members[start:])
+
+        first_required = next((i for i, (_, req) in enumerate(members) if req), None)
+        last_first = first_required if first_required is not None else len(members) - 1
+        heads = [members[i][0] + tail(i + 1) for i in range(last_first + 1)]
+        body = _alternatives(heads)
+        if first_required is None:
+            body = f"({body})?"
+        return rf"\{{{body}\}}"
+
+    def array(self, schema: Mapping[str, Any], path: str) -> str:
+        if schema.get("uniqueItems", False):
+            raise self.fail("unique items cannot be checked while decoding", path, "uniqueItems")
+        items = schema.get("items", True)
+        if isinstance(items, list):
+            raise self.fail("tuple-style items lists are not supported", path, "items")
+        item = self.compile(items, f"{path}/items")
+        low = _count(schema, "minItems", path, 0)
+        high = _count(schema, "maxItems", path, None)
+        if high is not None and high < low:
+            raise UnsupportedSchemaError("maxItems < minItems admits nothing", path=path, keyword="maxItems")
+        if high == 0:
+            return r"\[\]"
+        more_low = max(low - 1, 0)
+        more_high = "" if high is None else str(high - 1)
+        seq = f"{item}(,{item}){{{more_low},{more_high}}}"
+        return rf"\[{seq}\]" if low > 0 else rf"\[({seq})?\]"
+
+    def string(self, schema: Mapping[str, Any], path: str) -> str:
+        low = _count(schema, "minLength", path, 0)
+        high = _count(schema, "maxLength", path, None)
+        if high is None and low == 0:
+            return STRING
+        if high is not None and high < low:
+            raise UnsupportedSchemaError("maxLength < minLength admits nothing", path=path, keyword="maxLength")
+        return f'"{STRING_CHAR}{{{low},{"" if high is None else high}}}"'
+
+    def number(self, schema: Mapping[str, Any], path: str, *, integer: bool) -> str:
+        low, high = schema.get("minimum"), schema.get("maximum")
+        for key, value in (("minimum", low), ("maximum", high)):
+            if value is not None and not _is_number(value):
+                raise UnsupportedSchemaError(f"{key} must be a number", path=path, keyword=key)
+        if low is not None and high is not None and high < low:
+            raise UnsupportedSchemaError("maximum < minimum admits nothing", path=path, keyword="maximum")
+        if integer:
+            return self.bounded_integer(low, high, path)
+        if low is None and high is None:
+            return NUMBER
+        return self.bounded_number(low, high, path)
+
+    def bounded_integer(self, low: Any, high: Any, path: str) -> str:
+        lo = None if low is None else math.ceil(low)
+        hi = None if high is None else math.floor(high)
+        if lo is None and hi is None:
+            return INTEGER
+        if lo is not None and hi is not None:
+            if hi - lo + 1 > MAX_ENUMERATED_INTEGERS:
+                raise self.fail(f"integer ranges wider than {MAX_ENUMERATED_INTEGERS} values", path, "maximum")
+            return _alternatives([str(v) for v in range(lo, hi + 1)])
+        if hi is None and lo in (0, 1):
+            return "(0|[1-9][0-9]{0,%d})" % (MAX_INT_DIGITS - 1) if lo == 0 else "[1-9][0-9]{0,%d}" % (MAX_INT_DIGITS - 1)
+        keyword = "minimum" if hi is None else "maximum"
+        raise self.fail("a one-sided integer bound is supported only as minimum 0 or 1", path, keyword)
+
+    def bounded_number(self, low: Any, high: Any, path: str) -> str:
+        if low is not None and high is None and low == 0:
+            return f"(0|[1-9][0-9]{{0,{MAX_INT_DIGITS - 1}}}){FRACTION}"
+        if low is None or high is None:
+            keyword = "maximum" if low is not None else "minimum"
+            raise self.fail("a one-sided number bound is supported only as minimum 0", path, keyword)
+        if low != int(low) or high != int(high) or low < 0:
+            raise self.fail("number bounds must be whole numbers >= 0 (like 0..1 or 1..5)", path, "minimum")
+        lo, hi = int(low), int(high)
+        if hi - lo > MAX_BOUNDED_NUMBER_SPAN:
+            raise self.fail(f"number ranges wider than {MAX_BOUNDED_NUMBER_SPAN}", path, "maximum")
+        frac = FRACTION
+        exact_top = f"{hi}(\\.0{{1,{MAX_FRACTION_DIGITS}}})?"
+        if lo == hi:
+            return exact_top
+        below = str(lo) if hi - lo == 1 else _alternatives([str(v) for v in range(lo, hi)])
+        return f"({below}{frac}|{exact_top})"
+
+    # --- any JSON --------------------------------------------------------
+
+    def generic_value(self, depth: int) -> str:
+        parts = [STRING, NUMBER, BOOLEAN, NULL]
+        if depth > 0:
+            parts += [self.generic_object(depth - 1), self.generic_array(depth - 1)]
+        return "(" + "|".join(parts) + ")"
+
+    def generic_object(self, depth: int) -> str:
+        member = f"{STRING}:{self.generic_value(depth)}"
+        return rf"\{{({member}(,{member})*)?\}}"
+
+    def generic_array(self, depth: int) -> str:
+        value = self.generic_value(depth)
+        return rf"\[({value}(,{value})*)?\]"
+
+
+def _count(schema: Mapping[str, Any], key: str, path: str, default: int | None) -> int | None:
+    value = schema.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise UnsupportedSchemaError(f"{key} must be a non-negative integer", path=path, keyword=key)
+    return value
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, Mapping):
+        return "object"
+    return type(value).__name__
+

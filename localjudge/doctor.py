@@ -1,0 +1,129 @@
+"""``localjudge doctor``: what this machine has, and whether the judge runs on it.
+
+The smoke decode runs in a child process: a native crash (the AMX repacking
+segfault some llama.cpp builds hit) must be reported, not take the doctor down.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import platform
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+__all__ = ["Check", "run_checks"]
+
+SMOKE_TIMEOUT_S = 180
+
+_SMOKE = """
+import json, sys, time
+from localjudge.models import resolve_model
+started = time.perf_counter()
+client = resolve_model(sys.argv[1])
+loaded = time.perf_counter()
+response = client.chat.completions.create(
+    messages=[{"role": "user", "content": "Answer with one word: is water wet?"}], max_tokens=1
+)
+print(json.dumps({
+    "runtime": getattr(client, "runtime_info", lambda: {})(),
+    "load_s": round(loaded - started, 2),
+    "decode_s": round(time.perf_counter() - loaded, 2),
+    "completion_tokens": response.usage.completion_tokens,
+    "text": response.choices[0].message.content,
+}))
+"""
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str  # ok | warn | fail | info
+    detail: str
+
+
+def _version(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def cpu_features() -> list[str]:
+    """The SIMD/matrix features llama.cpp cares about, as the kernel reports them."""
+    interesting = ("avx", "avx2", "fma", "f16c", "avx512f", "avx512_bf16", "avx512_vnni", "amx_tile", "amx_int8", "amx_bf16", "neon", "asimd")
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return []
+    flags: set[str] = set()
+    for line in text.splitlines():
+        if line.startswith(("flags", "Features")):
+            flags.update(line.split(":", 1)[1].split())
+    return [f for f in interesting if f in flags]
+
+
+def run_checks(model_spec: str = "default") -> Iterator[Check]:
+    yield Check("python", "info", f"{platform.python_version()} on {platform.machine()} {platform.system()}")
+    yield Check("localjudge", "info", _version("localjudge") or "not installed as a package")
+    for package, needed in (("llama-cpp-python", True), ("outlines-core", True), ("numpy", True), ("httpx", True), ("langchain-core", False)):
+        version = _version(package)
+        if version:
+            yield Check(package, "ok", version)
+        else:
+            yield Check(package, "fail" if needed else "info", "not installed" + ("" if needed else " (optional)"))
+
+    features = cpu_features()
+    yield Check("cpu", "info", f"{platform.processor() or platform.machine()}; features: {' '.join(features) or 'unknown'}")
+
+    yield from _model_checks(model_spec)
+
+
+def _model_checks(model_spec: str) -> Iterator[Check]:
+    from .errors import LocalJudgeError
+    from .models import find_card, verify_file
+
+    card = find_card(model_spec)
+    if card is not None:
+        if card.is_present():
+            good = verify_file(card.path, card.sha256)
+            yield Check("model file", "ok" if good else "fail", f"{card.path} sha256 {'matches' if good else 'DOES NOT match'} the card")
+        else:
+            yield Check("model file", "info", f"{card.path} not present yet; it is assembled on first use")
+    try:
+        result = subprocess.run(
+            [sys.executable, "-c", _SMOKE, model_spec],
+            capture_output=True,
+            text=True,
+            timeout=SMOKE_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired:
+        yield Check("smoke decode", "fail", f"no answer within {SMOKE_TIMEOUT_S} s")
+        return
+    except (OSError, LocalJudgeError) as exc:
+        yield Check("smoke decode", "fail", str(exc))
+        return
+    if result.returncode != 0:
+        yield Check("smoke decode", "fail", _describe_failure(result.returncode, result.stderr))
+        return
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    for key, value in sorted(report.pop("runtime", {}).items()):
+        yield Check(key.replace("_", " "), "info", str(value))
+    status = "ok" if report["completion_tokens"] == 1 else "fail"
+    yield Check(
+        "smoke decode",
+        status,
+        f"loaded in {report['load_s']} s, decoded {report['completion_tokens']} token ({report['text']!r}) in {report['decode_s']} s",
+    )
+
+
+def _describe_failure(returncode: int, stderr: str) -> str:
+    if returncode < 0:
+        name = signal.Signals(-returncode).name
+        return f"the model process crashed with {name}; if it is SIGSEGV on a CPU with AMX, see the README's troubleshooting section"
+    lines = [line for line in stderr.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else f"exit code {returncode}"

@@ -1,0 +1,214 @@
+"""Every exception localjudge raises, in one tree.
+
+Misuse (the caller can fix the call) is kept apart from runtime failures (the
+model, its output or the transport failed), so callers can catch one without
+hiding the other::
+
+    LocalJudgeError
+    ├── UsageError (ValueError)            a bad argument; fix the call
+    │   ├── MissingTemplateVariableError   a {placeholder} has no value
+    │   ├── UnsupportedSchemaError         a schema keyword cannot be enforced
+    │   └── ModelSpecError                 a model spec that names nothing usable
+    ├── MissingDependencyError (ImportError)  an optional extra is not installed
+    └── JudgeRuntimeError                  the judge ran and something failed
+        ├── ModelError                     a local model could not load or run
+        │   ├── ModelLoadError             missing, truncated or non-GGUF file
+        │   └── ContextOverflowError       prompt + max_tokens exceed n_ctx
+        ├── OutputParseError (ValueError)  output invalid or off-schema; keeps raw text
+        │   └── TruncatedOutputError       generation stopped at max_tokens
+        ├── TransportError                 a remote endpoint failed
+        │   ├── ConnectError / TimeoutError
+        │   └── HTTPStatusError            a non-2xx answer after retries
+        └── AllClientsFailedError          every client of a fallback chain failed
+
+Runtime errors carry context: ``backend`` (which client), ``request`` (what was
+asked, with secrets removed) and ``raw_output`` (what the model said, when it
+said anything). Their ``retryable`` flag tells a fallback chain whether the
+next client may succeed where this one failed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+__all__ = [
+    "AllClientsFailedError",
+    "ConnectError",
+    "ContextOverflowError",
+    "HTTPStatusError",
+    "JudgeRuntimeError",
+    "LocalJudgeError",
+    "MissingDependencyError",
+    "MissingTemplateVariableError",
+    "ModelError",
+    "ModelLoadError",
+    "ModelSpecError",
+    "OutputParseError",
+    "TimeoutError",
+    "TransportError",
+    "TruncatedOutputError",
+    "UnsupportedSchemaError",
+    "UsageError",
+]
+
+
+class LocalJudgeError(Exception):
+    """Root of the tree: ``except LocalJudgeError`` catches everything we raise."""
+
+
+class UsageError(LocalJudgeError, ValueError):
+    """The call itself is wrong; the message says what to change."""
+
+
+class MissingTemplateVariableError(UsageError):
+    def __init__(self, variable: str, available: Sequence[str] = ()) -> None:
+        self.variable = variable
+        self.available = sorted(available)
+        given = ", ".join(self.available) or "none"
+        super().__init__(
+            f"The prompt uses {{{variable}}} but no value was given for it "
+            f"(values given: {given}). Pass {variable}=... when calling the "
+            f"evaluator, or remove the placeholder (write {{{{{variable}}}}} for a literal brace)."
+        )
+
+
+class UnsupportedSchemaError(UsageError):
+    def __init__(self, message: str, *, path: str = "", keyword: str = "") -> None:
+        self.path = path
+        self.keyword = keyword
+        where = f" at {path}" if path else ""
+        super().__init__(f"{message}{where}")
+
+
+class ModelSpecError(UsageError):
+    """A ``--model``/``model=`` value that resolves to nothing usable."""
+
+
+class MissingDependencyError(LocalJudgeError, ImportError):
+    def __init__(self, feature: str, package: str, extra: str | None = None) -> None:
+        self.feature = feature
+        self.package = package
+        self.extra = extra
+        install = f"pip install 'localjudge[{extra}]'" if extra else f"pip install {package}"
+        super().__init__(f"{feature} needs the package {package!r}, which is not installed. Run: {install}")
+
+
+class JudgeRuntimeError(LocalJudgeError):
+    """The judge ran and failed; carries what is known about the failure."""
+
+    retryable: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        backend: str | None = None,
+        request: dict[str, Any] | None = None,
+        raw_output: str | None = None,
+        retryable: bool | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.backend = backend
+        self.request = request
+        self.raw_output = raw_output
+        if retryable is not None:
+            self.retryable = retryable
+
+    def __str__(self) -> str:
+        text = self.message
+        if self.backend:
+            text = f"[{self.backend}] {text}"
+        if self.raw_output is not None:
+            text += f"\nRaw model output: {_clip(self.raw_output)}"
+        return text
+
+
+class ModelError(JudgeRuntimeError):
+    """A local model failed to load or to run. The next client may do better."""
+
+    retryable = True
+
+
+class ModelLoadError(ModelError):
+    def __init__(self, message: str, *, path: str | None = None, **context: Any) -> None:
+        self.path = path
+        super().__init__(message, **context)
+
+
+class ContextOverflowError(ModelError):
+    retryable = False
+
+
+class OutputParseError(JudgeRuntimeError, ValueError):
+    """The model answered, but not with what the schema asks for."""
+
+    retryable = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        raw_output: str,
+        schema: dict[str, Any] | None = None,
+        hint: str | None = None,
+        **context: Any,
+    ) -> None:
+        self.schema = schema
+        self.hint = hint
+        super().__init__(message, raw_output=raw_output, **context)
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if self.hint:
+            text += f"\nHint: {self.hint}"
+        return text
+
+
+class TruncatedOutputError(OutputParseError):
+    """Generation hit ``max_tokens``: never treated as a score."""
+
+
+class TransportError(JudgeRuntimeError):
+    """A remote call failed. ``attempts`` lists what happened at each try."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, attempts: Sequence[str] = (), **context: Any) -> None:
+        self.attempts = list(attempts)
+        super().__init__(message, **context)
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if len(self.attempts) > 1:
+            text += "".join(f"\n  attempt {i}: {a}" for i, a in enumerate(self.attempts, 1))
+        return text
+
+
+class ConnectError(TransportError):
+    pass
+
+
+class TimeoutError(TransportError):  # noqa: A001 - scoped name, like httpx's
+    pass
+
+
+class HTTPStatusError(TransportError):
+    def __init__(self, message: str, *, status_code: int, body: str = "", **context: Any) -> None:
+        self.status_code = status_code
+        self.body = body
+        context.setdefault("retryable", status_code in (408, 409, 429) or status_code >= 500)
+        super().__init__(message, **context)
+
+
+class AllClientsFailedError(JudgeRuntimeError):
+    """Every client of a fallback chain failed; ``errors`` holds each failure in order."""
+
+    def __init__(self, errors: Sequence[tuple[str, BaseException]], **context: Any) -> None:
+        self.errors = list(errors)
+        lines = "".join(f"\n  {name}: {type(err).__name__}: {_clip(str(err), 300)}" for name, err in self.errors)
+        super().__init__(f"All {len(self.errors)} judge clients failed:{lines}", **context)
+
+
+def _clip(text: str, limit: int = 2000) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"

@@ -1,0 +1,1 @@
+"""Adapters to other libraries, imported only when the user hands us their objects."""

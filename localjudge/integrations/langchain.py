@@ -1,0 +1,64 @@
+"""LangChain prompts and chat models, for users who already have them (extra: langchain)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+from ..clients.base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
+from ..errors import MissingDependencyError, MissingTemplateVariableError, UsageError
+from ..prompting import render_value
+
+__all__ = ["LangChainClient", "runnable_to_messages"]
+
+_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "chat": "user"}
+
+
+def _require_langchain() -> None:
+    try:
+        import langchain_core  # noqa: F401
+    except ImportError as exc:
+        raise MissingDependencyError("LangChain prompts and chat models", "langchain-core", "langchain") from exc
+
+
+def runnable_to_messages(prompt: Any, values: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Invoke a LangChain prompt with the evaluator's values; return OpenAI-style messages."""
+    _require_langchain()
+    given = {k: render_value(v) for k, v in values.items() if v is not None}
+    for name in getattr(prompt, "input_variables", None) or []:
+        if name not in given:
+            raise MissingTemplateVariableError(name, given)
+    optional = set(getattr(prompt, "optional_variables", None) or [])
+    wanted = set(getattr(prompt, "input_variables", None) or []) | optional
+    prompt_value = prompt.invoke({k: v for k, v in given.items() if not wanted or k in wanted})
+    if hasattr(prompt_value, "to_messages"):
+        return [_message_dict(m) for m in prompt_value.to_messages()]
+    if isinstance(prompt_value, str):
+        return [{"role": "user", "content": prompt_value}]
+    raise UsageError(f"The LangChain prompt returned {type(prompt_value).__name__}; expected a prompt value or messages")
+
+
+def _message_dict(message: Any) -> dict[str, Any]:
+    return {"role": _ROLES.get(message.type, message.type), "content": message.content}
+
+
+class LangChainClient(ChatClient):
+    """Wraps a LangChain ``BaseChatModel`` as a ModelClient."""
+
+    name = "langchain"
+
+    def __init__(self, chat_model: Any) -> None:
+        super().__init__()
+        self.chat_model = chat_model
+
+    def _complete(self, request: dict[str, Any]) -> ChatCompletion:
+        from langchain_core.messages import convert_to_messages
+
+        messages = convert_to_messages(request["messages"])
+        kind, schema = read_response_format(request.get("response_format"))
+        model_name = str(request.get("model") or getattr(self.chat_model, "model_name", "langchain"))
+        if kind == "json_schema" and schema is not None:
+            structured = self.chat_model.with_structured_output({"title": "output", **schema})
+            return make_chat_completion(json.dumps(structured.invoke(messages), ensure_ascii=False), model=model_name)
+        reply = self.chat_model.invoke(messages)
+        return make_chat_completion(str(reply.content), model=model_name)

@@ -1,0 +1,229 @@
+"""create_llm_as_judge / create_async_llm_as_judge: one core, two thin callers.
+
+The core builds the request and reads the response; the sync evaluator calls
+the client directly and the async one awaits it (or runs a sync client in a
+worker thread). Nothing else differs between the two.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Sequence, Union
+
+from .clients.base import acall_create, call_create
+from .errors import UsageError
+from .parsing import parse_json_output
+from .prompting import build_messages
+from .schema import OutputSchema, default_output_schema, normalise_output_schema
+from .types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator
+
+__all__ = ["create_async_llm_as_judge", "create_llm_as_judge"]
+
+#: the field a client may add to its response to say who answered (see FallbackClient)
+RESPONSE_METADATA_FIELD = "localjudge"
+
+
+@dataclass
+class _JudgeCore:
+    prompt: Any
+    feedback_key: str
+    client: Any
+    model: Optional[str]
+    system: Optional[str]
+    few_shot_examples: Optional[Sequence[Mapping[str, Any]]]
+    schema: OutputSchema
+    choices: Optional[list[float]]
+    continuous: bool
+    use_reasoning: bool
+
+    def build_request(self, inputs: Any, outputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        values = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs, **kwargs}
+        messages = build_messages(
+            self.prompt, values=values, system=self.system, few_shot_examples=self.few_shot_examples
+        )
+        request: dict[str, Any] = {"messages": messages}
+        if self.model is not None:
+            request["model"] = self.model
+        request["response_format"] = self.schema.response_format()
+        return request
+
+    def read_result(self, response: Any) -> dict[str, Any]:
+        content, finish_reason = _read_choice(response)
+        parsed = parse_json_output(
+            content,
+            self.schema.json_schema,
+            finish_reason=finish_reason,
+            model_type=self.schema.model_type,
+            backend=getattr(self.client, "name", type(self.client).__name__),
+        )
+        if not self.schema.is_default:
+            return parsed
+        return {
+            "key": self.feedback_key,
+            "score": self._score(parsed["score"]),
+            "comment": parsed.get("reasoning") if self.use_reasoning else None,
+            "metadata": _response_metadata(response),
+        }
+
+    def _score(self, score: Any) -> Union[bool, float]:
+        if self.choices is not None:
+            return next(c for c in self.choices if c == score)
+        if self.continuous:
+            return float(score)
+        return score
+
+
+def _field(obj: Any, name: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _read_choice(response: Any) -> tuple[Optional[str], Optional[str]]:
+    """(content, finish_reason) from a response read by key or by attribute."""
+    choices = _field(response, "choices")
+    if not choices:
+        raise UsageError(
+            f"The judge returned {type(response).__name__} without choices; a judge's "
+            "chat.completions.create must return an OpenAI-shaped ChatCompletion"
+        )
+    choice = choices[0]
+    message = _field(choice, "message")
+    content = _field(message, "content") if message is not None else None
+    return content, _field(choice, "finish_reason")
+
+
+def _response_metadata(response: Any) -> Optional[dict[str, Any]]:
+    extra = _field(response, RESPONSE_METADATA_FIELD)
+    return dict(extra) if isinstance(extra, Mapping) else None
+
+
+def _build_core(
+    *,
+    prompt: Any,
+    feedback_key: str,
+    judge: Any,
+    model: Optional[str],
+    system: Optional[str],
+    continuous: bool,
+    choices: Optional[list[float]],
+    use_reasoning: bool,
+    few_shot_examples: Optional[list[FewShotExample]],
+    output_schema: Any,
+) -> _JudgeCore:
+    if prompt is None:
+        raise UsageError("prompt is required: a template string, a callable returning messages or a LangChain prompt")
+    if not isinstance(feedback_key, str) or not feedback_key:
+        raise UsageError(f"feedback_key must be a non-empty string, got {feedback_key!r}")
+    if system is not None and not isinstance(prompt, str):
+        raise UsageError(
+            "system= only works with a string prompt; with a callable or LangChain prompt, "
+            "put the system message in the messages it returns"
+        )
+    if few_shot_examples is not None and not isinstance(few_shot_examples, (list, tuple)):
+        raise UsageError(f"few_shot_examples must be a list of examples, got {type(few_shot_examples).__name__}")
+
+    if output_schema is None:
+        output_schema = _schema_from_prompt(prompt)
+    if output_schema is not None:
+        schema = normalise_output_schema(output_schema)
+    else:
+        json_schema, _ = default_output_schema(continuous=continuous, choices=choices, use_reasoning=use_reasoning)
+        schema = OutputSchema(json_schema, "score", True)
+        choices = json_schema["properties"]["score"].get("enum")
+
+    client = _resolve_client(judge, model)
+    check = getattr(client, "check_schema", None)
+    if callable(check):
+        check(schema.json_schema)  # refuse a schema keyword this client cannot enforce, now rather than later
+    return _JudgeCore(
+        prompt=prompt,
+        feedback_key=feedback_key,
+        client=client,
+        model=model,
+        system=system,
+        few_shot_examples=few_shot_examples,
+        schema=schema,
+        choices=choices,
+        continuous=continuous,
+        use_reasoning=use_reasoning,
+    )
+
+
+def _schema_from_prompt(prompt: Any) -> Any:
+    """A LangChain StructuredPrompt carries its own output schema."""
+    return getattr(prompt, "schema_", None) if not isinstance(prompt, str) else None
+
+
+def _resolve_client(judge: Any, model: Optional[str]) -> Any:
+    if judge is None:
+        from .models import resolve_model
+
+        return resolve_model(model or "default")
+    if _is_langchain_chat_model(judge):
+        from .integrations.langchain import LangChainClient
+
+        return LangChainClient(judge)
+    chat = getattr(judge, "chat", None)
+    if not callable(getattr(getattr(chat, "completions", None), "create", None)):
+        raise UsageError(
+            f"judge must have chat.completions.create(...) (an OpenAI-style client) or be a LangChain "
+            f"chat model; got {type(judge).__name__}"
+        )
+    return judge
+
+
+def _is_langchain_chat_model(judge: Any) -> bool:
+    return any(cls.__name__ == "BaseChatModel" for cls in type(judge).__mro__)
+
+
+def create_llm_as_judge(
+    *,
+    prompt: Any,
+    feedback_key: str = "score",
+    judge: Any = None,
+    model: Optional[str] = None,
+    system: Optional[str] = None,
+    continuous: bool = False,
+    choices: Optional[list[float]] = None,
+    use_reasoning: bool = True,
+    few_shot_examples: Optional[list[FewShotExample]] = None,
+    output_schema: Any = None,
+) -> SimpleEvaluator:
+    """An evaluator that asks a judge model to score ``outputs``; same arguments as OpenEvals'."""
+    core = _build_core(**_arguments(locals()))
+
+    def evaluator(*, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any) -> Any:
+        request = core.build_request(inputs, outputs, reference_outputs, kwargs)
+        return core.read_result(call_create(core.client, request))
+
+    evaluator.core = core  # type: ignore[attr-defined]
+    return evaluator
+
+
+def create_async_llm_as_judge(
+    *,
+    prompt: Any,
+    feedback_key: str = "score",
+    judge: Any = None,
+    model: Optional[str] = None,
+    system: Optional[str] = None,
+    continuous: bool = False,
+    choices: Optional[list[float]] = None,
+    use_reasoning: bool = True,
+    few_shot_examples: Optional[list[FewShotExample]] = None,
+    output_schema: Any = None,
+) -> SimpleAsyncEvaluator:
+    """The async twin of :func:`create_llm_as_judge`."""
+    core = _build_core(**_arguments(locals()))
+
+    async def evaluator(*, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any) -> Any:
+        request = core.build_request(inputs, outputs, reference_outputs, kwargs)
+        return core.read_result(await acall_create(core.client, request))
+
+    evaluator.core = core  # type: ignore[attr-defined]
+    return evaluator
+
+
+def _arguments(local_vars: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in local_vars.items() if not k.startswith("_")}

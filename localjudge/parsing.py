@@ -1,0 +1,185 @@
+"""Model text -> validated object. Errors keep the raw text so nothing the model said is lost."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Mapping, Optional
+
+from .errors import OutputParseError, TruncatedOutputError
+
+__all__ = ["complete_partial_json", "extract_json", "parse_json_output", "validate"]
+
+_FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)(?:```|$)", re.DOTALL)
+_DECODER = json.JSONDecoder()
+
+
+def extract_json(text: str) -> Any:
+    """The first JSON value in ``text``: bare, inside a Markdown fence, or after some prose.
+
+    Raises ``json.JSONDecodeError`` when there is none; trailing prose is ignored.
+    """
+    stripped = text.strip()
+    try:
+        return json.loads(stripped)
+    except json.JSONDecodeError as first_error:
+        fence = _FENCE.search(stripped)
+        if fence:
+            try:
+                return json.loads(fence.group(1).strip())
+            except json.JSONDecodeError:
+                pass
+        for match in re.finditer(r"[{\[]", stripped):
+            try:
+                return _DECODER.raw_decode(stripped, match.start())[0]
+            except json.JSONDecodeError:
+                continue
+        raise first_error
+
+
+def complete_partial_json(text: str) -> Optional[str]:
+    """Close what a JSON prefix left open (strings, arrays, objects), or None if it can't be.
+
+    A dangling key or a half-written literal is cut back to the last complete member,
+    so the result is the best object the text so far supports.
+    """
+    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
+    if start < 0:
+        return None
+    body = text[start:]
+    closers: list[str] = []
+    in_string = escaped = False
+    out: list[str] = []
+    for char in body:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+            elif char == "\n":
+                char = "\\n"
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            closers.append("}" if char == "{" else "]")
+        elif char in "}]":
+            if not closers or closers[-1] != char:
+                return None
+            closers.pop()
+            if not closers:
+                out.append(char)
+                break
+        out.append(char)
+    prefix = "".join(out)
+    if in_string:
+        prefix = prefix[:-1] if escaped else prefix
+        prefix += '"'
+    # Drop trailing characters until the closed-up text parses.
+    while prefix:
+        candidate = prefix + "".join(reversed(closers)) if closers else prefix
+        try:
+            json.loads(candidate)
+            return candidate
+        except json.JSONDecodeError:
+            prefix = prefix[:-1]
+            # an opener we cut away no longer needs its closer
+            while closers and _open_count(prefix) < len(closers):
+                closers.pop()
+    return None
+
+
+def _open_count(prefix: str) -> int:
+    depth = 0
+    in_string = escaped = False
+    for char in prefix:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+    return depth
+
+
+def validate(value: Any, schema: Mapping[str, Any], model_type: Any = None) -> Optional[str]:
+    """The first way ``value`` breaks ``schema`` (and the model type's own checks), or None."""
+    import jsonschema
+
+    validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    error = jsonschema.exceptions.best_match(validator_cls(schema).iter_errors(value))
+    if error is not None:
+        location = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        return f"at {location}: {error.message}"
+    if model_type is not None:
+        import pydantic
+
+        try:
+            pydantic.TypeAdapter(model_type).validate_python(value)
+        except pydantic.ValidationError as exc:
+            return str(exc)
+    return None
+
+
+def parse_json_output(
+    text: Optional[str],
+    schema: Optional[Mapping[str, Any]] = None,
+    *,
+    partial: bool = False,
+    finish_reason: Optional[str] = None,
+    model_type: Any = None,
+    backend: Optional[str] = None,
+) -> Any:
+    """Parse and validate the judge's answer.
+
+    With ``partial=True`` (text still arriving) the best object so far is returned,
+    or None; nothing raises. Otherwise an output that is truncated, not JSON or
+    not of the schema raises ``OutputParseError`` carrying the raw text.
+    """
+    raw = text or ""
+    if partial:
+        try:
+            return extract_json(raw)
+        except json.JSONDecodeError:
+            completed = complete_partial_json(raw)
+            return json.loads(completed) if completed is not None else None
+
+    context = {"raw_output": raw, "schema": dict(schema) if schema else None, "backend": backend}
+    if finish_reason == "length":
+        raise TruncatedOutputError(
+            "The judge stopped at max_tokens before finishing its answer",
+            hint="Raise max_tokens, shorten the prompt, or ask for shorter reasoning.",
+            **context,
+        )
+    if not raw.strip():
+        raise OutputParseError(
+            "The judge returned an empty answer",
+            hint="Check that the model and its chat template are right for this judge.",
+            **context,
+        )
+    try:
+        value = extract_json(raw)
+    except json.JSONDecodeError as exc:
+        truncated = complete_partial_json(raw) is not None
+        raise (TruncatedOutputError if truncated else OutputParseError)(
+            f"The judge's answer is {'an unfinished' if truncated else 'not'} JSON ({exc.msg} at character {exc.pos})",
+            hint="Use a judge that supports structured output (response_format), or a larger model.",
+            **context,
+        ) from exc
+    if schema is not None:
+        problem = validate(value, schema, model_type)
+        if problem:
+            raise OutputParseError(
+                f"The judge's answer does not match the output schema {problem}",
+                hint="The server may ignore response_format; use a judge that enforces the schema.",
+                **context,
+            )
+    return value

@@ -1,0 +1,187 @@
+"""Turn a prompt (template string, callable or LangChain Runnable) into chat messages."""
+
+from __future__ import annotations
+
+import json
+import string
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from .errors import MissingTemplateVariableError, UsageError
+
+__all__ = ["build_messages", "format_template", "render_value"]
+
+_FORMATTER = string.Formatter()
+
+
+def render_value(value: Any) -> str:
+    """Strings go in as they are; anything else as JSON with non-ASCII text left readable."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2, default=_json_fallback)
+    except ValueError as exc:  # circular references
+        raise UsageError(f"Could not serialise a prompt value to JSON: {exc}") from exc
+
+
+def _json_fallback(value: Any) -> Any:
+    for method in ("model_dump", "dict", "to_dict"):
+        if callable(getattr(value, method, None)):
+            return getattr(value, method)()
+    return str(value)
+
+
+def template_fields(template: str) -> list[str]:
+    """The top-level names the template uses, in order of first use."""
+    try:
+        parsed = list(_FORMATTER.parse(template))
+    except ValueError as exc:
+        raise UsageError(
+            f"The prompt template is not valid: {exc}. Write {{{{ and }}}} for literal braces."
+        ) from exc
+    names: list[str] = []
+    for _, field, _, _ in parsed:
+        if field is None:
+            continue
+        name = field.split(".", 1)[0].split("[", 1)[0]
+        if not name or name.isdigit():
+            raise UsageError(
+                f"The prompt template has a positional placeholder {{{field}}}; name it, e.g. {{outputs}}. "
+                "Write {{ and }} for literal braces."
+            )
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def format_template(template: str, values: Mapping[str, Any]) -> str:
+    """Fill ``{name}`` placeholders; a placeholder with no value is an error naming it."""
+    available = [k for k, v in values.items() if v is not None]
+    rendered = {}
+    for name in template_fields(template):
+        if values.get(name) is None:
+            raise MissingTemplateVariableError(name, available)
+        rendered[name] = render_value(values[name])
+    try:
+        return template.format_map(rendered)
+    except (KeyError, IndexError, AttributeError, ValueError) as exc:
+        raise UsageError(f"Could not fill the prompt template: {exc!r}") from exc
+
+
+def _attachment_blocks(attachments: Any) -> list[dict[str, Any]]:
+    items = attachments if isinstance(attachments, (list, tuple)) else [attachments]
+    blocks = []
+    for item in items:
+        if isinstance(item, Mapping) and "type" in item:
+            blocks.append(dict(item))  # already an OpenAI content block
+        elif isinstance(item, Mapping) and "mime_type" in item and "data" in item:
+            url = f"data:{item['mime_type']};base64,{item['data']}"
+            if str(item["mime_type"]).startswith("image/"):
+                blocks.append({"type": "image_url", "image_url": {"url": url}})
+            else:
+                blocks.append({"type": "file", "file": {"file_data": url, "filename": item.get("filename", "attachment")}})
+        elif isinstance(item, str):
+            blocks.append({"type": "image_url", "image_url": {"url": item}})
+        else:
+            raise UsageError(
+                "Each attachment must be an OpenAI content block (a dict with 'type'), a dict with "
+                f"'mime_type' and base64 'data', or an image URL string; got {type(item).__name__}"
+            )
+    return blocks
+
+
+def _template_messages(template: str, values: Mapping[str, Any]) -> list[dict[str, Any]]:
+    attachments = values.get("attachments")
+    if attachments is None or "{attachments}" not in template:
+        return [{"role": "user", "content": format_template(template, values)}]
+    before, after = template.split("{attachments}", 1)
+    content: list[dict[str, Any]] = []
+    for text, blocks in ((before, _attachment_blocks(attachments)), (after, [])):
+        text = format_template(text, values)
+        if text.strip():
+            content.append({"type": "text", "text": text})
+        content.extend(blocks)
+    return [{"role": "user", "content": content}]
+
+
+def _runnable_messages(prompt: Any, values: Mapping[str, Any]) -> list[dict[str, Any]]:
+    from .integrations.langchain import runnable_to_messages
+
+    return runnable_to_messages(prompt, values)
+
+
+def build_messages(
+    prompt: Any,
+    *,
+    values: Mapping[str, Any],
+    system: Optional[str] = None,
+    few_shot_examples: Optional[Sequence[Mapping[str, Any]]] = None,
+) -> list[dict[str, Any]]:
+    """The messages of one evaluation, with system first and few-shot examples at the end."""
+    if isinstance(prompt, str):
+        messages = _template_messages(prompt, values)
+    elif _is_runnable(prompt):
+        messages = _runnable_messages(prompt, values)
+    elif callable(prompt):
+        messages = _check_messages(_call_prompt(prompt, values))
+    else:
+        raise UsageError(
+            f"prompt must be a template string, a callable returning messages or a LangChain prompt; got {type(prompt).__name__}"
+        )
+    if system is not None:
+        messages.insert(0, {"role": "system", "content": system})
+    if few_shot_examples:
+        _append_to_last_user_message(messages, format_few_shot_examples(few_shot_examples))
+    return messages
+
+
+def _call_prompt(prompt: Callable[..., Any], values: Mapping[str, Any]) -> Any:
+    return prompt(**{k: v for k, v in values.items()})
+
+
+def _is_runnable(prompt: Any) -> bool:
+    return not isinstance(prompt, str) and callable(getattr(prompt, "invoke", None)) and hasattr(prompt, "input_schema")
+
+
+def _check_messages(messages: Any) -> list[dict[str, Any]]:
+    if not isinstance(messages, list) or not messages:
+        raise UsageError(
+            f"A prompt callable must return a non-empty list of messages, got {type(messages).__name__}"
+        )
+    checked = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping) or "role" not in message or "content" not in message:
+            raise UsageError(f"Message {i} returned by the prompt callable needs 'role' and 'content': {message!r}")
+        checked.append(dict(message))
+    return checked
+
+
+def format_few_shot_examples(examples: Sequence[Mapping[str, Any]]) -> str:
+    """Examples of graded answers, as text appended to the last user message."""
+    parts = ["\n\nHere are graded examples. Judge the answer above the same way:"]
+    for number, example in enumerate(examples, 1):
+        missing = [k for k in ("inputs", "outputs", "score") if k not in example]
+        if missing:
+            raise UsageError(f"few_shot_examples[{number - 1}] is missing {', '.join(missing)}")
+        lines = [
+            f"<example {number}>",
+            f"<input>\n{render_value(example['inputs'])}\n</input>",
+            f"<output>\n{render_value(example['outputs'])}\n</output>",
+        ]
+        if example.get("reasoning"):
+            lines.append(f"<reasoning>\n{example['reasoning']}\n</reasoning>")
+        lines.append(f"<score>{json.dumps(example['score'])}</score>")
+        lines.append(f"</example {number}>")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts)
+
+
+def _append_to_last_user_message(messages: list[dict[str, Any]], text: str) -> None:
+    for message in reversed(messages):
+        if message.get("role") in ("user", "human"):
+            content = message["content"]
+            if isinstance(content, str):
+                message["content"] = content + text
+            else:
+                message["content"] = [*content, {"type": "text", "text": text}]
+            return
+    messages.append({"role": "user", "content": text.lstrip()})

@@ -1,0 +1,143 @@
+"""The default score schema and the normalisation of user-supplied output schemas."""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from .errors import UsageError
+
+__all__ = ["OutputSchema", "default_output_schema", "normalise_output_schema"]
+
+# These strings are part of the OpenEvals interface: models and users see them verbatim.
+REASONING_DESCRIPTION = (
+    "A human-readable explanation of the score. You MUST end the reasoning with a sentence "
+    "that says: Thus, the score should be: SCORE_YOU_ASSIGN."
+)
+BOOLEAN_DESCRIPTION = "A score that is true if criteria in the prompt are met, and false otherwise."
+NUMBER_DESCRIPTION = "A number that represents the degree to which the criteria in the prompt are met."
+CONTINUOUS_DESCRIPTION = (
+    "A number between 0.0 and 1.0 that represents the degree to which the criteria in the "
+    "prompt are met: 0.0 means not met at all, 1.0 means fully met."
+)
+
+
+def default_output_schema(
+    *,
+    continuous: bool = False,
+    choices: Optional[list[float]] = None,
+    use_reasoning: bool = True,
+) -> tuple[dict[str, Any], str]:
+    """The score schema for the judge's answer and the description of its score.
+
+    ``reasoning`` comes before ``score`` so a model that writes left to right
+    reasons before it commits to a score.
+    """
+    if choices is not None:
+        choices = _check_choices(choices)
+        description = NUMBER_DESCRIPTION
+        score: dict[str, Any] = {"type": "number", "description": description, "enum": choices}
+    elif continuous:
+        description = CONTINUOUS_DESCRIPTION
+        score = {"type": "number", "description": description, "minimum": 0, "maximum": 1}
+    else:
+        description = BOOLEAN_DESCRIPTION
+        score = {"type": "boolean", "description": description}
+
+    properties: dict[str, Any] = {}
+    if use_reasoning:
+        properties["reasoning"] = {"type": "string", "description": REASONING_DESCRIPTION}
+    properties["score"] = score
+    schema = {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": properties,
+        "required": list(properties),
+    }
+    return schema, description
+
+
+def _check_choices(choices: Any) -> list[float]:
+    if isinstance(choices, (str, bytes)) or not hasattr(choices, "__iter__"):
+        raise UsageError(f"choices must be a list of numbers, got {choices!r}")
+    values = list(choices)
+    if not values:
+        raise UsageError("choices must hold at least one number, got an empty list")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise UsageError(f"choices must be numbers, got {value!r} in {values!r}")
+    if len(set(values)) != len(values):
+        raise UsageError(f"choices must not repeat a value: {values!r}")
+    return values
+
+
+@dataclass(frozen=True)
+class OutputSchema:
+    """A schema the judge asks for: its JSON schema, request name and how to validate."""
+
+    json_schema: dict[str, Any]
+    name: str
+    is_default: bool
+    model_type: Any = None  # a Pydantic model or TypedDict to validate with, when one was given
+
+    def response_format(self) -> dict[str, Any]:
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": self.name, "strict": True, "schema": self.json_schema},
+        }
+
+
+def normalise_output_schema(output_schema: Any) -> OutputSchema:
+    """Accept a JSON-schema dict, a Pydantic model class or a TypedDict class."""
+    if isinstance(output_schema, Mapping):
+        schema = copy.deepcopy(dict(output_schema))
+        if schema.get("type", "object") != "object" and "properties" not in schema:
+            raise UsageError(
+                f"output_schema must describe a JSON object (\"type\": \"object\"), got type {schema.get('type')!r}"
+            )
+        return OutputSchema(_strict_objects(schema), _schema_name(schema.get("title")), False)
+    if isinstance(output_schema, type):
+        return OutputSchema(_strict_objects(_type_json_schema(output_schema)), _schema_name(output_schema.__name__), False, output_schema)
+    raise UsageError(
+        "output_schema must be a JSON-schema dict, a Pydantic model class or a TypedDict class, "
+        f"got {type(output_schema).__name__}"
+    )
+
+
+def _type_json_schema(cls: type) -> dict[str, Any]:
+    try:
+        import pydantic
+    except ImportError as exc:  # pragma: no cover - pydantic is a core dependency
+        raise UsageError("Pydantic and TypedDict output schemas need pydantic installed") from exc
+    try:
+        if isinstance(cls, type) and issubclass(cls, pydantic.BaseModel):
+            return cls.model_json_schema()
+        if _is_typeddict(cls):
+            return pydantic.TypeAdapter(cls).json_schema()
+    except pydantic.PydanticUserError as exc:
+        raise UsageError(f"Could not build a JSON schema from {cls.__name__}: {exc}") from exc
+    raise UsageError(f"output_schema class {cls.__name__} is neither a Pydantic model nor a TypedDict")
+
+
+def _is_typeddict(cls: type) -> bool:
+    return isinstance(cls, type) and issubclass(cls, dict) and hasattr(cls, "__annotations__") and hasattr(cls, "__total__")
+
+
+def _strict_objects(schema: Any) -> Any:
+    """Close every object schema (``additionalProperties: false``) unless it says otherwise."""
+    if isinstance(schema, dict):
+        if schema.get("type") == "object" or "properties" in schema:
+            schema.setdefault("additionalProperties", False)
+        for value in schema.values():
+            _strict_objects(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            _strict_objects(value)
+    return schema
+
+
+def _schema_name(title: Any) -> str:
+    name = re.sub(r"[^a-zA-Z0-9_-]+", "_", str(title or "")).strip("_")[:64]
+    return name or "output"
