@@ -12,27 +12,19 @@ import click
 
 from .errors import LocalJudgeError, UsageError
 
-DEFAULT_PROMPT = """\
-You are a careful, impartial judge. Read the question and the answer, then decide \
-whether the answer is correct and actually responds to the question. Ignore style; \
-judge substance.
-
-<question>
-{inputs}
-</question>
-
-<answer>
-{outputs}
-</answer>
-"""
-
-DEFAULT_PROMPT_WITH_REFERENCE = DEFAULT_PROMPT + """
-Compare the answer with this reference answer, which is known to be correct:
-
-<reference>
-{reference_outputs}
-</reference>
-"""
+def default_prompt(*, has_inputs: bool, has_reference: bool) -> str:
+    """Our default judging instructions, with sections only for what was given."""
+    parts = [
+        "You are a careful, impartial judge. Decide whether the answer below is correct"
+        + (" and actually responds to the question." if has_inputs else ".")
+        + " Judge substance, not style."
+    ]
+    if has_inputs:
+        parts.append("<question>\n{inputs}\n</question>")
+    parts.append("<answer>\n{outputs}\n</answer>")
+    if has_reference:
+        parts.append("A reference answer, known to be correct:\n<reference>\n{reference_outputs}\n</reference>")
+    return "\n\n".join(parts) + "\n"
 
 
 def _handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -170,7 +162,7 @@ def score(
     if prompt is None:
         if outputs is None:
             raise UsageError("Nothing to judge: pass --outputs (and usually --inputs)")
-        prompt = DEFAULT_PROMPT_WITH_REFERENCE if reference_outputs is not None else DEFAULT_PROMPT
+        prompt = default_prompt(has_inputs=inputs is not None, has_reference=reference_outputs is not None)
     evaluator = create_llm_as_judge(
         prompt=prompt,
         feedback_key=feedback_key,

@@ -52,6 +52,8 @@ class ModelCard:
     format: str = "gguf"
     aliases: tuple[str, ...] = ()
     description: str = ""
+    quantization: str = ""
+    license: str = ""
     size_bytes: Optional[int] = None
     source: dict[str, Any] = field(default_factory=dict)
     recommended: dict[str, Any] = field(default_factory=dict)

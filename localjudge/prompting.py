@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import string
+import uuid
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from .errors import MissingTemplateVariableError, UsageError
@@ -91,15 +92,18 @@ def _attachment_blocks(attachments: Any) -> list[dict[str, Any]]:
 
 def _template_messages(template: str, values: Mapping[str, Any]) -> list[dict[str, Any]]:
     attachments = values.get("attachments")
-    if attachments is None or "{attachments}" not in template:
+    if attachments is None or "attachments" not in template_fields(template):
         return [{"role": "user", "content": format_template(template, values)}]
-    before, after = template.split("{attachments}", 1)
+    blocks = _attachment_blocks(attachments)
+    # Fill the template with a marker where {attachments} stands, then cut at the marker:
+    # literal braces ({{attachments}}) and values that contain braces stay text.
+    marker = f"\x00attachments-{uuid.uuid4().hex}\x00"
     content: list[dict[str, Any]] = []
-    for text, blocks in ((before, _attachment_blocks(attachments)), (after, [])):
-        text = format_template(text, values)
+    for index, text in enumerate(format_template(template, {**values, "attachments": marker}).split(marker)):
+        if index:
+            content.extend(blocks)
         if text.strip():
             content.append({"type": "text", "text": text})
-        content.extend(blocks)
     return [{"role": "user", "content": content}]
 
 

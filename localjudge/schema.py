@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import re
+import sys
+import typing
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
@@ -99,7 +101,8 @@ def normalise_output_schema(output_schema: Any) -> OutputSchema:
             )
         return OutputSchema(_strict_objects(schema), _schema_name(schema.get("title")), False)
     if isinstance(output_schema, type):
-        return OutputSchema(_strict_objects(_type_json_schema(output_schema)), _schema_name(output_schema.__name__), False, output_schema)
+        model_type = _pydantic_typeddict(output_schema) if _is_typeddict(output_schema) else output_schema
+        return OutputSchema(_strict_objects(_type_json_schema(output_schema)), _schema_name(output_schema.__name__), False, model_type)
     raise UsageError(
         "output_schema must be a JSON-schema dict, a Pydantic model class or a TypedDict class, "
         f"got {type(output_schema).__name__}"
@@ -115,7 +118,7 @@ def _type_json_schema(cls: type) -> dict[str, Any]:
         if isinstance(cls, type) and issubclass(cls, pydantic.BaseModel):
             return cls.model_json_schema()
         if _is_typeddict(cls):
-            return pydantic.TypeAdapter(cls).json_schema()
+            return pydantic.TypeAdapter(_pydantic_typeddict(cls)).json_schema()
     except pydantic.PydanticUserError as exc:
         raise UsageError(f"Could not build a JSON schema from {cls.__name__}: {exc}") from exc
     raise UsageError(f"output_schema class {cls.__name__} is neither a Pydantic model nor a TypedDict")
@@ -123,6 +126,25 @@ def _type_json_schema(cls: type) -> dict[str, Any]:
 
 def _is_typeddict(cls: type) -> bool:
     return isinstance(cls, type) and issubclass(cls, dict) and hasattr(cls, "__annotations__") and hasattr(cls, "__total__")
+
+
+def _pydantic_typeddict(cls: type) -> type:
+    """``typing.TypedDict`` as pydantic accepts it: before Python 3.12 pydantic refuses
+    the ``typing`` one (only ``typing_extensions.TypedDict`` works), yet that is what
+    OpenEvals users write. Rebuild it as a ``typing_extensions`` TypedDict, same keys."""
+    if sys.version_info >= (3, 12) or type(cls).__module__ != "typing":
+        return cls
+    import typing_extensions as te
+
+    fields = {}
+    for name, hint in typing.get_type_hints(cls, include_extras=True).items():
+        if typing.get_origin(hint) in (te.Required, te.NotRequired):
+            fields[name] = hint  # explicit marks win (string annotations hide them from __required_keys__)
+        else:
+            fields[name] = te.Required[hint] if name in cls.__required_keys__ else te.NotRequired[hint]
+    rebuilt = te.TypedDict(cls.__name__, fields)  # type: ignore[operator]
+    rebuilt.__module__ = cls.__module__
+    return rebuilt
 
 
 def _strict_objects(schema: Any) -> Any:

@@ -1,10 +1,11 @@
 """Types of the public API, matching OpenEvals' so annotated user code keeps type-checking."""
 
-from __future__ import annotations
+from typing import Any, Awaitable, Callable, Optional, Protocol, Union, runtime_checkable
 
-from typing import Any, Awaitable, Callable, Optional, Protocol, TypedDict, Union, runtime_checkable
-
-from typing_extensions import NotRequired
+# No ``from __future__ import annotations`` here: TypedDicts read NotRequired from evaluated
+# annotations (as strings every key would count as required at runtime). typing_extensions'
+# TypedDict, because before Python 3.12 pydantic refuses typing's.
+from typing_extensions import NotRequired, TypedDict
 
 __all__ = [
     "AsyncChatCompletionsClient",

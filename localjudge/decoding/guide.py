@@ -143,13 +143,20 @@ class Guide:
     def advance(self, state: int, token: int) -> int | None:
         return self.index.get_next_state(state, int(token))
 
-    def close_string(self, state: int) -> tuple[int, int] | None:
-        """(quote token, next state) when a closing quote may be written here."""
+    def close_string(self, state: int, tokenize: Callable[[bytes], list[int]] | None = None) -> Forced | None:
+        """The closing quote plus the forced text after it, when the string may close here.
+
+        Tokenized as one piece, so ``","score":`` reaches the model as the
+        tokens it would have written itself.
+        """
         quote = int(self.vocab.single_byte[ord('"')])
-        if quote < 0:
+        nxt = self.advance(state, quote) if quote >= 0 else None
+        if nxt is None:
             return None
-        nxt = self.advance(state, quote)
-        return None if nxt is None else (quote, nxt)
+        after = self.forced(nxt, tokenize)
+        data = b'"' + self.vocab.decode(after.tokens)
+        tokens = self._retokenize(state, data, after.end_state, tokenize)
+        return Forced(tuple(tokens or (quote, *after.tokens)), after.end_state)
 
     def forced(self, state: int, tokenize: Callable[[bytes], list[int]] | None = None) -> Forced:
         """The tokens the regex leaves no choice about from ``state`` on (maybe none).

@@ -1,0 +1,251 @@
+"""A loaded GGUF model on llama.cpp: file checks, loading, vocabulary, evaluation.
+
+We drive llama.cpp's context directly (not through ``llama_cpp.Llama``) because
+the decode loop needs the raw logits after each batch, and because ``Llama``
+offers no way to set the model parameter ``use_extra_bufts``: with it on, the
+source build of llama-cpp-python 0.3.36 segfaults on the first decode on CPUs
+with AMX while repacking weights. It is off by default here and reported by
+:meth:`LlamaModel.load_info` so ``localjudge doctor`` can say what is active.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import struct
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..decoding.guide import TokenVocabulary
+from ..errors import ContextOverflowError, MissingDependencyError, ModelError, ModelLoadError
+
+__all__ = ["GGUF_MAGIC", "LlamaModel", "check_gguf_file", "cpu_features", "import_llama_cpp"]
+
+GGUF_MAGIC = b"GGUF"
+_MIN_GGUF_BYTES = 1024
+_vocab_cache: dict[str, TokenVocabulary] = {}
+_vocab_lock = threading.Lock()
+
+
+def import_llama_cpp():
+    try:
+        import llama_cpp
+    except ImportError as exc:
+        raise MissingDependencyError("The local GGUF judge", "llama-cpp-python", "llamacpp") from exc
+    return llama_cpp
+
+
+def check_gguf_file(path: str | os.PathLike[str]) -> Path:
+    """Refuse a file llama.cpp should not be handed: missing, not GGUF, or clearly cut short.
+
+    llama.cpp checks tensor bounds itself; this catches the cases that reach
+    it as confusing messages (or worse) before it touches the file.
+    """
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise ModelLoadError(f"Model file not found: {p}", path=str(p))
+    if not p.is_file():
+        raise ModelLoadError(f"Model path is not a file: {p}", path=str(p))
+    size = p.stat().st_size
+    try:
+        with p.open("rb") as fh:
+            header = fh.read(24)
+    except OSError as exc:
+        raise ModelLoadError(f"Cannot read model file {p}: {exc}", path=str(p)) from exc
+    if header[:4] != GGUF_MAGIC:
+        raise ModelLoadError(
+            f"{p} is not a GGUF file (it starts with {header[:4]!r}, not b'GGUF'). "
+            "Convert the model to GGUF, or use a transformers directory with the hf: spec.",
+            path=str(p),
+        )
+    if size < _MIN_GGUF_BYTES or len(header) < 24:
+        raise ModelLoadError(f"{p} is truncated ({size} bytes): download it again", path=str(p))
+    version, n_tensors, n_kv = struct.unpack("<IQQ", header[4:24])
+    if version not in (2, 3) or n_tensors == 0 or n_tensors > 1_000_000 or n_kv > 1_000_000:
+        raise ModelLoadError(
+            f"{p} has an unreadable GGUF header (version {version}, {n_tensors} tensors, {n_kv} keys)",
+            path=str(p),
+        )
+    return p
+
+
+def cpu_features() -> dict[str, Any]:
+    """What llama.cpp reports about the CPU, and whether it has AMX."""
+    llama_cpp = import_llama_cpp()
+    info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
+    flags: set[str] = set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    except OSError:
+        pass
+    return {"system_info": info.strip(), "amx": any(f.startswith("amx") for f in flags) or "AMX_INT8 = 1" in info}
+
+
+class LlamaModel:
+    """One GGUF model with one context. Not thread-safe: hold ``lock`` around every use."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        n_ctx: int = 4096,
+        n_batch: int = 512,
+        n_threads: int | None = None,
+        use_extra_bufts: bool = False,
+        verbose: bool = False,
+    ) -> None:
+        self.path = check_gguf_file(path)
+        llama_cpp = import_llama_cpp()
+        from llama_cpp import _internals, _logger
+
+        _logger.set_verbose(verbose)
+        self._llama_cpp = llama_cpp
+        self.lock = threading.Lock()
+        self.n_threads = n_threads or max(1, os.cpu_count() or 1)
+        self.use_extra_bufts = use_extra_bufts
+        model_params = llama_cpp.llama_model_default_params()
+        model_params.use_extra_bufts = use_extra_bufts
+        try:
+            self._model = _internals.LlamaModel(path_model=str(self.path), params=model_params, verbose=verbose)
+        except Exception as exc:
+            raise ModelLoadError(f"llama.cpp could not load {self.path}: {exc}", path=str(self.path)) from exc
+        self.metadata: dict[str, str] = self._model.metadata()
+        self.n_ctx_train = self._model.n_ctx_train()
+        ctx_params = llama_cpp.llama_context_default_params()
+        ctx_params.n_ctx = n_ctx
+        ctx_params.n_batch = n_batch
+        ctx_params.n_ubatch = n_batch
+        ctx_params.n_threads = self.n_threads
+        ctx_params.n_threads_batch = self.n_threads
+        ctx_params.no_perf = True
+        try:
+            self._ctx = _internals.LlamaContext(model=self._model, params=ctx_params, verbose=verbose)
+            self._batch = _internals.LlamaBatch(n_tokens=n_batch, embd=0, n_seq_max=1, verbose=verbose)
+        except Exception as exc:
+            self._model.close()
+            raise ModelLoadError(f"llama.cpp could not create a context for {self.path}: {exc}", path=str(self.path)) from exc
+        self.n_ctx = self._ctx.n_ctx()
+        self.n_batch = n_batch
+        self.n_vocab = self._model.n_vocab()
+        self.bos_id = self._model.token_bos()
+        self.add_bos = bool(self._model.add_bos_token())
+        self._n_past = 0
+        self.vocab = self._load_vocabulary()
+
+    # --- vocabulary ----------------------------------------------------------
+
+    def token_text(self, token: int) -> str:
+        """The token as the tokenizer spells it, special tokens included (for templates)."""
+        if token < 0:
+            return ""
+        return self._piece(token, special=True).decode("utf-8", "replace")
+
+    def _piece(self, token: int, *, special: bool) -> bytes:
+        buf = ctypes.create_string_buffer(256)
+        n = self._llama_cpp.llama_token_to_piece(self._model.vocab, token, buf, 256, 0, special)
+        return buf.raw[: max(n, 0)]
+
+    def _load_vocabulary(self) -> TokenVocabulary:
+        """Token id -> bytes, once per model file (262k ctypes calls take ~1 s)."""
+        stat = self.path.stat()
+        key = hashlib.sha1(f"{self.path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()
+        with _vocab_lock:
+            cached = _vocab_cache.get(key)
+        if cached is not None:
+            return cached
+        lib, vocab = self._llama_cpp, self._model.vocab
+        skip = lib.LLAMA_TOKEN_ATTR_CONTROL | lib.LLAMA_TOKEN_ATTR_UNKNOWN | lib.LLAMA_TOKEN_ATTR_UNUSED
+        buf = ctypes.create_string_buffer(256)
+        to_piece, get_attr = lib.llama_token_to_piece, lib.llama_vocab_get_attr
+        pieces: list[bytes | None] = []
+        for token in range(self.n_vocab):
+            attr = get_attr(vocab, token)
+            if attr & skip and not attr & lib.LLAMA_TOKEN_ATTR_BYTE:
+                pieces.append(None)
+                continue
+            n = to_piece(vocab, token, buf, 256, 0, False)
+            pieces.append(buf.raw[:n] if n > 0 else None)
+        is_eog = lib.llama_vocab_is_eog
+        stops = [t for t in (lib.llama_vocab_eos(vocab), lib.llama_vocab_eot(vocab)) if t >= 0]
+        stops += [t for t, p in enumerate(pieces) if p is None and is_eog(vocab, t)]
+        eos = lib.llama_vocab_eos(vocab)
+        result = TokenVocabulary(pieces, eos_id=eos if eos >= 0 else stops[0], stop_ids=stops, key=key)
+        with _vocab_lock:
+            _vocab_cache[key] = result
+        return result
+
+    def tokenize(self, text: str, *, special: bool) -> list[int]:
+        return self._model.tokenize(text.encode("utf-8"), False, special)
+
+    def tokenize_fragment(self, data: bytes) -> list[int]:
+        return self._model.tokenize(data, False, False)
+
+    def prompt_tokens(self, prompt: str) -> list[int]:
+        """Tokens for a rendered chat prompt, with exactly one BOS when the model wants one."""
+        tokens = self.tokenize(prompt, special=True)
+        if self.add_bos and self.bos_id >= 0:
+            while len(tokens) > 1 and tokens[0] == self.bos_id and tokens[1] == self.bos_id:
+                tokens.pop(0)
+            if not tokens or tokens[0] != self.bos_id:
+                tokens.insert(0, self.bos_id)
+        return tokens
+
+    # --- evaluation (the LogitsBackend protocol of decoding.loop) -------------
+
+    def check_fits(self, n_prompt: int, max_tokens: int) -> None:
+        if n_prompt + max_tokens > self.n_ctx:
+            raise ContextOverflowError(
+                f"The prompt has {n_prompt} tokens and max_tokens is {max_tokens}: {n_prompt + max_tokens} "
+                f"tokens do not fit the context of {self.n_ctx}. Shorten the prompt, lower max_tokens, "
+                f"or load the model with a larger n_ctx (it was trained for {self.n_ctx_train}).",
+                backend="llama.cpp",
+            )
+
+    def start(self, prompt_tokens: Sequence[int]) -> np.ndarray:
+        self._ctx.kv_cache_clear()
+        self._n_past = 0
+        return self.extend(prompt_tokens)
+
+    def extend(self, tokens: Sequence[int]) -> np.ndarray:
+        if self._n_past + len(tokens) > self.n_ctx:
+            raise ContextOverflowError(f"Generation ran past the context of {self.n_ctx} tokens", backend="llama.cpp")
+        for i in range(0, len(tokens), self.n_batch):
+            chunk = list(tokens[i : i + self.n_batch])
+            self._batch.set_batch(chunk, n_past=self._n_past, logits_all=False)
+            try:
+                self._ctx.decode(self._batch)
+            except RuntimeError as exc:
+                raise ModelError(f"llama.cpp failed to decode: {exc}", backend="llama.cpp") from exc
+            self._n_past += len(chunk)
+        pointer = self._ctx.get_logits_ith(-1)
+        return np.ctypeslib.as_array(pointer, shape=(self.n_vocab,))
+
+    # --- diagnostics -----------------------------------------------------------
+
+    def load_info(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "architecture": self.metadata.get("general.architecture"),
+            "n_ctx": self.n_ctx,
+            "n_threads": self.n_threads,
+            "n_vocab": self.n_vocab,
+            "use_extra_bufts": self.use_extra_bufts,
+            "amx_workaround": (
+                "off: use_extra_bufts=True (weight repacking enabled)"
+                if self.use_extra_bufts
+                else "on: use_extra_bufts=False (no weight repacking into AMX/extra buffer types)"
+            ),
+        }
+
+    def close(self) -> None:
+        for part in ("_batch", "_ctx", "_model"):
+            obj = getattr(self, part, None)
+            if obj is not None:
+                obj.close()

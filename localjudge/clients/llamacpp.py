@@ -1,0 +1,165 @@
+"""LlamaCppClient: a GGUF model on this machine behind the OpenAI chat-completions shape.
+
+``client.chat.completions.create(messages=..., response_format=...)`` renders
+the messages with the model's chat template, compiles the response schema to
+a regex (:mod:`localjudge.decoding.schema_regex`) and decodes under it, so a
+JSON answer always parses and validates, or stops at ``max_tokens`` with
+``finish_reason="length"``. Greedy decoding (temperature 0) is the default:
+one input, one verdict. One lock per loaded model serialises callers,
+including the async twin (``client.aio``), which runs in a worker thread.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Mapping
+
+from ..chat_templates import ChatTemplate, resolve_chat_template
+from ..errors import ModelError, UsageError
+from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
+
+__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "LlamaCppClient"]
+
+DEFAULT_MAX_TOKENS = 1024
+DEFAULT_REASONING_BUDGET = 256
+
+# Request fields we honour, and fields that are harmless to accept and ignore.
+_HONOURED = {"messages", "model", "response_format", "temperature", "max_tokens", "max_completion_tokens",
+             "seed", "stop", "top_p", "n", "stream"}
+_IGNORED = {"user", "metadata", "store", "timeout", "extra_headers", "extra_query", "extra_body",
+            "logprobs", "frequency_penalty", "presence_penalty", "service_tier"}
+
+
+class LlamaCppClient(ChatClient):
+    """An OpenAI-shaped chat client over a local GGUF file.
+
+    ``reasoning_budget`` caps the sampled tokens of each free-text JSON string
+    (the judge's ``reasoning``): when spent, the string is closed and the
+    verdict follows. ``use_extra_bufts=False`` avoids the AMX repacking crash
+    of llama-cpp-python 0.3.36 source builds; ``load_info()`` reports it.
+    """
+
+    name = "llama.cpp"
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str],
+        *,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        n_batch: int = 512,
+        chat_template: str | None = None,
+        reasoning_budget: int | None = DEFAULT_REASONING_BUDGET,
+        use_extra_bufts: bool = False,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        model_name: str | None = None,
+        verbose: bool = False,
+    ) -> None:
+        super().__init__()
+        from ._llamacpp_model import LlamaModel
+
+        if reasoning_budget is not None and reasoning_budget < 1:
+            raise UsageError("reasoning_budget must be a positive number of tokens, or None for no cap")
+        self.model = LlamaModel(
+            model_path, n_ctx=n_ctx, n_batch=n_batch, n_threads=n_threads,
+            use_extra_bufts=use_extra_bufts, verbose=verbose,
+        )
+        self.model_name = model_name or self.model.path.stem
+        self.reasoning_budget = reasoning_budget
+        self.max_tokens = max_tokens
+        self.template: ChatTemplate = resolve_chat_template(
+            self.model.metadata,
+            chat_template,
+            bos_token=self.model.token_text(self.model.bos_id),
+            eos_token=self.model.token_text(self.model.vocab.eos_id),
+            model_name=str(self.model.path),
+        )
+        self.last_result = None
+
+    # --- request handling ----------------------------------------------------------
+
+    def _complete(self, request: dict[str, Any]) -> ChatCompletion:
+        from ..decoding.loop import Sampler, decode
+
+        messages, options = self._read_request(request)
+        prompt = self.template.render(messages)
+        guide = self._guide_for(request.get("response_format"))
+        tokens = self.model.prompt_tokens(prompt)
+        max_tokens = options["max_tokens"]
+        if max_tokens is None:
+            max_tokens = max(1, min(self.max_tokens, self.model.n_ctx - len(tokens)))
+        self.model.check_fits(len(tokens), max_tokens)
+        sampler = Sampler(options["temperature"], options["top_p"], options["seed"])
+        with self.model.lock:
+            result = decode(
+                self.model, self.model.vocab, tokens, guide=guide, max_tokens=max_tokens, sampler=sampler,
+                string_budget=self.reasoning_budget, stop=options["stop"],
+            )
+        self.last_result = result
+        return make_chat_completion(
+            result.text,
+            model=str(request.get("model") or self.model_name),
+            finish_reason=result.finish_reason,
+            prompt_tokens=len(tokens),
+            completion_tokens=len(result.tokens),
+        )
+
+    def _read_request(self, request: Mapping[str, Any]) -> tuple[list[Mapping[str, Any]], dict[str, Any]]:
+        unknown = set(request) - _HONOURED - _IGNORED
+        if unknown:
+            raise UsageError(f"{self.name} does not support the request fields {sorted(unknown)}")
+        messages = request.get("messages")
+        if not isinstance(messages, (list, tuple)) or not messages:
+            raise UsageError("messages must be a non-empty list of chat messages")
+        if request.get("n") not in (None, 1):
+            raise UsageError(f"{self.name} generates one choice per request (n=1)")
+        if request.get("stream"):
+            raise UsageError(f"{self.name} does not stream; call without stream=True")
+        max_tokens = request.get("max_tokens", request.get("max_completion_tokens"))
+        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
+            raise UsageError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        temperature = request.get("temperature")
+        top_p = request.get("top_p")
+        stop = request.get("stop") or ()
+        return list(messages), {
+            "max_tokens": max_tokens,
+            "temperature": 0.0 if temperature is None else float(temperature),
+            "top_p": 1.0 if top_p is None else float(top_p),
+            "seed": request.get("seed"),
+            "stop": [stop] if isinstance(stop, str) else list(stop),
+        }
+
+    def _guide_for(self, response_format: Mapping[str, Any] | None):
+        from ..decoding import ANY_JSON_OBJECT_SCHEMA, guide_for, schema_to_regex
+
+        kind, schema = read_response_format(response_format)
+        if kind == "text":
+            return None
+        regex = schema_to_regex(ANY_JSON_OBJECT_SCHEMA if kind == "json_object" else schema)
+        return guide_for(self.model.vocab, regex)
+
+    # --- diagnostics -------------------------------------------------------------------
+
+    def load_info(self) -> dict[str, Any]:
+        """How the model was loaded (AMX workaround, threads, template), for ``localjudge doctor``."""
+        return {**self.model.load_info(), "chat_template": self.template.source,
+                "reasoning_budget": self.reasoning_budget}
+
+    def smoke_decode(self) -> dict[str, Any]:
+        """Evaluate one prompt and pick one token: proves the model runs on this CPU."""
+        started = time.perf_counter()
+        with self.model.lock:
+            tokens = self.model.prompt_tokens(self.template.render([{"role": "user", "content": "Say OK."}]))
+            logits = self.model.start(tokens)
+            token = int(logits.argmax())
+        if not (0 <= token < self.model.n_vocab):
+            raise ModelError(f"Smoke decode produced an impossible token id {token}", backend=self.name)
+        return {"token": token, "text": self.model.token_text(token), "seconds": time.perf_counter() - started}
+
+    def close(self) -> None:
+        with self.model.lock:
+            self.model.close()
+
+    def __repr__(self) -> str:
+        return f"LlamaCppClient({str(self.model.path)!r}, n_ctx={self.model.n_ctx})"

@@ -1,0 +1,44 @@
+"""Constrained decoding, independent of any one backend.
+
+- :mod:`.schema_regex`: JSON schema -> regex, refusing what it cannot enforce
+  (pure Python, imported eagerly: evaluators call ``check_schema`` when built);
+- :mod:`.guide`: token vocabulary, outlines-core index, per-state masks and
+  forced text (needs numpy and outlines-core, imported on first use);
+- :mod:`.loop`: the decode loop over any backend that returns logits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .schema_regex import ANY_JSON_OBJECT_SCHEMA, check_schema, schema_to_regex
+
+__all__ = [
+    "ANY_JSON_OBJECT_SCHEMA",
+    "DecodeResult",
+    "Guide",
+    "Sampler",
+    "TokenVocabulary",
+    "check_schema",
+    "decode",
+    "guide_for",
+    "schema_to_regex",
+]
+
+_LAZY = {
+    "Guide": "guide",
+    "TokenVocabulary": "guide",
+    "guide_for": "guide",
+    "DecodeResult": "loop",
+    "Sampler": "loop",
+    "decode": "loop",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module(f"{__name__}.{_LAZY[name]}")
+        return getattr(module, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,193 @@
+"""The decode loop: sample where the grammar leaves a choice, batch-feed where it does not.
+
+Backend-agnostic: a backend only has to evaluate tokens and hand back the
+logits after the last one (:class:`LogitsBackend`). Per step the loop
+
+1. appends the forced text of the current state (no sampling; those tokens
+   are evaluated together with the previously sampled one, in one batch),
+2. stops when the grammar is complete (a final state admitting nothing but
+   end-of-generation), without evaluating the trailing forced tokens,
+3. otherwise evaluates what is pending and picks one token among the allowed.
+
+Free text inside a JSON string is held to ``string_budget`` sampled tokens:
+when it is spent and the string may close, the closing quote is forced and
+the forced text after it (``,"score":``) follows. A rambling model thus still
+reaches a verdict instead of running into ``max_tokens``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
+
+from .guide import Guide, TokenVocabulary
+
+__all__ = ["DecodeResult", "LogitsBackend", "Sampler", "decode"]
+
+
+class LogitsBackend(Protocol):
+    def start(self, prompt_tokens: Sequence[int]) -> np.ndarray:
+        """Evaluate a fresh prompt; return the logits after its last token."""
+
+    def extend(self, tokens: Sequence[int]) -> np.ndarray:
+        """Evaluate more tokens after what was evaluated; return the last logits."""
+
+    def tokenize_fragment(self, data: bytes) -> list[int]:
+        """Tokens for a piece of output text (no BOS, no special tokens)."""
+
+
+@dataclass
+class Sampler:
+    """Greedy at temperature 0 (the default, so one input gives one verdict), else top-p sampling."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int | None = None
+    _rng: np.random.Generator = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._rng = np.random.default_rng(self.seed)
+
+    def pick(self, logits: np.ndarray, ids: np.ndarray | None, mask: np.ndarray | None) -> int:
+        if ids is not None and ids.size == 1:
+            return int(ids[0])
+        if ids is not None and ids.size < logits.size // 8:
+            candidates, values = ids, logits[ids]
+        elif mask is not None:
+            candidates, values = None, np.where(mask, logits, -np.inf)
+        else:
+            candidates, values = None, logits
+        if not self.temperature or self.temperature <= 0:
+            best = int(np.argmax(values))
+        else:
+            best = self._sample(values)
+        return int(candidates[best]) if candidates is not None else best
+
+    def _sample(self, values: np.ndarray) -> int:
+        scaled = (values - np.max(values)) / self.temperature
+        probs = np.exp(scaled.astype(np.float64))
+        probs /= probs.sum()
+        if self.top_p < 1.0:
+            order = np.argsort(-probs)
+            keep = np.cumsum(probs[order]) - probs[order] < self.top_p
+            kept = order[keep]
+            return int(kept[self._rng.choice(kept.size, p=probs[kept] / probs[kept].sum())])
+        return int(self._rng.choice(probs.size, p=probs))
+
+
+@dataclass
+class DecodeResult:
+    """What one generation produced, with the counts a benchmark needs."""
+
+    text: str
+    tokens: list[int]
+    finish_reason: str  # "stop" or "length"
+    sampled_tokens: int = 0
+    forced_tokens: int = 0
+    budget_closed: bool = False
+    prefill_seconds: float = 0.0
+    decode_seconds: float = 0.0
+    prompt_tokens: int = 0
+
+
+def decode(
+    backend: LogitsBackend,
+    vocab: TokenVocabulary,
+    prompt_tokens: Sequence[int],
+    *,
+    guide: Guide | None,
+    max_tokens: int,
+    sampler: Sampler,
+    string_budget: int | None = 256,
+    stop: Sequence[str] = (),
+    clock: Callable[[], float] = time.perf_counter,
+) -> DecodeResult:
+    """Generate up to ``max_tokens`` tokens after ``prompt_tokens``.
+
+    With a guide the output matches its regex, or is cut at ``max_tokens``
+    (finish_reason "length"). Without one it is free text ending at an
+    end-of-generation token or a stop string.
+    """
+    started = clock()
+    logits = backend.start(prompt_tokens)
+    result = DecodeResult("", [], "length", prompt_tokens=len(prompt_tokens))
+    result.prefill_seconds = clock() - started
+    out: list[int] = []
+    pending: list[int] = []
+    state = guide.initial_state if guide is not None else 0
+    run = 0  # sampled tokens in the current free-text stretch
+    stop_ids = set(vocab.stop_ids.tolist())
+    stop_bytes = [s.encode("utf-8") for s in stop if s]
+
+    def take(tokens: Sequence[int]) -> bool:
+        """Append tokens; False when max_tokens cut them short."""
+        room = max_tokens - len(out)
+        out.extend(tokens[:room])
+        pending.extend(tokens[:room])
+        return len(tokens) <= room
+
+    while True:
+        if guide is not None:
+            forced = guide.forced(state, backend.tokenize_fragment)
+            if forced.tokens:
+                result.forced_tokens += len(forced.tokens)
+                if not take(forced.tokens):
+                    break
+                state, run = forced.end_state, 0
+            info = guide.info(state)
+            if info.done:
+                result.finish_reason = "stop"
+                break
+        if len(out) >= max_tokens:
+            break
+        if pending:
+            logits = backend.extend(pending)
+            pending.clear()
+        if guide is None:
+            token = sampler.pick(logits, None, vocab.text_mask)
+        else:
+            closing = None
+            if info.text and string_budget is not None and run >= string_budget:
+                closing = guide.close_string(state, backend.tokenize_fragment)
+            if closing is not None:
+                result.forced_tokens += len(closing.tokens)
+                result.budget_closed = True
+                state, run = closing.end_state, 0
+                if not take(closing.tokens):
+                    break
+                continue
+            token = sampler.pick(logits, info.ids, info.mask)
+        if token in stop_ids:
+            result.finish_reason = "stop"
+            break
+        result.sampled_tokens += 1
+        take([token])
+        if guide is not None:
+            run = run + 1 if info.text else run
+            nxt = guide.advance(state, token)
+            if nxt is None:  # the mask admitted it, so this means the index is inconsistent
+                raise RuntimeError(f"token {token} left the grammar at state {state}")
+            state = nxt
+        elif stop_bytes and _cut_at_stop(out, vocab, stop_bytes) is not None:
+            result.finish_reason = "stop"
+            break
+
+    data = vocab.decode(out)
+    if stop_bytes:
+        cut = _cut_at_stop(out, vocab, stop_bytes)
+        if cut is not None:
+            data = data[:cut]
+            result.finish_reason = "stop"
+    result.text = data.decode("utf-8", errors="replace")
+    result.tokens = out
+    result.decode_seconds = clock() - started - result.prefill_seconds
+    return result
+
+
+def _cut_at_stop(tokens: list[int], vocab: TokenVocabulary, stops: list[bytes]) -> int | None:
+    data = vocab.decode(tokens)
+    hits = [i for i in (data.find(s) for s in stops) if i >= 0]
+    return min(hits) if hits else None

@@ -1,0 +1,30 @@
+"""Run llama-cpp-python's OpenAI-compatible server with weight repacking turned off.
+
+llama-cpp-python 0.3.36 built from source crashes on CPUs with AMX while
+repacking weights into the extra buffer types, and neither its ``Llama`` class
+nor the server's settings expose ``use_extra_bufts``. The server builds its
+model parameters from ``llama_model_default_params()``, so this launcher
+changes that default, then hands over to the server's own command line:
+
+    python tests/clients/llama_server.py --model M.gguf --host 127.0.0.1 --port 8000
+"""
+
+from __future__ import annotations
+
+import llama_cpp.llama_cpp as llama_lib
+
+_stock_defaults = llama_lib.llama_model_default_params
+
+
+def _defaults_without_repacking():
+    params = _stock_defaults()
+    params.use_extra_bufts = False
+    return params
+
+
+llama_lib.llama_model_default_params = _defaults_without_repacking
+
+if __name__ == "__main__":
+    from llama_cpp.server.__main__ import main
+
+    main()

@@ -1,0 +1,151 @@
+"""The CLI's argument handling, through click's runner with a scripted judge."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from localjudge import cli
+from localjudge.clients.base import ScriptedClient
+
+ANSWER = '{"reasoning": "Four is right. Thus, the score should be: true.", "score": true}'
+
+
+@pytest.fixture
+def scripted(monkeypatch: pytest.MonkeyPatch):
+    """Replace model resolution with a scripted judge; yields the judge and the specs asked for."""
+    judge = ScriptedClient([ANSWER], repeat=True)
+    asked: list[tuple] = []
+
+    def build_judge(model_spec, base_url, fallbacks):
+        asked.append((model_spec, base_url, fallbacks))
+        return judge
+
+    monkeypatch.setattr(cli, "build_judge", build_judge)
+    judge.asked = asked
+    return judge
+
+
+def run(*args: str):
+    return CliRunner().invoke(cli.main, list(args))
+
+
+def test_score_prints_result_json(scripted):
+    result = run("score", "--inputs", "What is 2+2?", "--outputs", "4")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {
+        "key": "score",
+        "score": True,
+        "comment": "Four is right. Thus, the score should be: true.",
+        "metadata": None,
+    }
+    user = scripted.requests[0]["messages"][-1]["content"]
+    assert "What is 2+2?" in user and "<answer>\n4\n</answer>" in user
+    assert scripted.asked == [("default", None, ())]
+
+
+def test_score_uses_reference_prompt_when_reference_given(scripted):
+    result = run("score", "--inputs", "q", "--outputs", "a", "--reference-outputs", "gold")
+    assert result.exit_code == 0, result.output
+    assert "<reference>\ngold\n</reference>" in scripted.requests[0]["messages"][-1]["content"]
+
+
+def test_score_passes_every_option_through(scripted, tmp_path):
+    few_shot = tmp_path / "shots.jsonl"
+    few_shot.write_text(json.dumps({"inputs": "1+1", "outputs": "2", "score": 1.0, "reasoning": "right"}) + "\n\n")
+    scripted._script = iter(['{"reasoning": "ok", "score": 0.5}'])
+    result = run(
+        "score",
+        "--prompt", "Rate {outputs} for {topic}",
+        "--outputs", "an essay",
+        "--var", "topic=clarity",
+        "--system", "Be terse.",
+        "--choices", "0,0.5,1",
+        "--few-shot", str(few_shot),
+        "--feedback-key", "clarity",
+        "--model", "some.gguf",
+        "--fallback", "openai:m",
+        "--base-url", "http://127.0.0.1:9",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["key"] == "clarity"
+    assert json.loads(result.stdout)["score"] == 0.5
+    request = scripted.requests[0]
+    assert request["messages"][0] == {"role": "system", "content": "Be terse."}
+    assert request["messages"][1]["content"].startswith("Rate an essay for clarity")
+    assert "<input>\n1+1\n</input>" in request["messages"][1]["content"]
+    assert request["response_format"]["json_schema"]["schema"]["properties"]["score"]["enum"] == [0.0, 0.5, 1.0]
+    assert scripted.asked == [("some.gguf", "http://127.0.0.1:9", ("openai:m",))]
+
+
+def test_score_no_reasoning_and_continuous(scripted):
+    scripted._script = iter(['{"score": 0.25}'])
+    result = run("score", "--outputs", "x", "--continuous", "--no-reasoning")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"key": "score", "score": 0.25, "comment": None, "metadata": None}
+    schema = scripted.requests[0]["response_format"]["json_schema"]["schema"]
+    assert list(schema["properties"]) == ["score"]
+
+
+def test_score_custom_output_schema(scripted, tmp_path):
+    schema_file = tmp_path / "schema.json"
+    schema_file.write_text(json.dumps({"type": "object", "properties": {"verdict": {"type": "string"}}, "required": ["verdict"]}))
+    scripted._script = iter(['{"verdict": "fine"}'])
+    result = run("score", "--outputs", "x", "--output-schema", str(schema_file))
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {"verdict": "fine"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["score"], "Nothing to judge"),
+        (["score", "--outputs", "x", "--prompt", "{missing}"], "{missing}"),
+        (["score", "--outputs", "x", "--choices", "a,b"], "expected numbers"),
+        (["score", "--outputs", "x", "--var", "novalue"], "KEY=VALUE"),
+    ],
+)
+def test_usage_errors_exit_2_without_traceback(scripted, args, message):
+    result = run(*args)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_invalid_few_shot_file_is_usage_error(scripted, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{not json}\n")
+    result = run("score", "--outputs", "x", "--few-shot", str(bad))
+    assert result.exit_code == 2
+    assert f"{bad}:1 is not valid JSON" in result.stderr
+
+
+def test_runtime_error_exits_1_with_raw_output(scripted):
+    scripted._script = iter(["not json at all"])
+    result = run("score", "--outputs", "x")
+    assert result.exit_code == 1
+    assert "not json at all" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_debug_shows_the_exception(scripted):
+    scripted._script = iter(["not json at all"])
+    result = run("--debug", "score", "--outputs", "x")
+    assert result.exit_code == 1
+    assert result.exception is not None
+
+
+def test_unknown_model_spec_is_usage_error():
+    result = run("score", "--outputs", "x", "--model", "no-such-model")
+    assert result.exit_code == 2
+    assert "Unknown model spec 'no-such-model'" in result.stderr
+
+
+def test_models_list_shows_the_default_card(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path))
+    result = run("models", "list")
+    assert result.exit_code == 0, result.output
+    assert "gemma-3-270m (alias: default)" in result.stdout
+    assert f"not present: {tmp_path}" in result.stdout

@@ -1,0 +1,166 @@
+"""The exception tree: misuse apart from runtime failures, and context kept on each error."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import localjudge
+from localjudge import errors
+from localjudge.errors import (
+    AllClientsFailedError,
+    ConnectError,
+    ContextOverflowError,
+    HTTPStatusError,
+    JudgeRuntimeError,
+    LocalJudgeError,
+    MissingDependencyError,
+    MissingTemplateVariableError,
+    ModelError,
+    ModelLoadError,
+    ModelSpecError,
+    OutputParseError,
+    TimeoutError,
+    TransportError,
+    TruncatedOutputError,
+    UnsupportedSchemaError,
+    UsageError,
+)
+
+PARENTS = {
+    UsageError: (LocalJudgeError, ValueError),
+    MissingTemplateVariableError: (UsageError,),
+    UnsupportedSchemaError: (UsageError,),
+    ModelSpecError: (UsageError,),
+    MissingDependencyError: (LocalJudgeError, ImportError),
+    JudgeRuntimeError: (LocalJudgeError,),
+    ModelError: (JudgeRuntimeError,),
+    ModelLoadError: (ModelError,),
+    ContextOverflowError: (ModelError,),
+    OutputParseError: (JudgeRuntimeError, ValueError),
+    TruncatedOutputError: (OutputParseError,),
+    TransportError: (JudgeRuntimeError,),
+    ConnectError: (TransportError,),
+    TimeoutError: (TransportError,),
+    HTTPStatusError: (TransportError,),
+    AllClientsFailedError: (JudgeRuntimeError,),
+}
+
+
+@pytest.mark.parametrize(("cls", "parents"), list(PARENTS.items()), ids=lambda v: getattr(v, "__name__", ""))
+def test_the_tree_is_as_drawn(cls, parents):
+    for parent in parents:
+        assert issubclass(cls, parent)
+
+
+def test_misuse_and_runtime_failures_do_not_overlap():
+    misuse = [c for c in PARENTS if issubclass(c, UsageError)]
+    runtime = [c for c in PARENTS if issubclass(c, JudgeRuntimeError)]
+    assert misuse and runtime
+    assert not set(misuse) & set(runtime)
+    assert not issubclass(MissingDependencyError, (UsageError, JudgeRuntimeError))
+
+
+def test_the_docstring_draws_every_exception_in_all():
+    drawn = set(re.findall(r"\b([A-Z][A-Za-z]+Error)\b", errors.__doc__ or "")) - {"ValueError", "ImportError"}
+    assert set(errors.__all__) == drawn
+    assert set(errors.__all__) == {c.__name__ for c in PARENTS} | {"LocalJudgeError"}
+
+
+def test_the_package_exports_the_main_exceptions():
+    for name in ("LocalJudgeError", "UsageError", "JudgeRuntimeError", "OutputParseError", "TruncatedOutputError"):
+        assert getattr(localjudge, name) is getattr(errors, name)
+
+
+def test_missing_template_variable_message():
+    err = MissingTemplateVariableError("context", ["outputs", "inputs"])
+    assert err.variable == "context"
+    assert err.available == ["inputs", "outputs"]
+    text = str(err)
+    assert "{context}" in text and "context=..." in text and "inputs, outputs" in text
+    assert "{{context}}" in text, "it says how to write a literal brace"
+    assert "none" in str(MissingTemplateVariableError("x"))
+
+
+def test_missing_dependency_names_the_install_command():
+    err = MissingDependencyError("LangChain prompts", "langchain-core", "langchain")
+    assert "pip install 'localjudge[langchain]'" in str(err)
+    assert "langchain-core" in str(err)
+    assert "pip install numpy" in str(MissingDependencyError("x", "numpy"))
+    assert isinstance(err, ImportError)
+
+
+def test_runtime_errors_carry_context_and_show_the_raw_output():
+    err = JudgeRuntimeError("failed", backend="llamacpp", request={"model": "m"}, raw_output='{"score": ')
+    assert err.backend == "llamacpp" and err.request == {"model": "m"} and err.raw_output == '{"score": '
+    assert str(err) == '[llamacpp] failed\nRaw model output: {"score": '
+    assert str(JudgeRuntimeError("plain")) == "plain"
+
+
+def test_long_raw_output_is_clipped_in_the_message_but_kept_whole():
+    raw = "x" * 5000
+    err = OutputParseError("bad", raw_output=raw)
+    assert err.raw_output == raw
+    assert len(str(err)) < 2200
+    assert "3000 more characters" in str(err)
+
+
+def test_parse_errors_keep_schema_and_hint():
+    err = TruncatedOutputError("cut", raw_output="{", schema={"type": "object"}, hint="raise max_tokens")
+    assert err.schema == {"type": "object"}
+    assert str(err).endswith("Hint: raise max_tokens")
+    assert isinstance(err, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("error", "retryable"),
+    [
+        (JudgeRuntimeError("x"), False),
+        (ModelError("x"), True),
+        (ContextOverflowError("x"), False),
+        (OutputParseError("x", raw_output=""), True),
+        (TransportError("x"), True),
+        (JudgeRuntimeError("x", retryable=True), True),
+        (ModelError("x", retryable=False), False),
+    ],
+)
+def test_retryable_flags(error, retryable):
+    assert error.retryable is retryable
+
+
+@pytest.mark.parametrize(("status", "retryable"), [(400, False), (404, False), (408, True), (429, True), (500, True), (503, True)])
+def test_http_status_retryable_by_code(status, retryable):
+    err = HTTPStatusError("bad status", status_code=status, body="b")
+    assert err.retryable is retryable
+    assert err.status_code == status and err.body == "b"
+
+
+def test_http_status_retryable_can_be_overridden():
+    assert HTTPStatusError("x", status_code=500, retryable=False).retryable is False
+
+
+def test_transport_error_lists_attempts():
+    err = TransportError("gave up", attempts=["500", "timeout"])
+    assert "attempt 1: 500" in str(err) and "attempt 2: timeout" in str(err)
+    assert "attempt" not in str(TransportError("gave up", attempts=["once"]))
+
+
+def test_all_clients_failed_lists_every_failure_in_order():
+    first, second = ModelError("crashed"), ConnectError("refused")
+    err = AllClientsFailedError([("local", first), ("remote", second)])
+    assert err.errors == [("local", first), ("remote", second)]
+    text = str(err)
+    assert "All 2 judge clients failed" in text
+    assert text.index("local: ModelError: crashed") < text.index("remote: ConnectError: refused")
+
+
+def test_model_load_error_keeps_the_path():
+    err = ModelLoadError("not a GGUF", path="/tmp/x.gguf", backend="llamacpp")
+    assert err.path == "/tmp/x.gguf" and err.backend == "llamacpp"
+
+
+def test_unsupported_schema_error_says_where():
+    err = UnsupportedSchemaError("pattern is not supported", path="/properties/a", keyword="pattern")
+    assert str(err) == "pattern is not supported at /properties/a"
+    assert err.keyword == "pattern"

@@ -1,0 +1,78 @@
+"""Spec resolution, model cards and the default model's cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from localjudge import models
+from localjudge.errors import MissingDependencyError, ModelLoadError, ModelSpecError
+
+
+def test_cache_dir_prefers_localjudge_home(monkeypatch, tmp_path):
+    monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert models.cache_dir() == tmp_path / "home"
+    monkeypatch.delenv("LOCALJUDGE_HOME")
+    assert models.cache_dir() == tmp_path / "xdg" / "localjudge"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    assert models.cache_dir() == Path.home() / ".cache" / "localjudge"
+
+
+def test_default_card_is_complete():
+    card = models.find_card("default")
+    assert card is not None and card.name == "gemma-3-270m"
+    assert len(card.sha256) == 64 and card.architecture == "gemma3" and card.chat_template == "gemma"
+    assert card.context_length > 0 and card.recommended["n_ctx"] <= card.context_length
+    assert models.find_card("gemma-3-270m") == card
+
+
+def test_every_card_names_a_source_and_checksum():
+    cards = models.load_cards()
+    assert cards
+    for card in cards:
+        assert card.file.endswith(".gguf") and len(card.sha256) == 64
+
+
+def test_ensure_default_model_assembles_once_and_verifies(monkeypatch, tmp_path):
+    monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path))
+    path = models.ensure_default_model()
+    assert path == tmp_path / "models" / "gemma-3-270m-q4_k_m.gguf"
+    assert path.read_bytes()[:4] == b"GGUF"
+    assert not list(path.parent.glob("*.part")), "temporary files must not be left behind"
+    stamp = path.with_name(path.name + ".verified")
+    assert stamp.read_text().split()[-1] == models.find_card("default").sha256
+
+    mtime = path.stat().st_mtime_ns
+    assert models.ensure_default_model() == path
+    assert path.stat().st_mtime_ns == mtime, "a verified model is reused, not rebuilt"
+
+    with path.open("r+b") as handle:  # corrupt one byte: the stamp no longer matches
+        handle.seek(1000)
+        handle.write(b"\xff")
+    with pytest.raises(ModelLoadError, match="does not match the sha256"):
+        models.ensure_default_model()
+
+
+def test_missing_model_package_names_the_install(monkeypatch, tmp_path):
+    monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path))
+    card = models.find_card("default")
+    broken = models.ModelCard(**{**card.__dict__, "source": {"module": "no_such_module_xyz", "pypi": "no-such-pkg"}})
+    with pytest.raises(MissingDependencyError, match="pip install no-such-pkg"):
+        models.ensure_card_model(broken)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("", "non-empty string"),
+        ("nonsense", "Unknown model spec 'nonsense'"),
+        ("hf:/some/dir", "transformers models are not supported"),
+        ("openai:gpt", "needs a server address"),
+    ],
+)
+def test_bad_specs_are_clear_errors(monkeypatch, spec, message):
+    monkeypatch.delenv(models.BASE_URL_ENV, raising=False)
+    with pytest.raises(ModelSpecError, match=message):
+        models.resolve_model(spec)

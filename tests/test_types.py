@@ -1,0 +1,81 @@
+"""Public types: the OpenEvals TypedDicts and the ModelClient protocols."""
+
+from __future__ import annotations
+
+import typing
+from types import SimpleNamespace
+
+import pytest
+
+from localjudge import ScriptedClient, types
+from localjudge.types import (
+    AsyncChatCompletionsClient,
+    AsyncModelClient,
+    ChatCompletionMessage,
+    ChatCompletionsClient,
+    EvaluatorResult,
+    FewShotExample,
+    ModelClient,
+)
+
+
+def test_all_names_exist():
+    for name in types.__all__:
+        assert getattr(types, name) is not None
+    assert {
+        "ChatCompletionMessage",
+        "FewShotExample",
+        "EvaluatorResult",
+        "SimpleEvaluator",
+        "SimpleAsyncEvaluator",
+        "ChatCompletionsClient",
+        "ModelClient",
+        "AsyncChatCompletionsClient",
+        "AsyncModelClient",
+    } <= set(types.__all__)
+
+
+@pytest.mark.parametrize(
+    ("cls", "required", "optional"),
+    [
+        (ChatCompletionMessage, {"content", "role"}, {"id", "tool_calls"}),
+        (FewShotExample, {"inputs", "outputs", "score"}, {"reasoning"}),
+        (EvaluatorResult, {"key", "score", "comment"}, {"metadata"}),
+    ],
+)
+def test_typeddict_keys(cls, required, optional):
+    assert cls.__required_keys__ == required
+    assert cls.__optional_keys__ == optional
+    typing.get_type_hints(cls)  # annotations resolve
+
+
+def test_a_scripted_client_is_a_model_client():
+    client = ScriptedClient([])
+    assert isinstance(client, ModelClient)
+    assert isinstance(client.chat.completions, ChatCompletionsClient)
+
+
+def test_an_object_of_the_openai_shape_is_a_model_client():
+    shaped = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=lambda **kw: {})))
+    assert isinstance(shaped, ModelClient)
+    assert isinstance(shaped, AsyncModelClient)
+    assert isinstance(shaped.chat.completions, AsyncChatCompletionsClient)
+
+
+@pytest.mark.parametrize("value", [object(), "client", SimpleNamespace(completions=None)])
+def test_other_objects_are_not_model_clients(value):
+    assert not isinstance(value, ModelClient)
+
+
+def test_objects_without_create_are_not_completions_clients():
+    assert not isinstance(SimpleNamespace(make=lambda: None), ChatCompletionsClient)
+
+
+def test_few_shot_example_validates_with_pydantic_without_reasoning():
+    pydantic = pytest.importorskip("pydantic")
+    adapter = pydantic.TypeAdapter(FewShotExample)
+    assert adapter.validate_python({"inputs": "q", "outputs": "a", "score": 1.0}) == {
+        "inputs": "q",
+        "outputs": "a",
+        "score": 1.0,
+    }
