@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from .clients.base import acall_create, call_create
-from .errors import UsageError
-from .parsing import parse_json_output
-from .prompting import build_messages
+from .errors import JudgeRuntimeError, UsageError
+from .parsing import parse_json_output, validate
+from .prompting import build_messages, format_few_shot_examples
 from .schema import OutputSchema, default_output_schema, normalise_output_schema
 from .types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator
 
@@ -83,9 +83,10 @@ def _read_choice(response: Any) -> tuple[Optional[str], Optional[str]]:
     """(content, finish_reason) from a response read by key or by attribute."""
     choices = _field(response, "choices")
     if not choices:
-        raise UsageError(
+        raise JudgeRuntimeError(
             f"The judge returned {type(response).__name__} without choices; a judge's "
-            "chat.completions.create must return an OpenAI-shaped ChatCompletion"
+            "chat.completions.create must return an OpenAI-shaped ChatCompletion",
+            backend=type(response).__name__,
         )
     choice = choices[0]
     message = _field(choice, "message")
@@ -132,6 +133,8 @@ def _build_core(
         schema = OutputSchema(json_schema, "score", True)
         choices = json_schema["properties"]["score"].get("enum")
 
+    if few_shot_examples:
+        _check_few_shot_examples(few_shot_examples, schema)
     client = _resolve_client(judge, model)
     check = getattr(client, "check_schema", None)
     if callable(check):
@@ -148,6 +151,21 @@ def _build_core(
         continuous=continuous,
         use_reasoning=use_reasoning,
     )
+
+
+def _check_few_shot_examples(examples: Sequence[Mapping[str, Any]], schema: OutputSchema) -> None:
+    """Bad examples fail when the evaluator is built, not on the first call."""
+    format_few_shot_examples(examples)  # raises on a missing field
+    if not schema.is_default:
+        return
+    score_schema = schema.json_schema["properties"]["score"]
+    for number, example in enumerate(examples):
+        problem = validate(example["score"], score_schema)
+        if problem:
+            raise UsageError(
+                f"few_shot_examples[{number}] has score {example['score']!r}, which this judge could never give: "
+                f"{problem.removeprefix('at (root): ')}"
+            )
 
 
 def _schema_from_prompt(prompt: Any) -> Any:

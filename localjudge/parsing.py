@@ -15,7 +15,8 @@ _DECODER = json.JSONDecoder()
 
 
 def extract_json(text: str) -> Any:
-    """The first JSON value in ``text``: bare, inside a Markdown fence, or after some prose.
+    """The first JSON object in ``text`` (an array only if it has no object): bare, inside a
+    Markdown fence, or after some prose.
 
     Raises ``json.JSONDecodeError`` when there is none; trailing prose is ignored.
     """
@@ -29,7 +30,10 @@ def extract_json(text: str) -> Any:
                 return json.loads(fence.group(1).strip())
             except json.JSONDecodeError:
                 pass
-        for match in re.finditer(r"[{\[]", stripped):
+        # An object when the text has one: prose before the answer may hold brackets
+        # ("see [1]") that parse as arrays. Arrays only when there is no object at all.
+        opener = "{" if "{" in stripped else "["
+        for match in re.finditer(re.escape(opener), stripped):
             try:
                 return _DECODER.raw_decode(stripped, match.start())[0]
             except json.JSONDecodeError:
@@ -43,7 +47,9 @@ def complete_partial_json(text: str) -> Optional[str]:
     A dangling key or a half-written literal is cut back to the last complete member,
     so the result is the best object the text so far supports.
     """
-    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
+    start = text.find("{")  # an object, when there is one: "[1]" in leading prose is not the answer
+    if start < 0:
+        start = text.find("[")
     if start < 0:
         return None
     body = text[start:]

@@ -64,7 +64,7 @@ def format_template(template: str, values: Mapping[str, Any]) -> str:
         rendered[name] = render_value(values[name])
     try:
         return template.format_map(rendered)
-    except (KeyError, IndexError, AttributeError, ValueError) as exc:
+    except (KeyError, IndexError, AttributeError, TypeError, ValueError) as exc:  # e.g. {inputs[q]}: values are text
         raise UsageError(f"Could not fill the prompt template: {exc!r}") from exc
 
 
@@ -92,9 +92,12 @@ def _attachment_blocks(attachments: Any) -> list[dict[str, Any]]:
 
 def _template_messages(template: str, values: Mapping[str, Any]) -> list[dict[str, Any]]:
     attachments = values.get("attachments")
-    if attachments is None or "attachments" not in template_fields(template):
+    if attachments is None:
         return [{"role": "user", "content": format_template(template, values)}]
     blocks = _attachment_blocks(attachments)
+    if "attachments" not in template_fields(template):
+        # No place named for them: they follow the text rather than being dropped.
+        return [{"role": "user", "content": [{"type": "text", "text": format_template(template, values)}, *blocks]}]
     # Fill the template with a marker where {attachments} stands, then cut at the marker:
     # literal braces ({{attachments}}) and values that contain braces stay text.
     marker = f"\x00attachments-{uuid.uuid4().hex}\x00"

@@ -148,9 +148,12 @@ def _pydantic_typeddict(cls: type) -> type:
 
 
 def _strict_objects(schema: Any) -> Any:
-    """Close every object schema (``additionalProperties: false``) unless it says otherwise."""
+    """Close every object schema that lists its properties, unless it says otherwise.
+
+    A bare ``{"type": "object"}`` stays open: closing it would allow only ``{}``.
+    """
     if isinstance(schema, dict):
-        if schema.get("type") == "object" or "properties" in schema:
+        if isinstance(schema.get("properties"), dict) and schema.get("type", "object") == "object":
             schema.setdefault("additionalProperties", False)
         for value in schema.values():
             _strict_objects(value)

@@ -129,7 +129,9 @@ def test_retryable_flags(error, retryable):
     assert error.retryable is retryable
 
 
-@pytest.mark.parametrize(("status", "retryable"), [(400, False), (404, False), (408, True), (429, True), (500, True), (503, True)])
+@pytest.mark.parametrize(
+    ("status", "retryable"), [(400, False), (404, False), (408, True), (429, True), (500, True), (503, True)]
+)
 def test_http_status_retryable_by_code(status, retryable):
     err = HTTPStatusError("bad status", status_code=status, body="b")
     assert err.retryable is retryable

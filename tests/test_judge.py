@@ -26,7 +26,7 @@ from localjudge import (
     create_llm_as_judge,
 )
 from localjudge.clients.base import make_chat_completion
-from localjudge.errors import MissingTemplateVariableError
+from localjudge.errors import JudgeRuntimeError, MissingTemplateVariableError
 from localjudge.prompting import format_few_shot_examples
 from localjudge.schema import default_output_schema
 
@@ -276,9 +276,7 @@ def test_output_schema_ignores_the_default_score_options():
     assert "score" not in client.requests[0]["response_format"]["json_schema"]["schema"]["properties"]
 
 
-@pytest.mark.parametrize(
-    "bad", [42, "json", PydanticVerdict(correct=True, points=1), int, {"type": "array"}], ids=str
-)
+@pytest.mark.parametrize("bad", [42, "json", PydanticVerdict(correct=True, points=1), int, {"type": "array"}], ids=str)
 def test_bad_output_schema_is_a_usage_error_at_creation(bad):
     with pytest.raises(UsageError, match="output_schema"):
         create_llm_as_judge(prompt=PROMPT, judge=ScriptedClient([]), output_schema=bad)
@@ -310,7 +308,9 @@ def _attribute_only(content, finish_reason="stop"):
 
 
 def _dict_only(content, finish_reason="stop"):
-    return {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}]}
+    return {
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish_reason}]
+    }
 
 
 @pytest.mark.parametrize("shape", [_attribute_only, _dict_only], ids=["attributes", "dict"])
@@ -328,9 +328,11 @@ def test_finish_reason_length_is_read_in_both_shapes(shape):
         evaluate_sync(client)
 
 
-@pytest.mark.parametrize("response", [{"choices": []}, {}, SimpleNamespace(), None], ids=["empty", "dict", "obj", "none"])
+@pytest.mark.parametrize(
+    "response", [{"choices": []}, {}, SimpleNamespace(), None], ids=["empty", "dict", "obj", "none"]
+)
 def test_a_response_without_choices_is_an_error(response):
-    with pytest.raises(UsageError, match="choices"):
+    with pytest.raises(JudgeRuntimeError, match="choices"):
         evaluate_sync(PlainClient(lambda request: response))
 
 
@@ -402,12 +404,17 @@ def test_none_content_is_an_empty_output_error():
 
 @pytest.mark.parametrize(
     "judge",
-    [object(), SimpleNamespace(chat=None), SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace())), "gpt-4"],
+    [
+        object(),
+        SimpleNamespace(chat=None),
+        SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace())),
+        "gpt-4",
+    ],
     ids=["object", "no-completions", "no-create", "string"],
 )
 @pytest.mark.parametrize("factory", [create_llm_as_judge, create_async_llm_as_judge])
 def test_judge_without_chat_completions_create_is_a_usage_error(judge, factory):
-    with pytest.raises(UsageError, match="chat.completions.create"):
+    with pytest.raises(UsageError, match=r"chat\.completions\.create"):
         factory(prompt=PROMPT, judge=judge)
 
 
@@ -509,7 +516,7 @@ PARITY_ANSWERS = [
 ]
 
 
-@pytest.mark.parametrize(("options", "raw"), list(zip(PARITY_CASES, PARITY_ANSWERS)))
+@pytest.mark.parametrize(("options", "raw"), list(zip(PARITY_CASES, PARITY_ANSWERS, strict=True)))
 async def test_sync_and_async_send_the_same_requests_and_return_the_same_results(options, raw):
     sync_client, async_client = ScriptedClient([raw]), ScriptedClient([raw])
     call = {"inputs": {"q": "二加二"}, "outputs": "4", "reference_outputs": "4"}
@@ -583,3 +590,19 @@ def test_sync_chatclient_subclass_is_a_judge():
             return make_chat_completion(answer(True), model="fixed")
 
     assert evaluate_sync(Fixed())["score"] is True
+
+
+@pytest.mark.parametrize(
+    ("options", "example", "message"),
+    [
+        ({}, {"inputs": "q", "outputs": "a", "score": 0.5}, "could never give"),
+        ({"choices": [0.0, 1.0]}, {"inputs": "q", "outputs": "a", "score": 0.5}, "could never give"),
+        ({"continuous": True}, {"inputs": "q", "outputs": "a", "score": 1.5}, "could never give"),
+        ({}, {"inputs": "q", "score": True}, "missing outputs"),
+    ],
+)
+def test_bad_few_shot_examples_fail_when_the_evaluator_is_built(options, example, message):
+    client = ScriptedClient([])
+    with pytest.raises(UsageError, match=message):
+        create_llm_as_judge(prompt=PROMPT, judge=client, few_shot_examples=[example], **options)
+    assert client.requests == []

@@ -193,3 +193,20 @@ def test_parse_json_output_applies_the_model_type():
     with pytest.raises(OutputParseError, match="positive"):
         parse_json_output('{"n": 0}', Positive.model_json_schema(), model_type=Positive)
     assert parse_json_output('{"n": 2}', Positive.model_json_schema(), model_type=Positive) == {"n": 2}
+
+
+def test_brackets_in_leading_prose_do_not_hide_the_object():
+    text = 'Per rule [1] of the rubric: {"reasoning": "x", "score": true}'
+    assert extract_json(text) == {"reasoning": "x", "score": True}
+    assert parse_json_output(text, SCHEMA) == {"reasoning": "x", "score": True}
+    assert parse_json_output('See [1]. {"reasoning": "x', SCHEMA, partial=True) == {"reasoning": "x"}
+
+
+def test_a_bare_array_is_still_found_without_an_object():
+    assert extract_json("values: [1, 2]") == [1, 2]
+    assert json.loads(complete_partial_json("values: [1, 2") or "null") == [1, 2]
+
+
+def test_an_unfinished_object_after_bracketed_prose_is_truncation():
+    with pytest.raises(TruncatedOutputError):
+        parse_json_output('See [1]. {"reasoning": "x', SCHEMA)

@@ -207,7 +207,9 @@ def test_few_shot_with_a_string_prompt_and_system():
 
 def test_few_shot_on_a_content_block_message_adds_a_text_block():
     blocks = [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "http://x/cat.png"}}]
-    messages = build_messages(lambda **_: [{"role": "user", "content": blocks}], values=VALUES, few_shot_examples=EXAMPLES)
+    messages = build_messages(
+        lambda **_: [{"role": "user", "content": blocks}], values=VALUES, few_shot_examples=EXAMPLES
+    )
     content = messages[0]["content"]
     assert content[:2] == blocks
     assert content[2] == {"type": "text", "text": format_few_shot_examples(EXAMPLES)}
@@ -215,7 +217,9 @@ def test_few_shot_on_a_content_block_message_adds_a_text_block():
 
 
 def test_few_shot_without_any_user_message_becomes_one():
-    messages = build_messages(lambda **_: [{"role": "system", "content": "sys"}], values=VALUES, few_shot_examples=EXAMPLES)
+    messages = build_messages(
+        lambda **_: [{"role": "system", "content": "sys"}], values=VALUES, few_shot_examples=EXAMPLES
+    )
     assert messages[-1]["role"] == "user"
     assert "<example 1>" in messages[-1]["content"]
 
@@ -304,5 +308,19 @@ def test_literal_attachments_braces_stay_text():
 
 
 def test_a_value_containing_the_placeholder_text_is_not_split():
-    messages = build_messages("{outputs} {attachments}", values={**VALUES, "outputs": "a {attachments} b", "attachments": [IMAGE]})
+    messages = build_messages(
+        "{outputs} {attachments}", values={**VALUES, "outputs": "a {attachments} b", "attachments": [IMAGE]}
+    )
     assert messages[0]["content"] == [{"type": "text", "text": "a {attachments} b "}, IMAGE]
+
+
+@pytest.mark.parametrize("template", ["{inputs[question]}", "{inputs.question}", "{outputs:d}"])
+def test_indexing_into_a_value_is_a_usage_error(template):
+    # values are rendered to text before filling, so fields and indexes cannot reach into them
+    with pytest.raises(UsageError, match="fill the prompt template"):
+        format_template(template, {"inputs": {"question": "q"}, "outputs": 3})
+
+
+def test_attachments_without_a_placeholder_follow_the_text():
+    messages = build_messages("Grade {outputs}", values={**VALUES, "attachments": IMAGE})
+    assert messages[0]["content"] == [{"type": "text", "text": "Grade 4"}, IMAGE]

@@ -284,3 +284,32 @@ def test_plain_typing_typeddict_schema():
 def test_bad_output_schemas_are_usage_errors(bad):
     with pytest.raises(UsageError, match="output_schema"):
         normalise_output_schema(bad)
+
+
+def test_continuous_variants_exact_json():
+    description = (
+        "A number between 0.0 and 1.0 that represents the degree to which the criteria in the "
+        "prompt are met: 0.0 means not met at all, 1.0 means fully met."
+    )
+    score = {"type": "number", "description": description, "minimum": 0, "maximum": 1}
+    assert default_output_schema(continuous=True) == (
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"reasoning": REASONING, "score": score},
+            "required": ["reasoning", "score"],
+        },
+        description,
+    )
+    assert default_output_schema(continuous=True, use_reasoning=False) == (
+        {"type": "object", "additionalProperties": False, "properties": {"score": score}, "required": ["score"]},
+        description,
+    )
+
+
+def test_a_bare_object_field_stays_open():
+    result = normalise_output_schema(
+        {"type": "object", "properties": {"extra": {"type": "object"}}, "required": ["extra"]}
+    )
+    assert result.json_schema["additionalProperties"] is False
+    assert "additionalProperties" not in result.json_schema["properties"]["extra"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ipaddress
 import os
 import socket
-from typing import Mapping
+from collections.abc import Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import UsageError

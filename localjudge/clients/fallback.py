@@ -9,9 +9,11 @@ judge copies into the result's ``metadata``.
 from __future__ import annotations
 
 import builtins
-from typing import Any, Callable, Mapping, Sequence, Union
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Union
 
 from ..errors import AllClientsFailedError, JudgeRuntimeError, LocalJudgeError, UsageError
+from .adapter import adapt_response_format
 from .base import AsyncChatClient, ChatClient, ChatCompletion, acall_create, call_create
 
 __all__ = ["FALLBACK_FIELD", "AsyncFallbackClient", "FallbackClient", "should_fall_back"]
@@ -92,8 +94,9 @@ class _Chain:
 
     def __init__(self, clients: Sequence[Any], fallback_on: FallbackOn, names: Sequence[str] | None) -> None:
         _check_clients(clients)
-        self.clients = list(clients)
-        self.names = _names(self.clients, names)
+        self.names = _names(clients, names)
+        # Foreign clients (the openai SDK) learn which schema form each server takes.
+        self.clients = [adapt_response_format(c) for c in clients]
         self.fallback_on = fallback_on
         self.should_fall_back = _predicate(fallback_on)
 
@@ -112,9 +115,7 @@ class _Chain:
         completion[FALLBACK_FIELD] = ChatCompletion(
             {
                 "client": name,
-                "failures": [
-                    {"client": n, "error": type(e).__name__, "message": _clip(str(e))} for n, e in failures
-                ],
+                "failures": [{"client": n, "error": type(e).__name__, "message": _clip(str(e))} for n, e in failures],
             }
         )
         return completion
@@ -158,7 +159,7 @@ class FallbackClient(ChatClient):
 
     def _complete(self, request: dict[str, Any]) -> Any:
         failures: list[tuple[str, BaseException]] = []
-        for name, client in zip(self._chain.names, self._chain.clients):
+        for name, client in zip(self._chain.names, self._chain.clients, strict=True):
             try:
                 response = call_create(client, dict(request))
             except Exception as exc:
@@ -195,7 +196,7 @@ class AsyncFallbackClient(AsyncChatClient):
 
     async def _acomplete(self, request: dict[str, Any]) -> Any:
         failures: list[tuple[str, BaseException]] = []
-        for name, client in zip(self._chain.names, self._chain.clients):
+        for name, client in zip(self._chain.names, self._chain.clients, strict=True):
             try:
                 response = await acall_create(client, dict(request))
             except Exception as exc:

@@ -12,7 +12,8 @@ for, whatever the server claims to have enforced.
 from __future__ import annotations
 
 import threading
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..errors import OutputParseError
 from .base import read_response_format

@@ -18,8 +18,9 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generator, Mapping, Union
+from typing import Any, Union
 
 import httpx
 
@@ -120,7 +121,11 @@ class _RemoteBase:
         if model is not None and (not isinstance(model, str) or not model):
             raise UsageError(f"model must be a non-empty string or None, got {model!r}")
         self.model = model
-        for label, value in (("timeout", timeout), ("connect_timeout", connect_timeout), ("read_timeout", read_timeout)):
+        for label, value in (
+            ("timeout", timeout),
+            ("connect_timeout", connect_timeout),
+            ("read_timeout", read_timeout),
+        ):
             if value is not None and (not isinstance(value, (int, float)) or value <= 0):
                 raise UsageError(f"{label} must be a positive number of seconds, got {value!r}")
         self.timeout = float(timeout)
@@ -245,7 +250,9 @@ class _RemoteBase:
                         f"HTTP {outcome.status_code}: the server rejects response_format json_schema; "
                         "sending json_object with the schema instead"
                     )
-                    logger.info("%s takes json_object+schema, not json_schema; switching for this endpoint", self.base_url)
+                    logger.info(
+                        "%s takes json_object+schema, not json_schema; switching for this endpoint", self.base_url
+                    )
                     call = self._build(request)
                     continue
                 verdict = self._status_verdict(outcome, text)
@@ -255,7 +262,7 @@ class _RemoteBase:
             else:  # pragma: no cover - a driver bug
                 raise RuntimeError(f"unexpected outcome {outcome!r}")
 
-            attempts.append(verdict.note)
+            attempts.append(self._redact(verdict.note))
             if not verdict.retry_here or retries >= self.retry.max_retries:
                 raise self._give_up(call, attempts, verdict)
             delay = self.retry.delay(retries, verdict.retry_after)
@@ -293,7 +300,8 @@ class _RemoteBase:
         )
 
     def _read(self, call: _Call, reply: _Reply) -> ChatCompletion:
-        text = reply.body.decode("utf-8", errors="replace")
+        # A server that echoes the key anywhere in its answer must not pass it on.
+        text = self._redact(reply.body.decode("utf-8", errors="replace"))
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -302,14 +310,14 @@ class _RemoteBase:
             hint = "" if looks_cut else "; is base_url the API root (usually ending in /v1)?"
             raise _Malformed(
                 f"HTTP {reply.status_code} body is {what} ({exc.msg} at character {exc.pos}): "
-                f"{_clip(self._redact(text), 200)!r}{hint}",
+                f"{_clip(text, 200)!r}{hint}",
                 retry_here=True,
             ) from None
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
             detail = data.get("error") if isinstance(data, dict) and data.get("error") else _clip(text, 200)
             raise _Malformed(
-                f"HTTP {reply.status_code} answer is not a chat completion (no choices): {self._redact(str(detail))}",
+                f"HTTP {reply.status_code} answer is not a chat completion (no choices): {detail}",
                 retry_here=False,
             )
         completion = ChatCompletion(data)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import email.utils
 import random
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 __all__ = ["RETRY_STATUSES", "RetryPolicy", "is_retryable_status", "parse_retry_after"]
 
@@ -79,7 +79,9 @@ class RetryPolicy:
     def attempts(self) -> int:
         return self.max_retries + 1
 
-    def delay(self, retry_index: int, retry_after: float | None = None, rng: Callable[[], float] = random.random) -> float:
+    def delay(
+        self, retry_index: int, retry_after: float | None = None, rng: Callable[[], float] = random.random
+    ) -> float:
         """Seconds to wait before retry number ``retry_index`` (0 for the first retry)."""
         if retry_after is not None:
             return min(retry_after, self.max_retry_after)

@@ -8,16 +8,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import httpx
 import pytest
+from fault_server import Blackhole, FaultServer
 
 from localjudge.clients.formats import FORMATS
-
-from fault_server import Blackhole, FaultServer
 
 LAUNCHER = Path(__file__).with_name("llama_server.py")
 SERVER_START_DEADLINE = 120.0
@@ -115,7 +115,7 @@ def start_llama_server(model_path: Path, log_dir: Path) -> LlamaServer:
     # The server reads HOST/PORT/MODEL from the environment too: pin them.
     env = {**os.environ, "HOST": "127.0.0.1", "PORT": str(port)}
     env.pop("MODEL", None)
-    log = open(log_path, "wb")  # noqa: SIM115 - handed to the child, closed below
+    log = open(log_path, "wb")
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, stdin=subprocess.DEVNULL)
     log.close()
     server = LlamaServer(process, port, log_path)

@@ -14,8 +14,9 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 Action = Callable[["Exchange"], bool]  # returns whether the connection stays open
 
@@ -41,7 +42,7 @@ class Exchange:
         """Whether the client has hung up (an EOF is waiting)."""
         try:
             return self.conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
-        except (BlockingIOError, InterruptedError, TimeoutError, socket.timeout):
+        except (BlockingIOError, InterruptedError, TimeoutError):
             return False
         except OSError:
             return True
@@ -196,7 +197,7 @@ class FaultServer:
         while not self.stopping.is_set():
             try:
                 conn, _ = self._listener.accept()
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 continue
             except OSError:
                 return
@@ -252,7 +253,7 @@ class FaultServer:
         while not self.stopping.is_set():
             try:
                 return conn.recv(65536)
-            except (TimeoutError, socket.timeout):
+            except TimeoutError:
                 continue
         return b""
 

@@ -23,6 +23,19 @@ REQUEST = {
     "max_tokens": 20,
 }
 
+# The body llama-cpp-python 0.3.36's server sends for response_format json_schema, verbatim.
+LLAMA_REJECTION = {
+    "error": {
+        "message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+        "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
+        "'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File \"llama_cpp/server/app.py\", line 376, "
+        "in create_chat_completion\n    POST /v1/chat/completions",
+        "type": "internal_server_error",
+        "param": None,
+        "code": None,
+    }
+}
+
 # Small waits so a fault test takes about a second, not a minute.
 FAST = {"max_retries": 2, "backoff": 0.01, "max_backoff": 0.05, "timeout": 5.0, "connect_timeout": 1.0}
 

@@ -165,7 +165,9 @@ def test_cut_off_json_document_is_retried(mode, fault_server):
 
 
 def test_non_json_body_is_a_transport_error_with_a_hint(mode, fault_server):
-    server = fault_server(respond(200, "<html><body>Welcome to the web UI</body></html>", {"Content-Type": "text/html"}))
+    server = fault_server(
+        respond(200, "<html><body>Welcome to the web UI</body></html>", {"Content-Type": "text/html"})
+    )
     result = run(mode, server.base_url, server, max_retries=1)
     assert type(result.error) is TransportError
     assert "not JSON" in str(result.error)

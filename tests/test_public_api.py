@@ -1,0 +1,152 @@
+"""The public surface: ``__all__`` guarded, every name importable, ``import localjudge`` light."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import localjudge
+import localjudge.llm
+import localjudge.types
+
+ROOT = Path(__file__).resolve().parents[1]
+
+EXPECTED_ALL = {
+    "AllClientsFailedError",
+    "AsyncChatClient",
+    "ChatClient",
+    "ChatCompletion",
+    "FallbackClient",
+    "JudgeRuntimeError",
+    "LlamaCppClient",
+    "LocalJudgeError",
+    "MissingDependencyError",
+    "MissingTemplateVariableError",
+    "ModelError",
+    "ModelLoadError",
+    "ModelSpecError",
+    "OpenAICompatibleClient",
+    "OutputParseError",
+    "ScriptedClient",
+    "TransportError",
+    "TruncatedOutputError",
+    "UnsupportedSchemaError",
+    "UsageError",
+    "__version__",
+    "create_async_llm_as_judge",
+    "create_llm_as_judge",
+    "default_output_schema",
+    "resolve_model",
+}
+
+HEAVY = ["llama_cpp", "torch", "transformers", "outlines", "outlines_core", "numpy", "httpx"]
+
+OPENEVALS_PARAMETERS = [
+    "prompt",
+    "feedback_key",
+    "judge",
+    "model",
+    "system",
+    "continuous",
+    "choices",
+    "use_reasoning",
+    "few_shot_examples",
+    "output_schema",
+]
+
+
+def test_all_is_exactly_the_public_api():
+    assert set(localjudge.__all__) == EXPECTED_ALL
+    assert len(localjudge.__all__) == len(set(localjudge.__all__))
+
+
+def test_every_name_in_all_resolves():
+    for name in localjudge.__all__:
+        assert getattr(localjudge, name) is not None, name
+
+
+def test_lazy_backends_resolve_to_their_modules():
+    for name, module in [
+        ("LlamaCppClient", "localjudge.clients.llamacpp"),
+        ("OpenAICompatibleClient", "localjudge.clients.remote"),
+        ("FallbackClient", "localjudge.clients.fallback"),
+    ]:
+        assert getattr(localjudge, name) is getattr(importlib.import_module(module), name)
+        assert getattr(localjudge.clients, name) is getattr(localjudge, name)
+
+
+def test_unknown_attribute_is_an_attribute_error():
+    try:
+        localjudge.NoSuchThing  # noqa: B018
+    except AttributeError as exc:
+        assert "NoSuchThing" in str(exc)
+    else:
+        raise AssertionError("expected AttributeError")
+
+
+def test_version_matches_the_project():
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert f'version = "{localjudge.__version__}"' in pyproject
+
+
+def test_llm_module_mirrors_openevals():
+    assert localjudge.llm.create_llm_as_judge is localjudge.create_llm_as_judge
+    assert localjudge.llm.create_async_llm_as_judge is localjudge.create_async_llm_as_judge
+    assert localjudge.llm._construct_default_output_json_schema is localjudge.default_output_schema
+    from localjudge.llm import _construct_default_output_json_schema  # noqa: F401
+
+
+def test_factories_take_exactly_the_openevals_parameters_keyword_only():
+    for factory in (localjudge.create_llm_as_judge, localjudge.create_async_llm_as_judge):
+        parameters = inspect.signature(factory).parameters
+        assert list(parameters) == OPENEVALS_PARAMETERS
+        assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in parameters.values())
+        defaults = {name: p.default for name, p in parameters.items()}
+        assert defaults == {
+            "prompt": inspect.Parameter.empty,
+            "feedback_key": "score",
+            "judge": None,
+            "model": None,
+            "system": None,
+            "continuous": False,
+            "choices": None,
+            "use_reasoning": True,
+            "few_shot_examples": None,
+            "output_schema": None,
+        }
+
+
+def test_default_schema_signature():
+    parameters = inspect.signature(localjudge.default_output_schema).parameters
+    assert list(parameters) == ["continuous", "choices", "use_reasoning"]
+    assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in parameters.values())
+
+
+def test_types_module_names_import():
+    for name in localjudge.types.__all__:
+        assert hasattr(localjudge.types, name)
+
+
+def test_import_localjudge_loads_no_heavy_library():
+    code = (
+        "import sys, json, localjudge, localjudge.llm, localjudge.types;"
+        f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert json.loads(out.stdout) == []
+
+
+def test_creating_and_running_an_evaluator_loads_no_heavy_library():
+    code = (
+        "import sys, json, localjudge;"
+        'c = localjudge.ScriptedClient([\'{"reasoning": "r", "score": true}\']);'
+        "r = localjudge.create_llm_as_judge(prompt='{outputs}', judge=c)(outputs='x');"
+        "assert r['score'] is True;"
+        f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert json.loads(out.stdout) == []
