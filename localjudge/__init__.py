@@ -32,6 +32,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AllClientsFailedError",
+    "AsyncFallbackClient",
+    "AsyncOpenAICompatibleClient",
     "AsyncChatClient",
     "ChatClient",
     "ChatCompletion",
@@ -61,7 +63,9 @@ __all__ = [
 _LAZY = {
     "LlamaCppClient": ".clients.llamacpp",
     "OpenAICompatibleClient": ".clients.remote",
+    "AsyncOpenAICompatibleClient": ".clients.remote",
     "FallbackClient": ".clients.fallback",
+    "AsyncFallbackClient": ".clients.fallback",
 }
 
 

@@ -102,20 +102,11 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def build_judge(model_spec: str, base_url: Optional[str], fallbacks: tuple[str, ...]) -> Any:
-    from .models import resolve_model
+    from .models import resolve_chain, resolve_model
 
-    specs = [model_spec, *fallbacks]
-    if len(specs) == 1:
-        return resolve_model(model_spec, base_url=base_url)
-    from .clients.fallback import FallbackClient
-
-    return FallbackClient(*[_deferred(spec, base_url) for spec in specs])
-
-
-def _deferred(spec: str, base_url: Optional[str]) -> Any:
-    from .clients.deferred import DeferredClient
-
-    return DeferredClient(spec, base_url=base_url)
+    if fallbacks:
+        return resolve_chain([model_spec, *fallbacks], base_url=base_url)
+    return resolve_model(model_spec, base_url=base_url)
 
 
 @main.command()

@@ -188,7 +188,9 @@ def _resolve_client(judge: Any, model: Optional[str]) -> Any:
             f"judge must have chat.completions.create(...) (an OpenAI-style client) or be a LangChain "
             f"chat model; got {type(judge).__name__}"
         )
-    return judge
+    from .clients.adapter import adapt_response_format
+
+    return adapt_response_format(judge)
 
 
 def _is_langchain_chat_model(judge: Any) -> bool:

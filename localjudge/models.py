@@ -6,6 +6,7 @@ Specs users type::
     NAME                    a model card in models/ (``localjudge models list``)
     PATH.gguf, gguf:PATH    a GGUF file on disk
     openai:NAME             a model on an OpenAI-compatible server (base_url= or LOCALJUDGE_BASE_URL)
+    SPEC,SPEC,...           a fallback chain: each is tried when the one before fails
 
 Every backend plugs in here and nowhere else.
 """
@@ -20,7 +21,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from .errors import MissingDependencyError, ModelLoadError, ModelSpecError
 
@@ -35,6 +36,7 @@ __all__ = [
     "ensure_default_model",
     "find_card",
     "load_cards",
+    "resolve_chain",
     "resolve_model",
 ]
 
@@ -174,6 +176,8 @@ def resolve_model(spec: str, *, base_url: Optional[str] = None, api_key: Optiona
     if not isinstance(spec, str) or not spec.strip():
         raise ModelSpecError(f"A model spec must be a non-empty string, got {spec!r}")
     spec = spec.strip()
+    if "," in spec and not Path(spec).expanduser().exists():
+        return resolve_chain(spec.split(","), base_url=base_url, api_key=api_key, **options)
     prefix, _, rest = spec.partition(":")
     if prefix == "openai" and rest:
         return _remote_client(rest, base_url=base_url, api_key=api_key, **options)
@@ -195,6 +199,26 @@ def resolve_model(spec: str, *, base_url: Optional[str] = None, api_key: Optiona
         f"Unknown model spec {spec!r}. Use one of: {names}; a path to a .gguf file; "
         "or openai:NAME with a base URL"
     )
+
+
+def resolve_chain(specs: Sequence[str], *, base_url: Optional[str] = None, **options: Any) -> Any:
+    """A FallbackClient over ``specs`` in order (``"default,openai:NAME"`` says the same).
+
+    Local models load on first use, so a missing or broken one is a failure the
+    chain moves past; remote specs resolve now, so a missing base URL is reported
+    before anything runs.
+    """
+    from .clients.deferred import DeferredClient
+    from .clients.fallback import FallbackClient
+
+    specs = [s.strip() for s in specs]
+    if len(specs) < 2 or not all(specs):
+        raise ModelSpecError(f"A fallback chain needs two or more non-empty specs, got {specs!r}")
+    clients = [
+        resolve_model(s, base_url=base_url, **options) if s.startswith("openai:") else DeferredClient(s, **options)
+        for s in specs
+    ]
+    return FallbackClient(*clients)
 
 
 def _local_client(path: Path, card: Optional[ModelCard], options: dict[str, Any]) -> Any:

@@ -76,3 +76,27 @@ def test_bad_specs_are_clear_errors(monkeypatch, spec, message):
     monkeypatch.delenv(models.BASE_URL_ENV, raising=False)
     with pytest.raises(ModelSpecError, match=message):
         models.resolve_model(spec)
+
+
+def test_comma_spec_is_a_fallback_chain():
+    from localjudge.clients.deferred import DeferredClient
+    from localjudge.clients.fallback import FallbackClient
+    from localjudge.clients.remote import OpenAICompatibleClient
+
+    chain = models.resolve_model("missing.gguf, openai:judge", base_url="http://127.0.0.1:9/v1")
+    assert isinstance(chain, FallbackClient)
+    first, second = chain.clients
+    assert isinstance(first, DeferredClient) and first.spec == "missing.gguf"
+    assert isinstance(second, OpenAICompatibleClient)
+
+
+@pytest.mark.parametrize("spec", ["default,", ",default"])
+def test_a_chain_with_an_empty_spec_is_refused(spec):
+    with pytest.raises(ModelSpecError, match="two or more non-empty specs"):
+        models.resolve_model(spec)
+
+
+def test_a_chain_reports_a_missing_base_url_before_running(monkeypatch):
+    monkeypatch.delenv(models.BASE_URL_ENV, raising=False)
+    with pytest.raises(ModelSpecError, match="needs a server address"):
+        models.resolve_chain(["default", "openai:judge"])

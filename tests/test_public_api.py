@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 EXPECTED_ALL = {
     "AllClientsFailedError",
     "AsyncChatClient",
+    "AsyncFallbackClient",
+    "AsyncOpenAICompatibleClient",
     "ChatClient",
     "ChatCompletion",
     "FallbackClient",

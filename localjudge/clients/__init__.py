@@ -8,19 +8,25 @@ from .base import AsyncChatClient, ChatClient, ChatCompletion, ScriptedClient, m
 
 __all__ = [
     "AsyncChatClient",
+    "AsyncFallbackClient",
+    "AsyncOpenAICompatibleClient",
     "ChatClient",
     "ChatCompletion",
     "FallbackClient",
     "LlamaCppClient",
     "OpenAICompatibleClient",
     "ScriptedClient",
+    "adapt_response_format",
     "make_chat_completion",
 ]
 
 _LAZY = {
     "LlamaCppClient": ".llamacpp",
     "OpenAICompatibleClient": ".remote",
+    "AsyncOpenAICompatibleClient": ".remote",
     "FallbackClient": ".fallback",
+    "AsyncFallbackClient": ".fallback",
+    "adapt_response_format": ".adapter",
 }
 
 

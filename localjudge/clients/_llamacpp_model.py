@@ -14,12 +14,15 @@ import ctypes
 import hashlib
 import os
 import struct
+import sys
 import threading
+from collections import deque
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from ..decoding import disk_cache
 from ..decoding.guide import TokenVocabulary
 from ..errors import ContextOverflowError, MissingDependencyError, ModelError, ModelLoadError
 
@@ -31,12 +34,42 @@ _vocab_cache: dict[str, TokenVocabulary] = {}
 _vocab_lock = threading.Lock()
 
 
+_log_lines: deque[str] = deque(maxlen=200)
+_log_state: dict[str, Any] = {"callback": None, "echo": False}
+
+
 def import_llama_cpp():
     try:
         import llama_cpp
     except ImportError as exc:
         raise MissingDependencyError("The local GGUF judge", "llama-cpp-python", "llamacpp") from exc
+    if _log_state["callback"] is None:
+        _install_log_callback(llama_cpp)
     return llama_cpp
+
+
+def _install_log_callback(llama_cpp: Any) -> None:
+    """Keep llama.cpp's log in memory (quoted in load errors) instead of on stderr.
+
+    llama-cpp-python's own callback maps the log levels of this llama.cpp
+    version one step off and prints warnings as errors.
+    """
+
+    @llama_cpp.llama_log_callback
+    def callback(level: int, text: bytes, user_data: Any) -> None:
+        line = text.decode("utf-8", "replace")
+        _log_lines.append(line)
+        if _log_state["echo"]:
+            sys.stderr.write(line)
+
+    _log_state["callback"] = callback  # a reference, so ctypes does not free it
+    llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
+
+
+def _recent_log(since: int) -> str:
+    lines = list(_log_lines)[since:] if since < len(_log_lines) else []
+    text = "".join(lines).strip()
+    return text[-1500:]
 
 
 def check_gguf_file(path: str | os.PathLike[str]) -> Path:
@@ -88,6 +121,17 @@ def cpu_features() -> dict[str, Any]:
     return {"system_info": info.strip(), "amx": any(f.startswith("amx") for f in flags) or "AMX_INT8 = 1" in info}
 
 
+def _cached_pieces(parts: tuple[str, ...], n_vocab: int) -> list[bytes | None] | None:
+    data = disk_cache.load("pieces", parts)
+    if data is None:
+        return None
+    try:
+        pieces = disk_cache.decode_pieces(data)
+    except (ValueError, IndexError):
+        return None
+    return pieces if len(pieces) == n_vocab else None
+
+
 class LlamaModel:
     """One GGUF model with one context. Not thread-safe: hold ``lock`` around every use."""
 
@@ -103,19 +147,22 @@ class LlamaModel:
     ) -> None:
         self.path = check_gguf_file(path)
         llama_cpp = import_llama_cpp()
-        from llama_cpp import _internals, _logger
+        from llama_cpp import _internals
 
-        _logger.set_verbose(verbose)
+        _log_state["echo"] = verbose
         self._llama_cpp = llama_cpp
         self.lock = threading.Lock()
         self.n_threads = n_threads or max(1, os.cpu_count() or 1)
         self.use_extra_bufts = use_extra_bufts
         model_params = llama_cpp.llama_model_default_params()
         model_params.use_extra_bufts = use_extra_bufts
+        _log_lines.clear()
         try:
-            self._model = _internals.LlamaModel(path_model=str(self.path), params=model_params, verbose=verbose)
+            self._model = _internals.LlamaModel(path_model=str(self.path), params=model_params, verbose=True)
         except Exception as exc:
-            raise ModelLoadError(f"llama.cpp could not load {self.path}: {exc}", path=str(self.path)) from exc
+            log = _recent_log(0)
+            detail = f"\nllama.cpp said:\n{log}" if log else ""
+            raise ModelLoadError(f"llama.cpp could not load {self.path}: {exc}{detail}", path=str(self.path)) from exc
         self.metadata: dict[str, str] = self._model.metadata()
         self.n_ctx_train = self._model.n_ctx_train()
         ctx_params = llama_cpp.llama_context_default_params()
@@ -126,8 +173,8 @@ class LlamaModel:
         ctx_params.n_threads_batch = self.n_threads
         ctx_params.no_perf = True
         try:
-            self._ctx = _internals.LlamaContext(model=self._model, params=ctx_params, verbose=verbose)
-            self._batch = _internals.LlamaBatch(n_tokens=n_batch, embd=0, n_seq_max=1, verbose=verbose)
+            self._ctx = _internals.LlamaContext(model=self._model, params=ctx_params, verbose=True)
+            self._batch = _internals.LlamaBatch(n_tokens=n_batch, embd=0, n_seq_max=1, verbose=True)
         except Exception as exc:
             self._model.close()
             raise ModelLoadError(f"llama.cpp could not create a context for {self.path}: {exc}", path=str(self.path)) from exc
@@ -161,6 +208,22 @@ class LlamaModel:
         if cached is not None:
             return cached
         lib, vocab = self._llama_cpp, self._model.vocab
+        parts = ("pieces", getattr(lib, "__version__", "?"), key)
+        pieces = _cached_pieces(parts, self.n_vocab)
+        if pieces is None:
+            pieces = self._read_pieces()
+            disk_cache.store("pieces", parts, disk_cache.encode_pieces(pieces))
+        is_eog = lib.llama_vocab_is_eog
+        stops = [t for t in (lib.llama_vocab_eos(vocab), lib.llama_vocab_eot(vocab)) if t >= 0]
+        stops += [t for t, p in enumerate(pieces) if p is None and is_eog(vocab, t)]
+        eos = lib.llama_vocab_eos(vocab)
+        result = TokenVocabulary(pieces, eos_id=eos if eos >= 0 else stops[0], stop_ids=stops, key=key)
+        with _vocab_lock:
+            _vocab_cache[key] = result
+        return result
+
+    def _read_pieces(self) -> list[bytes | None]:
+        lib, vocab = self._llama_cpp, self._model.vocab
         skip = lib.LLAMA_TOKEN_ATTR_CONTROL | lib.LLAMA_TOKEN_ATTR_UNKNOWN | lib.LLAMA_TOKEN_ATTR_UNUSED
         buf = ctypes.create_string_buffer(256)
         to_piece, get_attr = lib.llama_token_to_piece, lib.llama_vocab_get_attr
@@ -172,14 +235,7 @@ class LlamaModel:
                 continue
             n = to_piece(vocab, token, buf, 256, 0, False)
             pieces.append(buf.raw[:n] if n > 0 else None)
-        is_eog = lib.llama_vocab_is_eog
-        stops = [t for t in (lib.llama_vocab_eos(vocab), lib.llama_vocab_eot(vocab)) if t >= 0]
-        stops += [t for t, p in enumerate(pieces) if p is None and is_eog(vocab, t)]
-        eos = lib.llama_vocab_eos(vocab)
-        result = TokenVocabulary(pieces, eos_id=eos if eos >= 0 else stops[0], stop_ids=stops, key=key)
-        with _vocab_lock:
-            _vocab_cache[key] = result
-        return result
+        return pieces
 
     def tokenize(self, text: str, *, special: bool) -> list[int]:
         return self._model.tokenize(text.encode("utf-8"), False, special)

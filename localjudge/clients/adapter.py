@@ -12,7 +12,7 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from .base import _Chat
+from .base import _Chat, is_async_create
 from .formats import FORMATS, LLAMA_FORM, OPENAI_FORM, is_schema_rejection, wire_response_format
 
 __all__ = ["AsyncFormatAdapter", "FormatAdapter", "adapt_response_format", "is_async_create"]
@@ -92,12 +92,3 @@ def adapt_response_format(client: Any) -> Any:
     if isinstance(client, (ChatClient, AsyncChatClient, _Adapter)):
         return client
     return AsyncFormatAdapter(client) if is_async_create(client.chat.completions.create) else FormatAdapter(client)
-
-
-def is_async_create(create: Any) -> bool:
-    """Whether ``create`` is a coroutine function, also behind decorators (the openai SDK wraps it)."""
-    call_method = type(create).__dict__.get("__call__")  # a callable object's async __call__
-    for candidate in (create, call_method):
-        if candidate is not None and inspect.iscoroutinefunction(inspect.unwrap(candidate)):
-            return True
-    return False

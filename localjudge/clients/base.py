@@ -9,6 +9,7 @@ any code written against that SDK and any object of that shape can judge for us.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import itertools
 import time
 import uuid
@@ -231,12 +232,21 @@ def call_create(client: Any, request: dict[str, Any]) -> Any:
 async def acall_create(client: Any, request: dict[str, Any]) -> Any:
     """Await an async client, or run a sync one in a worker thread so the loop stays free."""
     create = client.chat.completions.create
-    if asyncio.iscoroutinefunction(create) or asyncio.iscoroutinefunction(getattr(create, "__call__", None)):
+    if is_async_create(create):
         return await create(**request)
     result = await asyncio.to_thread(create, **request)
     if isinstance(result, Awaitable):
         result = await result
     return result
+
+
+def is_async_create(create: Any) -> bool:
+    """Whether ``create`` is a coroutine function, also behind decorators (the openai SDK wraps it)."""
+    call_method = type(create).__dict__.get("__call__")  # a callable object's async __call__
+    for candidate in (create, call_method):
+        if candidate is not None and inspect.iscoroutinefunction(inspect.unwrap(candidate)):
+            return True
+    return False
 
 
 class ScriptedClient(ChatClient):

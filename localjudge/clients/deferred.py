@@ -31,10 +31,11 @@ class DeferredClient(ChatClient):
             return self._client
 
     def check_schema(self, schema: dict[str, Any]) -> None:
-        """Schema checks need no model: the local decoding rules apply to every local spec."""
-        check = getattr(self._client, "check_schema", None)
-        if callable(check):
-            check(schema)
+        """Local specs decode under our grammar, so their schema rules apply before loading."""
+        if not self.spec.startswith("openai:"):
+            from ..decoding import check_schema
+
+            check_schema(schema)
 
     def _complete(self, request: dict[str, Any]) -> ChatCompletion:
         return call_create(self.resolve(), request)

@@ -19,6 +19,7 @@ from ..errors import OutputParseError
 from .base import read_response_format
 
 __all__ = [
+    "FORMATS",
     "LLAMA_FORM",
     "OPENAI_FORM",
     "FormatMemo",

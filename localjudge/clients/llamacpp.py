@@ -146,6 +146,12 @@ class LlamaCppClient(ChatClient):
         return {**self.model.load_info(), "chat_template": self.template.source,
                 "reasoning_budget": self.reasoning_budget}
 
+    def runtime_info(self) -> dict[str, Any]:
+        """``load_info()`` plus the CPU facts behind the AMX workaround."""
+        from ._llamacpp_model import cpu_features
+
+        return {**self.load_info(), **cpu_features()}
+
     def smoke_decode(self) -> dict[str, Any]:
         """Evaluate one prompt and pick one token: proves the model runs on this CPU."""
         started = time.perf_counter()

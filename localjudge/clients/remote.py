@@ -56,7 +56,8 @@ class _Call:
     schema: dict[str, Any] | None
     form: str
     context: dict[str, Any]  # what errors carry as ``request``: the body, never headers
-    deadline: float
+    deadline: float  # seconds for the whole attempt
+    read_timeout: float  # seconds to wait for the next bytes, never longer than the deadline
 
 
 @dataclass
@@ -170,10 +171,9 @@ class _RemoteBase:
         key = "'***'" if self._api_key else "None"
         return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r}, api_key={key})"
 
-    def _httpx_timeout(self) -> httpx.Timeout:
-        return httpx.Timeout(
-            connect=self.connect_timeout, read=self.read_timeout, write=self.read_timeout, pool=self.connect_timeout
-        )
+    def _httpx_timeout(self, read: float | None = None) -> httpx.Timeout:
+        read = self.read_timeout if read is None else read
+        return httpx.Timeout(connect=self.connect_timeout, read=read, write=read, pool=self.connect_timeout)
 
     # -- building the request ----------------------------------------------------
 
@@ -219,6 +219,7 @@ class _RemoteBase:
             form=form,
             context={"url": self.base_url, **body},
             deadline=float(deadline) if deadline is not None else self.timeout,
+            read_timeout=min(self.read_timeout, float(deadline) if deadline is not None else self.timeout),
         )
 
     # -- the decisions -----------------------------------------------------------
@@ -350,13 +351,13 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _failure(exc: httpx.HTTPError, call: _Call, connect_timeout: float, read_timeout: float) -> _Failure:
+def _failure(exc: httpx.HTTPError, call: _Call, connect_timeout: float) -> _Failure:
     """Name what went wrong without the request (its headers hold the key)."""
     detail = str(exc) or type(exc).__name__
     if isinstance(exc, httpx.ConnectTimeout):
         return _Failure("timeout", f"no connection within {connect_timeout:g} s")
     if isinstance(exc, httpx.TimeoutException):
-        return _Failure("timeout", f"no data for {read_timeout:g} s ({type(exc).__name__})")
+        return _Failure("timeout", f"no data for {call.read_timeout:g} s ({type(exc).__name__})")
     if isinstance(exc, httpx.ConnectError):
         return _Failure("connect", f"could not connect: {detail}")
     if isinstance(exc, httpx.RemoteProtocolError):
@@ -408,7 +409,13 @@ class OpenAICompatibleClient(_RemoteBase, ChatClient):
     def _send(self, call: _Call) -> _Reply | _Failure:
         deadline = time.monotonic() + call.deadline
         try:
-            with self._client().stream("POST", call.url, content=call.content, headers=call.headers) as response:
+            with self._client().stream(
+                "POST",
+                call.url,
+                content=call.content,
+                headers=call.headers,
+                timeout=self._httpx_timeout(call.read_timeout),
+            ) as response:
                 chunks: list[bytes] = []
                 size = 0
                 for chunk in response.iter_bytes():
@@ -420,11 +427,11 @@ class OpenAICompatibleClient(_RemoteBase, ChatClient):
                         return _Failure("transport", f"the answer is larger than {_MAX_RESPONSE_BYTES} bytes")
                 return _Reply(response.status_code, response.reason_phrase, response.headers, b"".join(chunks))
         except httpx.HTTPError as exc:
-            return _failure(exc, call, self.connect_timeout, self.read_timeout)
+            return _failure(exc, call, self.connect_timeout)
 
     @property
     def aio(self) -> AsyncOpenAICompatibleClient:
-        """The async twin: same endpoint, key and settings, its own connection pool."""
+        """The async twin: same endpoint, key and settings, its own pool (``await client.aio.aclose()``)."""
         if self._aio is None:
             twin = AsyncOpenAICompatibleClient(**self._settings)
             twin._api_key = self._api_key
@@ -486,7 +493,13 @@ class AsyncOpenAICompatibleClient(_RemoteBase, AsyncChatClient):
 
     async def _exchange(self, call: _Call) -> _Reply | _Failure:
         try:
-            async with self._client().stream("POST", call.url, content=call.content, headers=call.headers) as response:
+            async with self._client().stream(
+                "POST",
+                call.url,
+                content=call.content,
+                headers=call.headers,
+                timeout=self._httpx_timeout(call.read_timeout),
+            ) as response:
                 chunks: list[bytes] = []
                 size = 0
                 async for chunk in response.aiter_bytes():
@@ -496,7 +509,7 @@ class AsyncOpenAICompatibleClient(_RemoteBase, AsyncChatClient):
                         return _Failure("transport", f"the answer is larger than {_MAX_RESPONSE_BYTES} bytes")
                 return _Reply(response.status_code, response.reason_phrase, response.headers, b"".join(chunks))
         except httpx.HTTPError as exc:
-            return _failure(exc, call, self.connect_timeout, self.read_timeout)
+            return _failure(exc, call, self.connect_timeout)
 
     async def aclose(self) -> None:
         http, self._http = self._http, None

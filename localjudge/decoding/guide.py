@@ -79,17 +79,42 @@ def build_index(vocab: TokenVocabulary, regex: str):
         if key in _index_cache:
             _index_cache.move_to_end(key)
             return _index_cache[key]
+    import outlines_core
     from outlines_core import Index
 
-    try:
-        index = Index(regex, vocab.outlines_vocabulary())
-    except Exception as exc:  # outlines-core raises plain ValueError/RuntimeError
-        raise ModelError(f"Could not build the token index for the output grammar: {exc}") from exc
+    from . import disk_cache
+
+    parts = ("index", getattr(outlines_core, "__version__", _outlines_version()), vocab.key, regex)
+    index = None
+    data = disk_cache.load("index", parts)
+    if data is not None:
+        try:
+            index = Index.from_binary(data)
+        except Exception:
+            index = None
+    if index is None:
+        try:
+            index = Index(regex, vocab.outlines_vocabulary())
+        except Exception as exc:  # outlines-core raises plain ValueError/RuntimeError
+            raise ModelError(f"Could not build the token index for the output grammar: {exc}") from exc
+        disk_cache.store("index", parts, _index_bytes(index))
     with _index_lock:
         _index_cache[key] = index
         while len(_index_cache) > _INDEX_CACHE_SIZE:
             _index_cache.popitem(last=False)
     return index
+
+
+def _outlines_version() -> str:
+    from importlib.metadata import version
+
+    return version("outlines-core")
+
+
+def _index_bytes(index) -> bytes:
+    """The Index's own serialised form (what its pickle support carries)."""
+    _, args = index.__reduce__()[:2]
+    return bytes(args[0])
 
 
 @dataclass

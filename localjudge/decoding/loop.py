@@ -54,7 +54,7 @@ class Sampler:
     def pick(self, logits: np.ndarray, ids: np.ndarray | None, mask: np.ndarray | None) -> int:
         if ids is not None and ids.size == 1:
             return int(ids[0])
-        if ids is not None and ids.size < logits.size // 8:
+        if ids is not None and (mask is None or ids.size < logits.size // 8):
             candidates, values = ids, logits[ids]
         elif mask is not None:
             candidates, values = None, np.where(mask, logits, -np.inf)

@@ -88,6 +88,16 @@ class LlamaServer:
             self.process.wait(timeout=10)
 
 
+def _die_with_parent() -> None:
+    """Ask Linux to stop the server if the test run dies without running its finalizers."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+        import signal
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -116,7 +126,9 @@ def start_llama_server(model_path: Path, log_dir: Path) -> LlamaServer:
     env = {**os.environ, "HOST": "127.0.0.1", "PORT": str(port)}
     env.pop("MODEL", None)
     log = open(log_path, "wb")
-    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env, stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        command, stdout=log, stderr=subprocess.STDOUT, env=env, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent
+    )
     log.close()
     server = LlamaServer(process, port, log_path)
     deadline = time.monotonic() + SERVER_START_DEADLINE

@@ -249,6 +249,19 @@ def test_missing_local_model_falls_back_to_the_server(llama_server, tmp_path):
 
 @pytest.mark.server
 @pytest.mark.model
+def test_openai_sdk_client_takes_part_in_a_chain(llama_server, tmp_path):
+    openai = pytest.importorskip("openai")
+    from localjudge.clients.deferred import DeferredClient
+
+    with openai.OpenAI(base_url=llama_server.base_url, api_key="sk-local", max_retries=0) as sdk:
+        chain = FallbackClient(DeferredClient(str(tmp_path / "missing.gguf")), sdk)
+        response = chain.chat.completions.create(**SERVER_REQUEST)
+    assert response.localjudge.client == "OpenAI"
+    assert isinstance(json.loads(response.choices[0].message.content)["score"], bool)
+
+
+@pytest.mark.server
+@pytest.mark.model
 def test_server_killed_mid_run_falls_back_to_the_local_model(disposable_llama_server, default_gguf):
     from localjudge.clients.llamacpp import LlamaCppClient
 

@@ -463,3 +463,23 @@ def test_transport_error_is_fallback_worthy_even_for_4xx(fault_server):
     server = fault_server(respond(401, "bad key"))
     result = run("sync", server.base_url, server)
     assert isinstance(result.error, TransportError) and result.error.retryable
+
+
+def test_one_client_serves_many_threads_and_tasks(fault_server):
+    from concurrent.futures import ThreadPoolExecutor
+
+    server = fault_server(completion())
+    with OpenAICompatibleClient(server.base_url, **FAST) as client:
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(lambda _: client.chat.completions.create(**REQUEST), range(8)))
+
+        async def gather():
+            try:
+                return await asyncio.gather(*(client.aio.chat.completions.create(**REQUEST) for _ in range(8)))
+            finally:
+                await client.aio.aclose()
+
+        answers += asyncio.run(gather())
+    assert len(server.requests) == 16
+    assert all(a.choices[0].message.content == '{"score": true}' for a in answers)
+    assert server.wait_open_at_most(0) == 0

@@ -215,3 +215,11 @@ def test_request_body_is_sent_as_given(mode, fault_server):
     assert body["temperature"] == 0 and body["seed"] == 7
     assert body["messages"] == REQUEST["messages"]
     assert body["response_format"]["type"] == "json_schema"
+
+
+def test_per_call_timeout_bounds_the_wait(mode, fault_server):
+    server = fault_server(hang())
+    result = run(mode, server.base_url, server, request={**REQUEST, "timeout": 0.4}, max_retries=0)
+    assert isinstance(result.error, TimeoutError)
+    assert 0.3 <= result.elapsed < 3
+    result.assert_no_leaks()

@@ -1,0 +1,207 @@
+"""Decode speed of the constrained judge against llama.cpp's own grammar path and free decoding.
+
+Run: ``python benchmarks/bench_decoding.py [--model PATH] [--prompts N] [--max-tokens N]``
+
+Three paths over the same judge prompts (same rendered Gemma prompt, same
+prompt tokens, greedy, one run, interleaved prompt by prompt so background
+load hits all three alike):
+
+(a) ours: ``LlamaCppClient`` with the default boolean score schema;
+(b) llama.cpp grammar: ``Llama.create_completion(grammar=LlamaGrammar.from_json_schema(schema))``,
+    which is what ``create_chat_completion(response_format={"type": "json_object",
+    "schema": ...})`` runs, but fed our prompt tokens so both see the same prompt;
+(c) unconstrained: the same call without a grammar (the physical limit).
+
+Counting: "decode tok/s" is completion tokens / (wall time - prompt prefill).
+Our completion tokens include the forced ones (``{"reasoning":"``, ``","score":``
+...), which are evaluated in batches rather than sampled; the "sampled tok/s"
+column counts only tokens that were sampled. Wall time per evaluation is what
+a user waits for (prefill + decode). The KV cache is reset before every call
+so no path reuses another's prompt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from localjudge.schema import default_output_schema  # noqa: E402
+
+CASES = [
+    ("What is 2+2?", "4"),
+    ("What is the capital of France?", "Paris is the capital of France."),
+    ("Name the largest planet in the solar system.", "Saturn"),
+    ("Translate 'thank you' into German.", "Danke schön"),
+    ("How many days are in a leap year?", "365"),
+    ("Who painted the Mona Lisa?", "Leonardo da Vinci painted it in the early 1500s."),
+    ("Is water made of hydrogen and oxygen?", "Yes: two hydrogen atoms and one oxygen atom."),
+    ("Give the boiling point of water at sea level in Celsius.", "It boils at 50 degrees."),
+]
+SYSTEM = (
+    "You are an expert data labeler evaluating model outputs for correctness. "
+    "Reason briefly, then give a score: true if the answer is correct, false otherwise."
+)
+
+
+@dataclass
+class PathStats:
+    name: str
+    walls: list[float] = field(default_factory=list)
+    decode_s: float = 0.0
+    tokens: int = 0
+    sampled: int = 0
+    invalid: int = 0
+    length_stops: int = 0
+
+    def add(self, wall: float, prefill: float, tokens: int, sampled: int, valid: bool | None, finish: str) -> None:
+        self.walls.append(wall)
+        self.decode_s += max(wall - prefill, 1e-9)
+        self.tokens += tokens
+        self.sampled += sampled
+        self.invalid += valid is False
+        self.length_stops += finish == "length"
+
+    @property
+    def rate(self) -> float:
+        return self.tokens / self.decode_s
+
+    @property
+    def sampled_rate(self) -> float:
+        return self.sampled / self.decode_s
+
+
+@contextlib.contextmanager
+def no_extra_bufts():
+    """Load ``llama_cpp.Llama`` with use_extra_bufts=False (the AMX crash workaround)."""
+    import llama_cpp.llama_cpp as lib
+
+    original = lib.llama_model_default_params
+
+    def patched():
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    lib.llama_model_default_params = patched
+    try:
+        yield
+    finally:
+        lib.llama_model_default_params = original
+
+
+def is_valid(text: str, schema: dict) -> bool:
+    import jsonschema
+
+    try:
+        jsonschema.validate(json.loads(text), schema)
+    except (ValueError, jsonschema.ValidationError):
+        return False
+    return True
+
+
+def run_llama(llm, tokens: list[int], max_tokens: int, grammar) -> tuple[float, float, str, int, str]:
+    """(wall, prefill, text, completion tokens, finish_reason) for one streamed call."""
+    llm.reset()
+    started = time.perf_counter()
+    first = None
+    pieces, finish, count = [], "length", 0
+    for chunk in llm.create_completion(
+        tokens, max_tokens=max_tokens, temperature=0.0, grammar=grammar, stream=True
+    ):
+        if first is None:
+            first = time.perf_counter()
+        choice = chunk["choices"][0]
+        pieces.append(choice["text"])
+        count += 1 if choice["text"] or choice["finish_reason"] is None else 0
+        finish = choice["finish_reason"] or finish
+    wall = time.perf_counter() - started
+    # time to first chunk covers prefill and one sampled token; count that token as prefill
+    prefill = (first or time.perf_counter()) - started
+    return wall, prefill, "".join(pieces), max(count - 1, 0), finish
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", help="GGUF path (default: the embedded default model)")
+    parser.add_argument("--prompts", type=int, default=len(CASES))
+    parser.add_argument("--max-tokens", type=int, default=256)
+    parser.add_argument("--threads", type=int, default=None)
+    args = parser.parse_args()
+
+    from llama_cpp import Llama, LlamaGrammar
+
+    from localjudge.clients.llamacpp import LlamaCppClient
+
+    if args.model:
+        model_path = Path(args.model)
+    else:
+        from localjudge.models import ensure_default_model
+
+        model_path = ensure_default_model()
+    schema, _ = default_output_schema()
+    budget = args.max_tokens - 32  # leave room for the JSON around the reasoning
+    ours = LlamaCppClient(model_path, n_ctx=2048, n_threads=args.threads, reasoning_budget=budget)
+    with no_extra_bufts():
+        llm = Llama(str(model_path), n_ctx=2048, n_threads=args.threads, n_threads_batch=args.threads, verbose=False)
+    grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+    response_format = {"type": "json_schema", "json_schema": {"name": "score", "schema": schema}}
+
+    cases = (CASES * (args.prompts // len(CASES) + 1))[: args.prompts]
+    stats = {k: PathStats(k) for k in ("ours", "llama.cpp grammar", "unconstrained")}
+    warm = ours.chat.completions.create(
+        messages=[{"role": "user", "content": "warm up"}], response_format=response_format, max_tokens=4
+    )
+    del warm
+    print(f"model: {model_path.name}; {len(cases)} prompts; max_tokens={args.max_tokens}; "
+          f"our reasoning budget={budget}; threads={ours.model.n_threads}", flush=True)
+    for i, (question, answer) in enumerate(cases, 1):
+        messages = [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": f"<question>\n{question}\n</question>\n<output>\n{answer}\n</output>"},
+        ]
+        tokens = ours.model.prompt_tokens(ours.template.render(messages))
+
+        started = time.perf_counter()
+        resp = ours.chat.completions.create(messages=messages, response_format=response_format, max_tokens=args.max_tokens)
+        wall = time.perf_counter() - started
+        result = ours.last_result
+        text = resp.choices[0].message.content
+        stats["ours"].add(wall, result.prefill_seconds, len(result.tokens), result.sampled_tokens,
+                          is_valid(text, schema) and result.finish_reason == "stop", result.finish_reason)
+
+        wall, prefill, text_b, count, finish = run_llama(llm, tokens, args.max_tokens, grammar)
+        stats["llama.cpp grammar"].add(wall, prefill, count, count, is_valid(text_b, schema) and finish == "stop", finish)
+
+        wall_c, prefill_c, _, count_c, finish_c = run_llama(llm, tokens, args.max_tokens, None)
+        stats["unconstrained"].add(wall_c, prefill_c, count_c, count_c, None, finish_c)
+        print(f"  [{i}/{len(cases)}] ours {len(result.tokens)} tok ({result.forced_tokens} forced) "
+              f"{stats['ours'].walls[-1]:.1f}s {text[:60]!r}... | grammar {count} tok {wall:.1f}s {finish} "
+              f"| free {count_c} tok {wall_c:.1f}s", flush=True)
+
+    print()
+    header = f"{'path':<20} {'decode tok/s':>12} {'sampled tok/s':>13} {'tokens':>7} {'wall/eval s':>11} {'invalid':>8} {'hit max':>8}"
+    print(header)
+    print("-" * len(header))
+    for s in stats.values():
+        invalid = "-" if s.name == "unconstrained" else str(s.invalid)
+        print(f"{s.name:<20} {s.rate:>12.1f} {s.sampled_rate:>13.1f} {s.tokens:>7} "
+              f"{statistics.mean(s.walls):>11.2f} {invalid:>8} {s.length_stops:>8}")
+    a, b, c = stats["ours"], stats["llama.cpp grammar"], stats["unconstrained"]
+    print()
+    print(f"ours / llama.cpp grammar: decode {a.rate / b.rate:.2f}x, wall per evaluation {statistics.mean(b.walls) / statistics.mean(a.walls):.2f}x faster")
+    print(f"ours / unconstrained:     decode {a.rate / c.rate:.2f}x (sampled only {a.sampled_rate / c.rate:.2f}x)")
+    print(f"invalid outputs: ours {a.invalid}/{len(cases)}, llama.cpp grammar {b.invalid}/{len(cases)} "
+          f"({b.length_stops} stopped at max_tokens)")
+    return 0 if a.rate >= b.rate and a.invalid == 0 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

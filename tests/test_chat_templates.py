@@ -1,0 +1,119 @@
+"""Chat templates: exact built-in formats, system folding, and the sandbox around GGUF templates."""
+
+from __future__ import annotations
+
+import pytest
+
+from localjudge.chat_templates import ChatTemplate, builtin_template_for, resolve_chat_template
+from localjudge.errors import ModelError, UsageError
+
+GEMMA_META = {"general.architecture": "gemma3"}
+
+
+def gemma(**tokens) -> ChatTemplate:
+    return resolve_chat_template(GEMMA_META, bos_token="<bos>", eos_token="<eos>", **tokens)
+
+
+def test_gemma_turn_format_is_exact():
+    text = gemma().render([{"role": "user", "content": "Is 2+2=4?"}])
+    assert text == "<bos><start_of_turn>user\nIs 2+2=4?<end_of_turn>\n<start_of_turn>model\n"
+
+
+def test_gemma_folds_system_into_first_user_turn_and_maps_assistant_to_model():
+    text = gemma().render(
+        [
+            {"role": "system", "content": "You are a strict judge."},
+            {"role": "user", "content": "Grade this."},
+            {"role": "assistant", "content": "OK."},
+            {"role": "user", "content": [{"type": "text", "text": "Now "}, {"type": "text", "text": "this."}]},
+        ]
+    )
+    assert text == (
+        "<bos><start_of_turn>user\nYou are a strict judge.\n\nGrade this.<end_of_turn>\n"
+        "<start_of_turn>model\nOK.<end_of_turn>\n"
+        "<start_of_turn>user\nNow this.<end_of_turn>\n"
+        "<start_of_turn>model\n"
+    )
+    assert text.count("<bos>") == 1
+    assert "system" not in text
+
+
+def test_gemma_system_only_becomes_a_user_turn():
+    text = gemma().render([{"role": "system", "content": "Judge: is the sky blue?"}])
+    assert text == "<bos><start_of_turn>user\nJudge: is the sky blue?<end_of_turn>\n<start_of_turn>model\n"
+
+
+def test_consecutive_user_messages_are_joined():
+    text = gemma().render([{"role": "user", "content": "a"}, {"role": "user", "content": "b"}])
+    assert text.count("<start_of_turn>user") == 1
+    assert "a\n\nb" in text
+
+
+def test_chatml_and_llama3_keep_the_system_role():
+    messages = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]
+    chatml = resolve_chat_template({"general.architecture": "qwen2"}).render(messages)
+    assert chatml == "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n"
+    llama3 = resolve_chat_template(
+        {"general.architecture": "llama", "tokenizer.ggml.pre": "llama-bpe"}, bos_token="<|begin_of_text|>"
+    ).render(messages)
+    assert llama3 == (
+        "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nS<|eot_id|>"
+        "<|start_header_id|>user<|end_header_id|>\n\nU<|eot_id|>"
+        "<|start_header_id|>assistant<|end_header_id|>\n\n"
+    )
+
+
+def test_unknown_architecture_without_template_is_a_clear_error():
+    assert builtin_template_for({"general.architecture": "mamba"}) is None
+    with pytest.raises(UsageError, match="chat_template"):
+        resolve_chat_template({"general.architecture": "mamba"}, model_name="m.gguf")
+
+
+def test_embedded_template_is_used_and_rendered():
+    meta = {
+        "general.architecture": "gemma3",
+        "tokenizer.chat_template": (
+            "{{ bos_token }}{% for m in messages %}[{{ m['role'] }}]{{ m['content'] }}{% endfor %}"
+            "{% if add_generation_prompt %}[assistant]{% endif %}"
+        ),
+    }
+    template = resolve_chat_template(meta, bos_token="<s>")
+    assert template.source == "gguf"
+    assert template.render([{"role": "user", "content": "hi"}]) == "<s>[user]hi[assistant]"
+    # an explicit built-in name wins over the embedded template
+    assert resolve_chat_template(meta, "gemma").source == "builtin:gemma"
+
+
+MALICIOUS = [
+    "{{ ''.__class__.__mro__[1].__subclasses__() }}",
+    "{{ messages.__class__.__init__.__globals__ }}",
+    "{% set x = messages.append({'role': 'user'}) %}{{ x }}",
+    "{{ cycler.__init__.__globals__.os.popen('id').read() }}",
+]
+
+
+@pytest.mark.parametrize("source", MALICIOUS)
+def test_sandbox_stops_attribute_tricks_from_a_gguf_template(source):
+    template = resolve_chat_template({"general.architecture": "x", "tokenizer.chat_template": source})
+    with pytest.raises(ModelError, match="chat template embedded in the model"):
+        template.render([{"role": "user", "content": "hi"}])
+
+
+def test_user_template_errors_are_usage_errors():
+    template = resolve_chat_template({}, "{{ raise_exception('roles must alternate') }}")
+    with pytest.raises(UsageError, match="roles must alternate"):
+        template.render([{"role": "user", "content": "hi"}])
+    with pytest.raises(UsageError, match="does not parse"):
+        resolve_chat_template({}, "{% for %}")
+
+
+def test_broken_embedded_template_is_a_model_error():
+    with pytest.raises(ModelError, match="does not parse"):
+        resolve_chat_template({"tokenizer.chat_template": "{% if %}"})
+
+
+def test_unknown_roles_and_images_are_refused():
+    with pytest.raises(UsageError, match="role"):
+        gemma().render([{"role": "tool", "content": "x"}])
+    with pytest.raises(UsageError, match="image_url"):
+        gemma().render([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}])

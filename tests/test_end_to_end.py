@@ -1,0 +1,84 @@
+"""The user's path, with the real default model: the CLI and the seed's demo programs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.model
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+LOCALJUDGE = [sys.executable, "-m", "localjudge.cli"]
+
+
+def _run(command: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {k: v for k, v in os.environ.items() if k != "LOCALJUDGE_DEMO_JUDGE"}
+    return subprocess.run(command, capture_output=True, text=True, timeout=240, env={**environment, **env}, cwd=ROOT)
+
+
+def _json_documents(text: str) -> list[object]:
+    decoder, documents, position = json.JSONDecoder(), [], 0
+    text = text.strip()
+    while position < len(text):
+        document, position = decoder.raw_decode(text, position)
+        documents.append(document)
+        while position < len(text) and text[position].isspace():
+            position += 1
+    return documents
+
+
+def _check_result(result: dict, score_check) -> None:
+    assert set(result) == {"key", "score", "comment", "metadata"}
+    assert result["key"] == "score"
+    assert score_check(result["score"]), result
+    assert isinstance(result["comment"], str)
+
+
+@pytest.mark.usefixtures("default_gguf")
+def test_readme_command_scores_offline():
+    process = _run([*LOCALJUDGE, "score", "--inputs", "What is 2+2?", "--outputs", "4"])
+    assert process.returncode == 0, process.stderr
+    _check_result(json.loads(process.stdout), lambda score: isinstance(score, bool))
+
+
+@pytest.mark.usefixtures("default_gguf")
+def test_cli_choices_without_reasoning():
+    process = _run([*LOCALJUDGE, "score", "--inputs", "Capital of France?", "--outputs", "Paris", "--choices", "0,0.5,1", "--no-reasoning"])
+    assert process.returncode == 0, process.stderr
+    result = json.loads(process.stdout)
+    assert result["score"] in (0.0, 0.5, 1.0) and result["comment"] is None
+
+
+@pytest.mark.parametrize(
+    ("program", "score_check"),
+    [
+        ("seed_boolean.py", lambda score: isinstance(score, bool)),
+        ("seed_continuous.py", lambda score: isinstance(score, float) and 0.0 <= score <= 1.0),
+        ("seed_choices_few_shot.py", lambda score: score in (0.0, 0.25, 0.5, 0.75, 1.0)),
+    ],
+)
+@pytest.mark.usefixtures("default_gguf")
+def test_seed_demos_with_the_default_model(program, score_check):
+    process = _run([sys.executable, str(EXAMPLES / program)])
+    assert process.returncode == 0, process.stderr
+    results = _json_documents(process.stdout)
+    assert len(results) == 2
+    for result in results:
+        _check_result(result, score_check)
+
+
+@pytest.mark.usefixtures("default_gguf")
+def test_cli_falls_back_from_a_missing_model_file(tmp_path):
+    missing = tmp_path / "missing.gguf"
+    process = _run([*LOCALJUDGE, "score", "--outputs", "4", "--no-reasoning", "--model", str(missing), "--fallback", "default"])
+    assert process.returncode == 0, process.stderr
+    metadata = json.loads(process.stdout)["metadata"]
+    assert metadata["client"] == "default"
+    assert [failure["client"] for failure in metadata["failures"]] == [str(missing)]
+    assert str(missing) in metadata["failures"][0]["message"]
