@@ -52,11 +52,12 @@ def complete_partial_json(text: str) -> Optional[str]:
         start = text.find("[")
     if start < 0:
         return None
-    body = text[start:]
-    closers: list[str] = []
+    # One pass records, after each character, what would close the text there.
+    chars: list[str] = []
+    endings: list[str] = []
+    closers = ""
     in_string = escaped = False
-    out: list[str] = []
-    for char in body:
+    for char in text[start:]:
         if in_string:
             if escaped:
                 escaped = False
@@ -69,51 +70,32 @@ def complete_partial_json(text: str) -> Optional[str]:
         elif char == '"':
             in_string = True
         elif char in "{[":
-            closers.append("}" if char == "{" else "]")
+            closers = ("}" if char == "{" else "]") + closers
         elif char in "}]":
-            if not closers or closers[-1] != char:
+            if not closers.startswith(char):
                 return None
-            closers.pop()
-            if not closers:
-                out.append(char)
-                break
-        out.append(char)
-    prefix = "".join(out)
-    if in_string:
-        prefix = prefix[:-1] if escaped else prefix
-        prefix += '"'
-    # Drop trailing characters until the closed-up text parses.
-    while prefix:
-        candidate = prefix + "".join(reversed(closers)) if closers else prefix
-        try:
-            json.loads(candidate)
+            closers = closers[1:]
+        chars.append(char)
+        endings.append(('"' if in_string else "") + closers)
+        if not closers:
+            break
+    if not closers:  # the value closed itself: it is whole, so nothing may be cut
+        candidate = "".join(chars)
+        return candidate if _parses(candidate) else None
+    # Cut back from the end until the closed-up text parses.
+    for end in range(len(chars), 0, -1):
+        candidate = "".join(chars[:end]) + endings[end - 1]
+        if _parses(candidate):
             return candidate
-        except json.JSONDecodeError:
-            prefix = prefix[:-1]
-            # an opener we cut away no longer needs its closer
-            while closers and _open_count(prefix) < len(closers):
-                closers.pop()
     return None
 
 
-def _open_count(prefix: str) -> int:
-    depth = 0
-    in_string = escaped = False
-    for char in prefix:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "{[":
-            depth += 1
-        elif char in "}]":
-            depth -= 1
-    return depth
+def _parses(text: str) -> bool:
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def validate(value: Any, schema: Mapping[str, Any], model_type: Any = None) -> Optional[str]:
