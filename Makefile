@@ -20,8 +20,8 @@ test-fast: $(BIN)/python  ## unit tests only: no model, no server
 	$(BIN)/python -m pytest -m "not model and not server"
 
 lint: $(BIN)/python
-	$(BIN)/ruff check localjudge tests benchmarks
-	$(BIN)/ruff format --check localjudge tests benchmarks
+	$(BIN)/ruff check localjudge tests benchmarks examples
+	$(BIN)/ruff format --check localjudge tests benchmarks examples
 
 demo: $(BIN)/python  ## score one answer with the embedded default model
 	$(BIN)/localjudge score --inputs "What is 2+2?" --outputs "4"

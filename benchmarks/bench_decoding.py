@@ -3,14 +3,15 @@
 Run: ``python benchmarks/bench_decoding.py [--model PATH] [--prompts N] [--max-tokens N]``
 
 Three paths over the same judge prompts (same rendered Gemma prompt, same
-prompt tokens, greedy, one run, interleaved prompt by prompt so background
-load hits all three alike):
+prompt tokens, greedy, one process, one path at a time):
 
 (a) ours: ``LlamaCppClient`` with the default boolean score schema;
 (b) llama.cpp grammar: ``Llama.create_completion(grammar=LlamaGrammar.from_json_schema(schema))``,
     which is what ``create_chat_completion(response_format={"type": "json_object",
     "schema": ...})`` runs, but fed our prompt tokens so both see the same prompt;
-(c) unconstrained: the same call without a grammar (the physical limit).
+(c) unconstrained, twice: the same ``Llama`` call without a grammar, and our
+    own loop without a grammar (raw ``llama_decode`` + argmax, no sampler chain):
+    the physical limit for any constrained decoder on this runtime.
 
 Counting: "decode tok/s" is completion tokens / (wall time - prompt prefill).
 Our completion tokens include the forced ones (``{"reasoning":"``, ``","score":``
@@ -33,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from localjudge.schema import default_output_schema  # noqa: E402
+from localjudge.schema import default_output_schema
 
 CASES = [
     ("What is 2+2?", "4"),
@@ -113,9 +114,7 @@ def run_llama(llm, tokens: list[int], max_tokens: int, grammar) -> tuple[float, 
     started = time.perf_counter()
     first = None
     pieces, finish, count = [], "length", 0
-    for chunk in llm.create_completion(
-        tokens, max_tokens=max_tokens, temperature=0.0, grammar=grammar, stream=True
-    ):
+    for chunk in llm.create_completion(tokens, max_tokens=max_tokens, temperature=0.0, grammar=grammar, stream=True):
         if first is None:
             first = time.perf_counter()
         choice = chunk["choices"][0]
@@ -147,59 +146,104 @@ def main() -> int:
 
         model_path = ensure_default_model()
     schema, _ = default_output_schema()
-    budget = args.max_tokens - 32  # leave room for the JSON around the reasoning
-    ours = LlamaCppClient(model_path, n_ctx=2048, n_threads=args.threads, reasoning_budget=budget)
-    with no_extra_bufts():
-        llm = Llama(str(model_path), n_ctx=2048, n_threads=args.threads, n_threads_batch=args.threads, verbose=False)
-    grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
     response_format = {"type": "json_schema", "json_schema": {"name": "score", "schema": schema}}
-
+    budget = args.max_tokens - 32  # leave room for the JSON around the reasoning
     cases = (CASES * (args.prompts // len(CASES) + 1))[: args.prompts]
-    stats = {k: PathStats(k) for k in ("ours", "llama.cpp grammar", "unconstrained")}
-    warm = ours.chat.completions.create(
-        messages=[{"role": "user", "content": "warm up"}], response_format=response_format, max_tokens=4
-    )
-    del warm
-    print(f"model: {model_path.name}; {len(cases)} prompts; max_tokens={args.max_tokens}; "
-          f"our reasoning budget={budget}; threads={ours.model.n_threads}", flush=True)
-    for i, (question, answer) in enumerate(cases, 1):
-        messages = [
+    conversations = [
+        [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": f"<question>\n{question}\n</question>\n<output>\n{answer}\n</output>"},
         ]
-        tokens = ours.model.prompt_tokens(ours.template.render(messages))
+        for question, answer in cases
+    ]
+    stats = {k: PathStats(k) for k in ("ours", "llama.cpp grammar", "unconstrained (Llama)", "unconstrained (raw)")}
 
+    # Phase by phase, one llama.cpp context alive at a time: an idle context's
+    # worker threads still poll for a while and would slow the other on 2 cores.
+    ours = LlamaCppClient(model_path, n_ctx=2048, n_threads=args.threads, reasoning_budget=budget)
+    ours.chat.completions.create(
+        messages=[{"role": "user", "content": "warm up"}], response_format=response_format, max_tokens=4
+    )
+    print(
+        f"model: {model_path.name}; {len(cases)} prompts; max_tokens={args.max_tokens}; "
+        f"our reasoning budget={budget}; threads={ours.model.n_threads}",
+        flush=True,
+    )
+    prompts = [ours.model.prompt_tokens(ours.template.render_parts(m)) for m in conversations]
+    for i, messages in enumerate(conversations, 1):
         started = time.perf_counter()
-        resp = ours.chat.completions.create(messages=messages, response_format=response_format, max_tokens=args.max_tokens)
+        resp = ours.chat.completions.create(
+            messages=messages, response_format=response_format, max_tokens=args.max_tokens
+        )
         wall = time.perf_counter() - started
         result = ours.last_result
         text = resp.choices[0].message.content
-        stats["ours"].add(wall, result.prefill_seconds, len(result.tokens), result.sampled_tokens,
-                          is_valid(text, schema) and result.finish_reason == "stop", result.finish_reason)
+        ok = is_valid(text, schema) and result.finish_reason == "stop"
+        stats["ours"].add(
+            wall, result.prefill_seconds, len(result.tokens), result.sampled_tokens, ok, result.finish_reason
+        )
+        print(
+            f"  ours    [{i}] {len(result.tokens):>3} tok ({result.forced_tokens} forced) {wall:5.1f}s "
+            f"{'valid' if ok else 'INVALID'} {text[:70]!r}",
+            flush=True,
+        )
+    for messages in conversations:
+        started = time.perf_counter()
+        resp = ours.chat.completions.create(messages=messages, max_tokens=args.max_tokens)
+        wall = time.perf_counter() - started
+        result = ours.last_result
+        stats["unconstrained (raw)"].add(
+            wall, result.prefill_seconds, len(result.tokens), len(result.tokens), None, result.finish_reason
+        )
+    ours.close()
+    del ours
 
-        wall, prefill, text_b, count, finish = run_llama(llm, tokens, args.max_tokens, grammar)
-        stats["llama.cpp grammar"].add(wall, prefill, count, count, is_valid(text_b, schema) and finish == "stop", finish)
-
-        wall_c, prefill_c, _, count_c, finish_c = run_llama(llm, tokens, args.max_tokens, None)
-        stats["unconstrained"].add(wall_c, prefill_c, count_c, count_c, None, finish_c)
-        print(f"  [{i}/{len(cases)}] ours {len(result.tokens)} tok ({result.forced_tokens} forced) "
-              f"{stats['ours'].walls[-1]:.1f}s {text[:60]!r}... | grammar {count} tok {wall:.1f}s {finish} "
-              f"| free {count_c} tok {wall_c:.1f}s", flush=True)
+    with no_extra_bufts():
+        llm = Llama(str(model_path), n_ctx=2048, n_threads=args.threads, n_threads_batch=args.threads, verbose=False)
+    grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+    invalid_texts: list[str] = []
+    for i, tokens in enumerate(prompts, 1):
+        wall, prefill, text, count, finish = run_llama(llm, tokens, args.max_tokens, grammar)
+        ok = is_valid(text, schema) and finish == "stop"
+        stats["llama.cpp grammar"].add(wall, prefill, count, count, ok, finish)
+        if not ok:
+            invalid_texts.append(text)
+        print(
+            f"  grammar [{i}] {count:>3} tok {wall:5.1f}s {finish} {'valid' if ok else 'INVALID'} {text[:70]!r}",
+            flush=True,
+        )
+    for tokens in prompts:
+        wall, prefill, _, count, finish = run_llama(llm, tokens, args.max_tokens, None)
+        stats["unconstrained (Llama)"].add(wall, prefill, count, count, None, finish)
 
     print()
-    header = f"{'path':<20} {'decode tok/s':>12} {'sampled tok/s':>13} {'tokens':>7} {'wall/eval s':>11} {'invalid':>8} {'hit max':>8}"
+    header = f"{'path':<22} {'decode tok/s':>12} {'sampled tok/s':>13} {'tokens':>7} {'wall/eval s':>11} {'invalid':>8} {'hit max':>8}"
     print(header)
     print("-" * len(header))
     for s in stats.values():
-        invalid = "-" if s.name == "unconstrained" else str(s.invalid)
-        print(f"{s.name:<20} {s.rate:>12.1f} {s.sampled_rate:>13.1f} {s.tokens:>7} "
-              f"{statistics.mean(s.walls):>11.2f} {invalid:>8} {s.length_stops:>8}")
-    a, b, c = stats["ours"], stats["llama.cpp grammar"], stats["unconstrained"]
+        invalid = "-" if s.name.startswith("unconstrained") else str(s.invalid)
+        print(
+            f"{s.name:<22} {s.rate:>12.1f} {s.sampled_rate:>13.1f} {s.tokens:>7} "
+            f"{statistics.mean(s.walls):>11.2f} {invalid:>8} {s.length_stops:>8}"
+        )
+    a, b = stats["ours"], stats["llama.cpp grammar"]
+    c, raw = stats["unconstrained (Llama)"], stats["unconstrained (raw)"]
     print()
-    print(f"ours / llama.cpp grammar: decode {a.rate / b.rate:.2f}x, wall per evaluation {statistics.mean(b.walls) / statistics.mean(a.walls):.2f}x faster")
-    print(f"ours / unconstrained:     decode {a.rate / c.rate:.2f}x (sampled only {a.sampled_rate / c.rate:.2f}x)")
-    print(f"invalid outputs: ours {a.invalid}/{len(cases)}, llama.cpp grammar {b.invalid}/{len(cases)} "
-          f"({b.length_stops} stopped at max_tokens)")
+    print(
+        f"ours / llama.cpp grammar: decode {a.rate / b.rate:.2f}x; wall per evaluation "
+        f"{statistics.mean(a.walls):.2f}s vs {statistics.mean(b.walls):.2f}s"
+    )
+    print(f"ours / unconstrained (Llama): decode {a.rate / c.rate:.2f}x (sampled only {a.sampled_rate / c.rate:.2f}x)")
+    print(
+        f"ours / unconstrained (raw llama_decode + argmax): decode {a.rate / raw.rate:.2f}x "
+        f"(sampled only {a.sampled_rate / raw.rate:.2f}x)"
+    )
+    print(
+        f"invalid outputs: ours {a.invalid}/{len(cases)}, llama.cpp grammar {b.invalid}/{len(cases)} "
+        f"({b.length_stops} stopped at max_tokens)"
+    )
+    for text in invalid_texts:
+        print(f"  llama.cpp grammar output that failed: {text!r}")
     return 0 if a.rate >= b.rate and a.invalid == 0 else 1
 
 

@@ -32,9 +32,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AllClientsFailedError",
+    "AsyncChatClient",
     "AsyncFallbackClient",
     "AsyncOpenAICompatibleClient",
-    "AsyncChatClient",
     "ChatClient",
     "ChatCompletion",
     "FallbackClient",

@@ -14,8 +14,10 @@ rather than a silent guess.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from .clients.base import message_text
 from .errors import ModelError, UsageError
@@ -46,12 +48,14 @@ def _turns(messages: Sequence[Mapping[str, Any]], *, system_role: bool) -> list[
         if role == "developer":
             role = "system"
         if role not in ("system", "user", "assistant"):
-            raise UsageError(f"Chat message role {role!r} is not supported by a local judge (use system/user/assistant)")
+            raise UsageError(
+                f"Chat message role {role!r} is not supported by a local judge (use system/user/assistant)"
+            )
         if role == "system" and not system_role:
             pending_system.append(text.strip())
             continue
         if role == "user" and pending_system:
-            text = "\n\n".join(pending_system + [text.strip()])
+            text = "\n\n".join([*pending_system, text.strip()])
             pending_system = []
         if turns and turns[-1][0] == role:
             turns[-1] = (role, turns[-1][1] + "\n\n" + text)
@@ -62,29 +66,36 @@ def _turns(messages: Sequence[Mapping[str, Any]], *, system_role: bool) -> list[
     return turns
 
 
-def _gemma(messages: Sequence[Mapping[str, Any]], bos: str, eos: str) -> str:
-    parts = [bos]
+Part = tuple[str, bool]  # (text, is_markup): markup may spell special tokens, message text may not
+
+
+def _gemma(messages: Sequence[Mapping[str, Any]], bos: str, eos: str) -> list[Part]:
+    parts: list[Part] = [(bos, True)]
     for role, text in _turns(messages, system_role=False):
-        parts.append(f"<start_of_turn>{'model' if role == 'assistant' else role}\n{text.strip()}<end_of_turn>\n")
-    parts.append("<start_of_turn>model\n")
-    return "".join(parts)
+        parts += [(f"<start_of_turn>{'model' if role == 'assistant' else role}\n", True), (text.strip(), False)]
+        parts.append(("<end_of_turn>\n", True))
+    parts.append(("<start_of_turn>model\n", True))
+    return parts
 
 
-def _chatml(messages: Sequence[Mapping[str, Any]], bos: str, eos: str) -> str:
-    parts = [f"<|im_start|>{role}\n{text}<|im_end|>\n" for role, text in _turns(messages, system_role=True)]
-    parts.append("<|im_start|>assistant\n")
-    return "".join(parts)
-
-
-def _llama3(messages: Sequence[Mapping[str, Any]], bos: str, eos: str) -> str:
-    parts = [bos]
+def _chatml(messages: Sequence[Mapping[str, Any]], bos: str, eos: str) -> list[Part]:
+    parts: list[Part] = []
     for role, text in _turns(messages, system_role=True):
-        parts.append(f"<|start_header_id|>{role}<|end_header_id|>\n\n{text.strip()}<|eot_id|>")
-    parts.append("<|start_header_id|>assistant<|end_header_id|>\n\n")
-    return "".join(parts)
+        parts += [(f"<|im_start|>{role}\n", True), (text, False), ("<|im_end|>\n", True)]
+    parts.append(("<|im_start|>assistant\n", True))
+    return parts
 
 
-BUILTIN_TEMPLATES: dict[str, Callable[[Sequence[Mapping[str, Any]], str, str], str]] = {
+def _llama3(messages: Sequence[Mapping[str, Any]], bos: str, eos: str) -> list[Part]:
+    parts: list[Part] = [(bos, True)]
+    for role, text in _turns(messages, system_role=True):
+        parts += [(f"<|start_header_id|>{role}<|end_header_id|>\n\n", True), (text.strip(), False)]
+        parts.append(("<|eot_id|>", True))
+    parts.append(("<|start_header_id|>assistant<|end_header_id|>\n\n", True))
+    return parts
+
+
+BUILTIN_TEMPLATES: dict[str, Callable[[Sequence[Mapping[str, Any]], str, str], list[Part]]] = {
     "gemma": _gemma,
     "chatml": _chatml,
     "llama-3": _llama3,
@@ -133,11 +144,46 @@ class ChatTemplate:
             self._compiled = self._compile(self.jinja_source)
 
     def render(self, messages: Sequence[Mapping[str, Any]]) -> str:
+        return "".join(text for text, _ in self.render_parts(messages))
+
+    def render_parts(self, messages: Sequence[Mapping[str, Any]]) -> list[Part]:
+        """The prompt as (text, is_markup) pieces.
+
+        Only markup is tokenized with special tokens enabled, so an answer
+        under evaluation that contains ``<end_of_turn>`` stays text and cannot
+        close its turn and write the verdict itself.
+        """
         if not messages:
             raise UsageError("messages must hold at least one message")
         if self._compiled is None:
-            return BUILTIN_TEMPLATES[self.name](messages, self.bos_token, self.eos_token)
-        return self._render_jinja(messages)
+            parts = BUILTIN_TEMPLATES[self.name](messages, self.bos_token, self.eos_token)
+            return [(text, markup) for text, markup in parts if text]
+        return self._render_jinja_parts(messages)
+
+    def _render_jinja_parts(self, messages: Sequence[Mapping[str, Any]]) -> list[Part]:
+        """Locate each message's text in the render by rendering once more with sentinels.
+
+        When the template transforms the text beyond trimming (so it cannot be
+        located), the whole prompt is returned as markup, as other runtimes do.
+        """
+        contents = [message_text(m) for m in messages]
+        full = self._render_jinja(
+            [{"role": m.get("role"), "content": c} for m, c in zip(messages, contents, strict=True)]
+        )
+        marks = [f"\x00{i}\x00" for i in range(len(contents))]
+        marked = self._render_jinja(
+            [{"role": m.get("role"), "content": k} for m, k in zip(messages, marks, strict=True)]
+        )
+        pieces = re.split("\x00([0-9]+)\x00", marked)
+        found = [int(i) for i in pieces[1::2]]
+        if sorted(found) == list(range(len(contents))):
+            for transform in (str, str.strip):
+                parts: list[Part] = []
+                for i, text in enumerate(pieces):
+                    parts.append((text, True) if i % 2 == 0 else (transform(contents[int(text)]), False))
+                if "".join(text for text, _ in parts) == full:
+                    return [(text, markup) for text, markup in parts if text]
+        return [(full, True)]
 
     def _error(self, message: str) -> Exception:
         if self.source == "gguf":
@@ -170,11 +216,10 @@ class ChatTemplate:
         except jinja2.TemplateError as exc:
             raise self._error(f"does not parse: {exc}") from None
 
-    def _render_jinja(self, messages: Sequence[Mapping[str, Any]]) -> str:
+    def _render_jinja(self, plain: list[dict[str, Any]]) -> str:
         import jinja2
         from jinja2.sandbox import SecurityError
 
-        plain = [{"role": m.get("role"), "content": message_text(m)} for m in messages]
         try:
             return self._compiled.render(
                 messages=plain,
@@ -185,8 +230,17 @@ class ChatTemplate:
             )
         except SecurityError as exc:
             raise self._error(f"tried an unsafe operation and was stopped: {exc}") from None
-        except (jinja2.TemplateError, TypeError, ValueError, AttributeError, KeyError, IndexError,
-                ZeroDivisionError, OverflowError, RecursionError) as exc:
+        except (
+            jinja2.TemplateError,
+            TypeError,
+            ValueError,
+            AttributeError,
+            KeyError,
+            IndexError,
+            ZeroDivisionError,
+            OverflowError,
+            RecursionError,
+        ) as exc:
             raise self._error(f"failed to render: {type(exc).__name__}: {exc}") from None
 
 

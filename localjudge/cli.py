@@ -5,12 +5,14 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import click
 
 from .errors import LocalJudgeError, UsageError
+
 
 def default_prompt(*, has_inputs: bool, has_reference: bool) -> str:
     """Our default judging instructions, with sections only for what was given."""
@@ -92,9 +94,22 @@ def _read_json(path: Path) -> Any:
 def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed(
         [
-            click.option("--model", "-m", "model_spec", default="default", show_default=True, help="Judge model spec: default, a card name, PATH.gguf, or openai:NAME."),
+            click.option(
+                "--model",
+                "-m",
+                "model_spec",
+                default="default",
+                show_default=True,
+                help="Judge model spec: default, a card name, PATH.gguf, or openai:NAME.",
+            ),
             click.option("--base-url", help="Server URL for openai:NAME specs (else $LOCALJUDGE_BASE_URL)."),
-            click.option("--fallback", "fallbacks", multiple=True, metavar="SPEC", help="Try this model spec when the one before fails (repeatable)."),
+            click.option(
+                "--fallback",
+                "fallbacks",
+                multiple=True,
+                metavar="SPEC",
+                help="Try this model spec when the one before fails (repeatable).",
+            ),
         ]
     ):
         command = option(command)
@@ -111,17 +126,36 @@ def build_judge(model_spec: str, base_url: Optional[str], fallbacks: tuple[str, 
 
 @main.command()
 @click.option("--prompt", help="Prompt template with {inputs}, {outputs}, {reference_outputs} and --var names.")
-@click.option("--prompt-file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Read the prompt template from a file.")
+@click.option(
+    "--prompt-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Read the prompt template from a file.",
+)
 @click.option("--inputs", help="The input the evaluated application received.")
 @click.option("--outputs", help="The output to judge.")
 @click.option("--reference-outputs", help="A reference answer to compare against.")
-@click.option("--var", "variables", multiple=True, callback=_parse_vars, metavar="KEY=VALUE", help="Extra template variable (repeatable).")
+@click.option(
+    "--var",
+    "variables",
+    multiple=True,
+    callback=_parse_vars,
+    metavar="KEY=VALUE",
+    help="Extra template variable (repeatable).",
+)
 @click.option("--system", help="System message placed before the prompt.")
 @click.option("--continuous", is_flag=True, help="Score from 0.0 to 1.0 instead of true/false.")
 @click.option("--choices", callback=_parse_choices, metavar="0,0.5,1", help="Allowed scores.")
 @click.option("--no-reasoning", is_flag=True, help="Ask for the score only, without reasoning.")
-@click.option("--few-shot", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="JSONL file of examples: inputs, outputs, score, reasoning.")
-@click.option("--output-schema", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="JSON schema file for a custom answer shape.")
+@click.option(
+    "--few-shot",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="JSONL file of examples: inputs, outputs, score, reasoning.",
+)
+@click.option(
+    "--output-schema",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="JSON schema file for a custom answer shape.",
+)
 @click.option("--feedback-key", default="score", show_default=True)
 @model_options
 @_handle_errors
@@ -174,9 +208,16 @@ def score(
 @click.option("--choices", callback=_parse_choices, metavar="0,0.5,1")
 @click.option("--no-reasoning", is_flag=True)
 @click.option("--format", "fmt", type=click.Choice(["gbnf", "regex"]), default="gbnf", show_default=True)
-@click.option("--write", "write_dir", type=click.Path(file_okay=False, path_type=Path), help="Write all six default grammars into this folder instead.")
+@click.option(
+    "--write",
+    "write_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write all six default grammars into this folder instead.",
+)
 @_handle_errors
-def grammar(continuous: bool, choices: Optional[list[float]], no_reasoning: bool, fmt: str, write_dir: Optional[Path]) -> None:
+def grammar(
+    continuous: bool, choices: Optional[list[float]], no_reasoning: bool, fmt: str, write_dir: Optional[Path]
+) -> None:
     """Print the grammar that constrains the judge's answer for a default score schema."""
     from .grammars import default_grammar, write_default_grammars
 
@@ -201,7 +242,9 @@ def models_list() -> None:
     for card in load_cards():
         state = "present" if card.is_present() else "not present"
         aliases = f" (alias: {', '.join(card.aliases)})" if card.aliases else ""
-        click.echo(f"{card.name}{aliases}  {card.format} {card.architecture}  ctx {card.context_length}  {state}: {card.path}")
+        click.echo(
+            f"{card.name}{aliases}  {card.format} {card.architecture}  ctx {card.context_length}  {state}: {card.path}"
+        )
         if card.description:
             click.echo(f"    {card.description}")
 

@@ -12,9 +12,9 @@ import platform
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 __all__ = ["Check", "run_checks"]
 
@@ -28,7 +28,7 @@ client = resolve_model(sys.argv[1])
 loaded = time.perf_counter()
 smoke = client.smoke_decode()
 print(json.dumps({
-    "runtime": {**client.load_info(), "llama_cpp_system_info": __import__("llama_cpp").llama_print_system_info().decode().strip()},
+    "runtime": client.runtime_info(),
     "load_s": round(loaded - started, 2),
     "decode_s": round(smoke["seconds"], 2),
     "text": smoke["text"],
@@ -52,7 +52,20 @@ def _version(package: str) -> str | None:
 
 def cpu_features() -> list[str]:
     """The SIMD/matrix features llama.cpp cares about, as the kernel reports them."""
-    interesting = ("avx", "avx2", "fma", "f16c", "avx512f", "avx512_bf16", "avx512_vnni", "amx_tile", "amx_int8", "amx_bf16", "neon", "asimd")
+    interesting = (
+        "avx",
+        "avx2",
+        "fma",
+        "f16c",
+        "avx512f",
+        "avx512_bf16",
+        "avx512_vnni",
+        "amx_tile",
+        "amx_int8",
+        "amx_bf16",
+        "neon",
+        "asimd",
+    )
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
@@ -67,7 +80,13 @@ def cpu_features() -> list[str]:
 def run_checks(model_spec: str = "default") -> Iterator[Check]:
     yield Check("python", "info", f"{platform.python_version()} on {platform.machine()} {platform.system()}")
     yield Check("localjudge", "info", _version("localjudge") or "not installed as a package")
-    for package, needed in (("llama-cpp-python", True), ("outlines-core", True), ("numpy", True), ("httpx", True), ("langchain-core", False)):
+    for package, needed in (
+        ("llama-cpp-python", True),
+        ("outlines-core", True),
+        ("numpy", True),
+        ("httpx", True),
+        ("langchain-core", False),
+    ):
         version = _version(package)
         if version:
             yield Check(package, "ok", version)
@@ -75,7 +94,9 @@ def run_checks(model_spec: str = "default") -> Iterator[Check]:
             yield Check(package, "fail" if needed else "info", "not installed" + ("" if needed else " (optional)"))
 
     features = cpu_features()
-    yield Check("cpu", "info", f"{platform.processor() or platform.machine()}; features: {' '.join(features) or 'unknown'}")
+    yield Check(
+        "cpu", "info", f"{platform.processor() or platform.machine()}; features: {' '.join(features) or 'unknown'}"
+    )
 
     yield from _model_checks(model_spec)
 
@@ -88,7 +109,11 @@ def _model_checks(model_spec: str) -> Iterator[Check]:
     if card is not None:
         if card.is_present():
             good = verify_file(card.path, card.sha256)
-            yield Check("model file", "ok" if good else "fail", f"{card.path} sha256 {'matches' if good else 'DOES NOT match'} the card")
+            yield Check(
+                "model file",
+                "ok" if good else "fail",
+                f"{card.path} sha256 {'matches' if good else 'DOES NOT match'} the card",
+            )
         else:
             yield Check("model file", "info", f"{card.path} not present yet; it is assembled on first use")
     try:

@@ -29,7 +29,8 @@ next client may succeed where this one failed.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 __all__ = [
     "AllClientsFailedError",
@@ -189,7 +190,7 @@ class ConnectError(TransportError):
     pass
 
 
-class TimeoutError(TransportError):  # noqa: A001 - scoped name, like httpx's
+class TimeoutError(TransportError):
     pass
 
 

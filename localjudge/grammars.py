@@ -8,8 +8,9 @@ against the code that produced it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 
 try:  # Python 3.11+
     import re._constants as sre_constants

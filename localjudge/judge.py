@@ -7,8 +7,9 @@ worker thread). Nothing else differs between the two.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 from .clients.base import acall_create, call_create
 from .errors import JudgeRuntimeError, UsageError
@@ -36,7 +37,9 @@ class _JudgeCore:
     continuous: bool
     use_reasoning: bool
 
-    def build_request(self, inputs: Any, outputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    def build_request(
+        self, inputs: Any, outputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
+    ) -> dict[str, Any]:
         values = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs, **kwargs}
         messages = build_messages(
             self.prompt, values=values, system=self.system, few_shot_examples=self.few_shot_examples
@@ -237,7 +240,9 @@ def create_async_llm_as_judge(
     """The async twin of :func:`create_llm_as_judge`."""
     core = _build_core(**_arguments(locals()))
 
-    async def evaluator(*, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any) -> Any:
+    async def evaluator(
+        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
+    ) -> Any:
         request = core.build_request(inputs, outputs, reference_outputs, kwargs)
         return core.read_result(await acall_create(core.client, request))
 

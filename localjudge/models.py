@@ -19,9 +19,10 @@ import os
 import sys
 import tempfile
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
 from .errors import MissingDependencyError, ModelLoadError, ModelSpecError
 
@@ -145,9 +146,7 @@ def ensure_card_model(card: ModelCard) -> Path:
             )
         module_name = card.source.get("module")
         if not module_name:
-            raise ModelLoadError(
-                f"Model {card.name} is not present: put {card.file} at {path}", path=str(path)
-            )
+            raise ModelLoadError(f"Model {card.name} is not present: put {card.file} at {path}", path=str(path))
         try:
             package = importlib.import_module(module_name)
         except ImportError as exc:
@@ -196,8 +195,7 @@ def resolve_model(spec: str, *, base_url: Optional[str] = None, api_key: Optiona
         return _local_client(path, card, options)
     names = ", ".join(sorted({c.name for c in load_cards()} | {a for c in load_cards() for a in c.aliases}))
     raise ModelSpecError(
-        f"Unknown model spec {spec!r}. Use one of: {names}; a path to a .gguf file; "
-        "or openai:NAME with a base URL"
+        f"Unknown model spec {spec!r}. Use one of: {names}; a path to a .gguf file; or openai:NAME with a base URL"
     )
 
 
@@ -226,7 +224,12 @@ def _local_client(path: Path, card: Optional[ModelCard], options: dict[str, Any]
 
     settings: dict[str, Any] = {}
     if card is not None:
-        settings = {"n_ctx": card.recommended.get("n_ctx"), "chat_template": card.chat_template, "model_name": card.name}
+        settings = {
+            "n_ctx": card.recommended.get("n_ctx"),
+            "max_tokens": card.recommended.get("max_tokens"),
+            "chat_template": card.chat_template,
+            "model_name": card.name,
+        }
     settings = {k: v for k, v in {**settings, **options}.items() if v is not None}
     key = (str(path.resolve()), tuple(sorted(settings.items())))
     with _client_cache_lock:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import string
 import uuid
-from typing import Any, Callable, Mapping, Optional, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Optional
 
 from .errors import MissingTemplateVariableError, UsageError
 
@@ -36,9 +37,7 @@ def template_fields(template: str) -> list[str]:
     try:
         parsed = list(_FORMATTER.parse(template))
     except ValueError as exc:
-        raise UsageError(
-            f"The prompt template is not valid: {exc}. Write {{{{ and }}}} for literal braces."
-        ) from exc
+        raise UsageError(f"The prompt template is not valid: {exc}. Write {{{{ and }}}} for literal braces.") from exc
     names: list[str] = []
     for _, field, _, _ in parsed:
         if field is None:
@@ -79,7 +78,9 @@ def _attachment_blocks(attachments: Any) -> list[dict[str, Any]]:
             if str(item["mime_type"]).startswith("image/"):
                 blocks.append({"type": "image_url", "image_url": {"url": url}})
             else:
-                blocks.append({"type": "file", "file": {"file_data": url, "filename": item.get("filename", "attachment")}})
+                blocks.append(
+                    {"type": "file", "file": {"file_data": url, "filename": item.get("filename", "attachment")}}
+                )
         elif isinstance(item, str):
             blocks.append({"type": "image_url", "image_url": {"url": item}})
         else:
@@ -151,9 +152,7 @@ def _is_runnable(prompt: Any) -> bool:
 
 def _check_messages(messages: Any) -> list[dict[str, Any]]:
     if not isinstance(messages, list) or not messages:
-        raise UsageError(
-            f"A prompt callable must return a non-empty list of messages, got {type(messages).__name__}"
-        )
+        raise UsageError(f"A prompt callable must return a non-empty list of messages, got {type(messages).__name__}")
     checked = []
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping) or "role" not in message or "content" not in message:

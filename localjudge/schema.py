@@ -6,8 +6,9 @@ import copy
 import re
 import sys
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
 from .errors import UsageError
 
@@ -97,12 +98,14 @@ def normalise_output_schema(output_schema: Any) -> OutputSchema:
         schema = copy.deepcopy(dict(output_schema))
         if schema.get("type", "object") != "object" and "properties" not in schema:
             raise UsageError(
-                f"output_schema must describe a JSON object (\"type\": \"object\"), got type {schema.get('type')!r}"
+                f'output_schema must describe a JSON object ("type": "object"), got type {schema.get("type")!r}'
             )
         return OutputSchema(_strict_objects(schema), _schema_name(schema.get("title")), False)
     if isinstance(output_schema, type):
         model_type = _pydantic_typeddict(output_schema) if _is_typeddict(output_schema) else output_schema
-        return OutputSchema(_strict_objects(_type_json_schema(output_schema)), _schema_name(output_schema.__name__), False, model_type)
+        return OutputSchema(
+            _strict_objects(_type_json_schema(output_schema)), _schema_name(output_schema.__name__), False, model_type
+        )
     raise UsageError(
         "output_schema must be a JSON-schema dict, a Pydantic model class or a TypedDict class, "
         f"got {type(output_schema).__name__}"
@@ -125,7 +128,12 @@ def _type_json_schema(cls: type) -> dict[str, Any]:
 
 
 def _is_typeddict(cls: type) -> bool:
-    return isinstance(cls, type) and issubclass(cls, dict) and hasattr(cls, "__annotations__") and hasattr(cls, "__total__")
+    return (
+        isinstance(cls, type)
+        and issubclass(cls, dict)
+        and hasattr(cls, "__annotations__")
+        and hasattr(cls, "__total__")
+    )
 
 
 def _pydantic_typeddict(cls: type) -> type:

@@ -1,6 +1,7 @@
 """Types of the public API, matching OpenEvals' so annotated user code keeps type-checking."""
 
-from typing import Any, Awaitable, Callable, Optional, Protocol, Union, runtime_checkable
+from collections.abc import Awaitable, Callable
+from typing import Any, Optional, Protocol, Union, runtime_checkable
 
 # No ``from __future__ import annotations`` here: TypedDicts read NotRequired from evaluated
 # annotations (as strings every key would count as required at runtime). typing_extensions'

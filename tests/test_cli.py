@@ -91,7 +91,9 @@ def test_score_no_reasoning_and_continuous(scripted):
 
 def test_score_custom_output_schema(scripted, tmp_path):
     schema_file = tmp_path / "schema.json"
-    schema_file.write_text(json.dumps({"type": "object", "properties": {"verdict": {"type": "string"}}, "required": ["verdict"]}))
+    schema_file.write_text(
+        json.dumps({"type": "object", "properties": {"verdict": {"type": "string"}}, "required": ["verdict"]})
+    )
     scripted._script = iter(['{"verdict": "fine"}'])
     result = run("score", "--outputs", "x", "--output-schema", str(schema_file))
     assert result.exit_code == 0, result.output

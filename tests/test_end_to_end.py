@@ -49,7 +49,19 @@ def test_readme_command_scores_offline():
 
 @pytest.mark.usefixtures("default_gguf")
 def test_cli_choices_without_reasoning():
-    process = _run([*LOCALJUDGE, "score", "--inputs", "Capital of France?", "--outputs", "Paris", "--choices", "0,0.5,1", "--no-reasoning"])
+    process = _run(
+        [
+            *LOCALJUDGE,
+            "score",
+            "--inputs",
+            "Capital of France?",
+            "--outputs",
+            "Paris",
+            "--choices",
+            "0,0.5,1",
+            "--no-reasoning",
+        ]
+    )
     assert process.returncode == 0, process.stderr
     result = json.loads(process.stdout)
     assert result["score"] in (0.0, 0.5, 1.0) and result["comment"] is None
@@ -76,7 +88,9 @@ def test_seed_demos_with_the_default_model(program, score_check):
 @pytest.mark.usefixtures("default_gguf")
 def test_cli_falls_back_from_a_missing_model_file(tmp_path):
     missing = tmp_path / "missing.gguf"
-    process = _run([*LOCALJUDGE, "score", "--outputs", "4", "--no-reasoning", "--model", str(missing), "--fallback", "default"])
+    process = _run(
+        [*LOCALJUDGE, "score", "--outputs", "4", "--no-reasoning", "--model", str(missing), "--fallback", "default"]
+    )
     assert process.returncode == 0, process.stderr
     metadata = json.loads(process.stdout)["metadata"]
     assert metadata["client"] == "default"

@@ -16,22 +16,40 @@ from localjudge.schema import default_output_schema
 GRAMMARS_DIR = Path(__file__).resolve().parent.parent / "grammars"
 
 VALID = {
-    "boolean": ['{"reasoning":"Fine. Thus, the score should be: true.","score":true}', '{"reasoning":"","score":false}',
-                '{"reasoning":"quote \\" and \\\\ and 名将","score":false}'],
+    "boolean": [
+        '{"reasoning":"Fine. Thus, the score should be: true.","score":true}',
+        '{"reasoning":"","score":false}',
+        '{"reasoning":"quote \\" and \\\\ and 名将","score":false}',
+    ],
     "boolean-no-reasoning": ['{"score":true}', '{"score":false}'],
-    "continuous": ['{"reasoning":"ok","score":0.75}', '{"reasoning":"ok","score":1}', '{"reasoning":"ok","score":0}',
-                   '{"reasoning":"ok","score":1.0}'],
+    "continuous": [
+        '{"reasoning":"ok","score":0.75}',
+        '{"reasoning":"ok","score":1}',
+        '{"reasoning":"ok","score":0}',
+        '{"reasoning":"ok","score":1.0}',
+    ],
     "continuous-no-reasoning": ['{"score":0.123456}', '{"score":1.000}'],
     "choices": ['{"reasoning":"ok","score":0.5}', '{"reasoning":"ok","score":1.0}', '{"reasoning":"x","score":0.0}'],
     "choices-no-reasoning": ['{"score":0.0}'],
 }
 INVALID = {
-    "boolean": ['{"reasoning":"ok","score":"true"}', '{"score":true,"reasoning":"ok"}', '{"reasoning":"ok","score":true',
-                '{"reasoning":"ok","score":true} ', '{"reasoning":"line\nbreak","score":true}',
-                '{"reasoning":"ok","score":true,"x":1}', '{ "reasoning":"ok","score":true}'],
+    "boolean": [
+        '{"reasoning":"ok","score":"true"}',
+        '{"score":true,"reasoning":"ok"}',
+        '{"reasoning":"ok","score":true',
+        '{"reasoning":"ok","score":true} ',
+        '{"reasoning":"line\nbreak","score":true}',
+        '{"reasoning":"ok","score":true,"x":1}',
+        '{ "reasoning":"ok","score":true}',
+    ],
     "boolean-no-reasoning": ['{"score":1}', '{"score":null}'],
-    "continuous": ['{"reasoning":"ok","score":1.5}', '{"reasoning":"ok","score":-0.1}', '{"reasoning":"ok","score":2}',
-                   '{"reasoning":"ok","score":1.01}', '{"reasoning":"ok","score":0.1234567}'],
+    "continuous": [
+        '{"reasoning":"ok","score":1.5}',
+        '{"reasoning":"ok","score":-0.1}',
+        '{"reasoning":"ok","score":2}',
+        '{"reasoning":"ok","score":1.01}',
+        '{"reasoning":"ok","score":0.1234567}',
+    ],
     "continuous-no-reasoning": ['{"score":true}', '{"score":.5}'],
     "choices": ['{"reasoning":"ok","score":0.25}', '{"reasoning":"ok","score":2.0}'],
     "choices-no-reasoning": ['{"score":0.7}', '{"score":"0.5"}'],
@@ -63,9 +81,9 @@ def test_regex_accepts_valid_and_rejects_invalid(variant):
 @pytest.mark.parametrize(
     ("regex", "gbnf"),
     [
-        (r'a(b|cd)*e{2,3}f?', 'root ::= "a" ("b" | "cd")* "e"{2,3} "f"?'),
+        (r"a(b|cd)*e{2,3}f?", 'root ::= "a" ("b" | "cd")* "e"{2,3} "f"?'),
         (r'[^"\\\x00-\x1f]+', 'root ::= [^"\\\\\\x00-\\x1F]+'),
-        (r'x{2,}[0-9]{4}', 'root ::= "x"{2,} [0-9]{4}'),
+        (r"x{2,}[0-9]{4}", 'root ::= "x"{2,} [0-9]{4}'),
         (r'\{"k":"\]"\}', 'root ::= "{\\"k\\":\\"]\\"}"'),
     ],
 )

@@ -17,8 +17,9 @@ import struct
 import sys
 import threading
 from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,7 @@ def import_llama_cpp():
     try:
         import llama_cpp
     except ImportError as exc:
-        raise MissingDependencyError("The local GGUF judge", "llama-cpp-python", "llamacpp") from exc
+        raise MissingDependencyError("The local GGUF judge", "llama-cpp-python") from exc
     if _log_state["callback"] is None:
         _install_log_callback(llama_cpp)
     return llama_cpp
@@ -106,19 +107,26 @@ def check_gguf_file(path: str | os.PathLike[str]) -> Path:
     return p
 
 
+def _usable_cpus() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _default_threads() -> int:
+    """Decode threads: every CPU on small machines; half (about the physical cores) on larger ones."""
+    cpus = _usable_cpus()
+    return cpus if cpus <= 4 else cpus // 2
+
+
 def cpu_features() -> dict[str, Any]:
     """What llama.cpp reports about the CPU, and whether it has AMX."""
-    llama_cpp = import_llama_cpp()
-    info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
-    flags: set[str] = set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-                break
-    except OSError:
-        pass
-    return {"system_info": info.strip(), "amx": any(f.startswith("amx") for f in flags) or "AMX_INT8 = 1" in info}
+    from ..doctor import cpu_features as kernel_cpu_flags
+
+    info = import_llama_cpp().llama_print_system_info().decode("utf-8", "replace")
+    has_amx = any(flag.startswith("amx") for flag in kernel_cpu_flags()) or "AMX_INT8 = 1" in info
+    return {"system_info": info.strip(), "amx": has_amx}
 
 
 def _cached_pieces(parts: tuple[str, ...], n_vocab: int) -> list[bytes | None] | None:
@@ -152,7 +160,7 @@ class LlamaModel:
         _log_state["echo"] = verbose
         self._llama_cpp = llama_cpp
         self.lock = threading.Lock()
-        self.n_threads = n_threads or max(1, os.cpu_count() or 1)
+        self.n_threads = n_threads or _default_threads()
         self.use_extra_bufts = use_extra_bufts
         model_params = llama_cpp.llama_model_default_params()
         model_params.use_extra_bufts = use_extra_bufts
@@ -170,14 +178,16 @@ class LlamaModel:
         ctx_params.n_batch = n_batch
         ctx_params.n_ubatch = n_batch
         ctx_params.n_threads = self.n_threads
-        ctx_params.n_threads_batch = self.n_threads
+        ctx_params.n_threads_batch = max(self.n_threads, n_threads or _usable_cpus())
         ctx_params.no_perf = True
         try:
             self._ctx = _internals.LlamaContext(model=self._model, params=ctx_params, verbose=True)
             self._batch = _internals.LlamaBatch(n_tokens=n_batch, embd=0, n_seq_max=1, verbose=True)
         except Exception as exc:
             self._model.close()
-            raise ModelLoadError(f"llama.cpp could not create a context for {self.path}: {exc}", path=str(self.path)) from exc
+            raise ModelLoadError(
+                f"llama.cpp could not create a context for {self.path}: {exc}", path=str(self.path)
+            ) from exc
         self.n_ctx = self._ctx.n_ctx()
         self.n_batch = n_batch
         self.n_vocab = self._model.n_vocab()
@@ -243,9 +253,15 @@ class LlamaModel:
     def tokenize_fragment(self, data: bytes) -> list[int]:
         return self._model.tokenize(data, False, False)
 
-    def prompt_tokens(self, prompt: str) -> list[int]:
-        """Tokens for a rendered chat prompt, with exactly one BOS when the model wants one."""
-        tokens = self.tokenize(prompt, special=True)
+    def prompt_tokens(self, prompt: str | Sequence[tuple[str, bool]]) -> list[int]:
+        """Tokens for a rendered chat prompt, with exactly one BOS when the model wants one.
+
+        ``prompt`` is a string (all markup) or ``(text, is_markup)`` parts from
+        :meth:`ChatTemplate.render_parts`: special tokens are parsed in markup
+        only, never in message text.
+        """
+        parts = [(prompt, True)] if isinstance(prompt, str) else prompt
+        tokens = [t for text, markup in parts for t in self.tokenize(text, special=markup)]
         if self.add_bos and self.bos_id >= 0:
             while len(tokens) > 1 and tokens[0] == self.bos_id and tokens[1] == self.bos_id:
                 tokens.pop(0)
@@ -264,7 +280,16 @@ class LlamaModel:
                 backend="llama.cpp",
             )
 
+    @property
+    def closed(self) -> bool:
+        return self._ctx.ctx is None or self._model.model is None
+
+    def require_open(self) -> None:
+        if self.closed:
+            raise ModelError(f"The model {self.path} was closed", backend="llama.cpp", retryable=False)
+
     def start(self, prompt_tokens: Sequence[int]) -> np.ndarray:
+        self.require_open()
         self._ctx.kv_cache_clear()
         self._n_past = 0
         return self.extend(prompt_tokens)

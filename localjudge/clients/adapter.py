@@ -8,7 +8,6 @@ endpoint is remembered in the same memo the remote clients use.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping
 from typing import Any
 

@@ -13,7 +13,8 @@ import inspect
 import itertools
 import time
 import uuid
-from typing import Any, Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
 
 from ..errors import UsageError
 
@@ -131,9 +132,7 @@ def read_response_format(response_format: Mapping[str, Any] | None) -> tuple[str
         if not isinstance(schema, Mapping):
             raise UsageError('response_format "schema" must be a JSON schema object')
         return "json_schema", dict(schema)
-    raise UsageError(
-        f"Unsupported response_format type {kind!r}; use 'json_schema', 'json_object' or 'text'"
-    )
+    raise UsageError(f"Unsupported response_format type {kind!r}; use 'json_schema', 'json_object' or 'text'")
 
 
 def message_text(message: Mapping[str, Any]) -> str:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..chat_templates import ChatTemplate, resolve_chat_template
 from ..errors import ModelError, UsageError
@@ -25,10 +26,32 @@ DEFAULT_MAX_TOKENS = 1024
 DEFAULT_REASONING_BUDGET = 256
 
 # Request fields we honour, and fields that are harmless to accept and ignore.
-_HONOURED = {"messages", "model", "response_format", "temperature", "max_tokens", "max_completion_tokens",
-             "seed", "stop", "top_p", "n", "stream"}
-_IGNORED = {"user", "metadata", "store", "timeout", "extra_headers", "extra_query", "extra_body",
-            "logprobs", "frequency_penalty", "presence_penalty", "service_tier"}
+_HONOURED = {
+    "frequency_penalty",
+    "presence_penalty",
+    "messages",
+    "model",
+    "response_format",
+    "temperature",
+    "max_tokens",
+    "max_completion_tokens",
+    "seed",
+    "stop",
+    "top_p",
+    "n",
+    "stream",
+    "logprobs",
+}
+_IGNORED = {
+    "user",
+    "metadata",
+    "store",
+    "timeout",
+    "extra_headers",
+    "extra_query",
+    "extra_body",
+    "service_tier",
+}
 
 
 class LlamaCppClient(ChatClient):
@@ -36,7 +59,8 @@ class LlamaCppClient(ChatClient):
 
     ``reasoning_budget`` caps the sampled tokens of each free-text JSON string
     (the judge's ``reasoning``): when spent, the string is closed and the
-    verdict follows. ``use_extra_bufts=False`` avoids the AMX repacking crash
+    verdict follows. ``close_loops`` closes such a string early when greedy
+    decoding is stuck repeating one passage verbatim. ``use_extra_bufts=False`` avoids the AMX repacking crash
     of llama-cpp-python 0.3.36 source builds; ``load_info()`` reports it.
     """
 
@@ -51,6 +75,7 @@ class LlamaCppClient(ChatClient):
         n_batch: int = 512,
         chat_template: str | None = None,
         reasoning_budget: int | None = DEFAULT_REASONING_BUDGET,
+        close_loops: bool = True,
         use_extra_bufts: bool = False,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         model_name: str | None = None,
@@ -62,11 +87,16 @@ class LlamaCppClient(ChatClient):
         if reasoning_budget is not None and reasoning_budget < 1:
             raise UsageError("reasoning_budget must be a positive number of tokens, or None for no cap")
         self.model = LlamaModel(
-            model_path, n_ctx=n_ctx, n_batch=n_batch, n_threads=n_threads,
-            use_extra_bufts=use_extra_bufts, verbose=verbose,
+            model_path,
+            n_ctx=n_ctx,
+            n_batch=n_batch,
+            n_threads=n_threads,
+            use_extra_bufts=use_extra_bufts,
+            verbose=verbose,
         )
         self.model_name = model_name or self.model.path.stem
         self.reasoning_budget = reasoning_budget
+        self.close_loops = close_loops
         self.max_tokens = max_tokens
         self.template: ChatTemplate = resolve_chat_template(
             self.model.metadata,
@@ -83,18 +113,32 @@ class LlamaCppClient(ChatClient):
         from ..decoding.loop import Sampler, decode
 
         messages, options = self._read_request(request)
-        prompt = self.template.render(messages)
+        prompt = self.template.render_parts(messages)
         guide = self._guide_for(request.get("response_format"))
-        tokens = self.model.prompt_tokens(prompt)
-        max_tokens = options["max_tokens"]
-        if max_tokens is None:
-            max_tokens = max(1, min(self.max_tokens, self.model.n_ctx - len(tokens)))
-        self.model.check_fits(len(tokens), max_tokens)
-        sampler = Sampler(options["temperature"], options["top_p"], options["seed"])
+        sampler = Sampler(
+            options["temperature"],
+            options["top_p"],
+            options["seed"],
+            frequency_penalty=options["frequency_penalty"],
+            presence_penalty=options["presence_penalty"],
+        )
         with self.model.lock:
+            self.model.require_open()
+            tokens = self.model.prompt_tokens(prompt)
+            max_tokens = options["max_tokens"]
+            if max_tokens is None:
+                max_tokens = max(1, min(self.max_tokens, self.model.n_ctx - len(tokens)))
+            self.model.check_fits(len(tokens), max_tokens)
             result = decode(
-                self.model, self.model.vocab, tokens, guide=guide, max_tokens=max_tokens, sampler=sampler,
-                string_budget=self.reasoning_budget, stop=options["stop"],
+                self.model,
+                self.model.vocab,
+                tokens,
+                guide=guide,
+                max_tokens=max_tokens,
+                sampler=sampler,
+                string_budget=self.reasoning_budget,
+                close_loops=self.close_loops,
+                stop=options["stop"],
             )
         self.last_result = result
         return make_chat_completion(
@@ -114,6 +158,8 @@ class LlamaCppClient(ChatClient):
             raise UsageError("messages must be a non-empty list of chat messages")
         if request.get("n") not in (None, 1):
             raise UsageError(f"{self.name} generates one choice per request (n=1)")
+        if request.get("logprobs"):
+            raise UsageError(f"{self.name} does not return logprobs")
         if request.get("stream"):
             raise UsageError(f"{self.name} does not stream; call without stream=True")
         max_tokens = request.get("max_tokens", request.get("max_completion_tokens"))
@@ -121,12 +167,18 @@ class LlamaCppClient(ChatClient):
             raise UsageError(f"max_tokens must be a positive integer, got {max_tokens!r}")
         temperature = request.get("temperature")
         top_p = request.get("top_p")
+        if temperature is not None and not 0 <= float(temperature) <= 2:
+            raise UsageError(f"temperature must be between 0 and 2, got {temperature!r}")
+        if top_p is not None and not 0 < float(top_p) <= 1:
+            raise UsageError(f"top_p must be in (0, 1], got {top_p!r}")
         stop = request.get("stop") or ()
         return list(messages), {
             "max_tokens": max_tokens,
             "temperature": 0.0 if temperature is None else float(temperature),
             "top_p": 1.0 if top_p is None else float(top_p),
             "seed": request.get("seed"),
+            "frequency_penalty": float(request.get("frequency_penalty") or 0.0),
+            "presence_penalty": float(request.get("presence_penalty") or 0.0),
             "stop": [stop] if isinstance(stop, str) else list(stop),
         }
 
@@ -139,12 +191,22 @@ class LlamaCppClient(ChatClient):
         regex = schema_to_regex(ANY_JSON_OBJECT_SCHEMA if kind == "json_object" else schema)
         return guide_for(self.model.vocab, regex)
 
+    def check_schema(self, schema: Mapping[str, Any]) -> None:
+        """Refuse, when an evaluator is built, a schema keyword decoding cannot enforce."""
+        from ..decoding import check_schema
+
+        check_schema(schema)
+
     # --- diagnostics -------------------------------------------------------------------
 
     def load_info(self) -> dict[str, Any]:
         """How the model was loaded (AMX workaround, threads, template), for ``localjudge doctor``."""
-        return {**self.model.load_info(), "chat_template": self.template.source,
-                "reasoning_budget": self.reasoning_budget}
+        return {
+            **self.model.load_info(),
+            "chat_template": self.template.source,
+            "reasoning_budget": self.reasoning_budget,
+            "close_loops": self.close_loops,
+        }
 
     def runtime_info(self) -> dict[str, Any]:
         """``load_info()`` plus the CPU facts behind the AMX workaround."""
@@ -156,7 +218,8 @@ class LlamaCppClient(ChatClient):
         """Evaluate one prompt and pick one token: proves the model runs on this CPU."""
         started = time.perf_counter()
         with self.model.lock:
-            tokens = self.model.prompt_tokens(self.template.render([{"role": "user", "content": "Say OK."}]))
+            self.model.require_open()
+            tokens = self.model.prompt_tokens(self.template.render_parts([{"role": "user", "content": "Say OK."}]))
             logits = self.model.start(tokens)
             token = int(logits.argmax())
         if not (0 <= token < self.model.n_vocab):

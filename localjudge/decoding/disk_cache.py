@@ -12,12 +12,15 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 __all__ = ["decode_pieces", "encode_pieces", "load", "store"]
+
+# Bumped whenever what we store (or how we derive it) changes.
+FORMAT_VERSION = "1"
 
 
 def _directory() -> Path | None:
@@ -33,7 +36,7 @@ def _path(kind: str, parts: Sequence[str]) -> Path | None:
     directory = _directory()
     if directory is None:
         return None
-    digest = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:32]
+    digest = hashlib.sha256("\x00".join((FORMAT_VERSION, *parts)).encode("utf-8")).hexdigest()[:32]
     return directory / f"{kind}-{digest}.bin"
 
 

@@ -12,20 +12,28 @@ logits after the last one (:class:`LogitsBackend`). Per step the loop
 Free text inside a JSON string is held to ``string_budget`` sampled tokens:
 when it is spent and the string may close, the closing quote is forced and
 the forced text after it (``,"score":``) follows. A rambling model thus still
-reaches a verdict instead of running into ``max_tokens``.
+reaches a verdict instead of running into ``max_tokens``. With
+``close_loops`` the string also closes as soon as its last tokens repeat one
+cycle verbatim (at least :data:`LOOP_MIN_TOKENS` tokens, three times or more):
+greedy decoding of a small model never leaves such a loop by itself.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 
+from ..errors import ModelError
 from .guide import Guide, TokenVocabulary
 
-__all__ = ["DecodeResult", "LogitsBackend", "Sampler", "decode"]
+__all__ = ["LOOP_MIN_TOKENS", "DecodeResult", "LogitsBackend", "Sampler", "decode"]
+
+LOOP_MIN_TOKENS = 12
+LOOP_MAX_PERIOD = 64
 
 
 class LogitsBackend(Protocol):
@@ -46,10 +54,22 @@ class Sampler:
     temperature: float = 0.0
     top_p: float = 1.0
     seed: int | None = None
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
     _rng: np.random.Generator = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self._rng = np.random.default_rng(self.seed)
+
+    def penalise(self, logits: np.ndarray, counts: dict[int, int]) -> np.ndarray:
+        """OpenAI's frequency/presence penalties over the tokens sampled so far."""
+        if not counts or (not self.frequency_penalty and not self.presence_penalty):
+            return logits
+        ids = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
+        seen = np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
+        adjusted = logits.copy()
+        adjusted[ids] -= self.frequency_penalty * seen + self.presence_penalty
+        return adjusted
 
     def pick(self, logits: np.ndarray, ids: np.ndarray | None, mask: np.ndarray | None) -> int:
         if ids is not None and ids.size == 1:
@@ -87,7 +107,7 @@ class DecodeResult:
     finish_reason: str  # "stop" or "length"
     sampled_tokens: int = 0
     forced_tokens: int = 0
-    budget_closed: bool = False
+    closed_by: str | None = None  # "budget" or "loop" when a free-text string was closed for us
     prefill_seconds: float = 0.0
     decode_seconds: float = 0.0
     prompt_tokens: int = 0
@@ -102,6 +122,7 @@ def decode(
     max_tokens: int,
     sampler: Sampler,
     string_budget: int | None = 256,
+    close_loops: bool = True,
     stop: Sequence[str] = (),
     clock: Callable[[], float] = time.perf_counter,
 ) -> DecodeResult:
@@ -118,7 +139,8 @@ def decode(
     out: list[int] = []
     pending: list[int] = []
     state = guide.initial_state if guide is not None else 0
-    run = 0  # sampled tokens in the current free-text stretch
+    run: list[int] = []  # tokens sampled in the current free-text stretch
+    counts: dict[int, int] = {}
     stop_ids = set(vocab.stop_ids.tolist())
     stop_bytes = [s.encode("utf-8") for s in stop if s]
 
@@ -136,7 +158,7 @@ def decode(
                 result.forced_tokens += len(forced.tokens)
                 if not take(forced.tokens):
                     break
-                state, run = forced.end_state, 0
+                state, run = forced.end_state, []
             info = guide.info(state)
             if info.done:
                 result.finish_reason = "stop"
@@ -146,30 +168,36 @@ def decode(
         if pending:
             logits = backend.extend(pending)
             pending.clear()
+        scores = sampler.penalise(logits, counts)
         if guide is None:
-            token = sampler.pick(logits, None, vocab.text_mask)
+            token = sampler.pick(scores, None, vocab.text_mask)
         else:
-            closing = None
-            if info.text and string_budget is not None and run >= string_budget:
-                closing = guide.close_string(state, backend.tokenize_fragment)
+            reason = None
+            if info.text and string_budget is not None and len(run) >= string_budget:
+                reason = "budget"
+            elif info.text and close_loops and _loops(run):
+                reason = "loop"
+            closing = guide.close_string(state, backend.tokenize_fragment) if reason else None
             if closing is not None:
                 result.forced_tokens += len(closing.tokens)
-                result.budget_closed = True
-                state, run = closing.end_state, 0
+                result.closed_by = reason
+                state, run = closing.end_state, []
                 if not take(closing.tokens):
                     break
                 continue
-            token = sampler.pick(logits, info.ids, info.mask)
+            token = sampler.pick(scores, info.ids, info.mask)
         if token in stop_ids:
             result.finish_reason = "stop"
             break
         result.sampled_tokens += 1
+        counts[token] = counts.get(token, 0) + 1
         take([token])
         if guide is not None:
-            run = run + 1 if info.text else run
+            if info.text:
+                run.append(token)
             nxt = guide.advance(state, token)
             if nxt is None:  # the mask admitted it, so this means the index is inconsistent
-                raise RuntimeError(f"token {token} left the grammar at state {state}")
+                raise ModelError(f"Token {token} left the output grammar at state {state}", retryable=False)
             state = nxt
         elif stop_bytes and _cut_at_stop(out, vocab, stop_bytes) is not None:
             result.finish_reason = "stop"
@@ -185,6 +213,21 @@ def decode(
     result.tokens = out
     result.decode_seconds = clock() - started - result.prefill_seconds
     return result
+
+
+def _loops(tokens: list[int]) -> bool:
+    """True when the tail of ``tokens`` is one cycle repeated (>= LOOP_MIN_TOKENS tokens, >= 3 times)."""
+    n = len(tokens)
+    if n < LOOP_MIN_TOKENS:
+        return False
+    for period in range(1, min(LOOP_MAX_PERIOD, n // 3) + 1):
+        times = max(3, -(-LOOP_MIN_TOKENS // period))
+        if period * times > n:
+            continue
+        cycle = tokens[n - period :]
+        if all(tokens[n - (k + 1) * period : n - k * period] == cycle for k in range(1, times)):
+            return True
+    return False
 
 
 def _cut_at_stop(tokens: list[int], vocab: TokenVocabulary, stops: list[bytes]) -> int | None:

@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..errors import UnsupportedSchemaError
 
@@ -61,8 +62,18 @@ ANY_JSON_OBJECT_SCHEMA: dict[str, Any] = {"type": "object"}
 
 # Keywords that describe but do not constrain.
 _ANNOTATIONS = {
-    "title", "description", "default", "examples", "$schema", "$id", "$comment",
-    "deprecated", "readOnly", "writeOnly", "$defs", "definitions",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "$schema",
+    "$id",
+    "$comment",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$defs",
+    "definitions",
 }
 _TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
 _KEYWORDS_BY_TYPE = {
@@ -176,7 +187,9 @@ class _Compiler:
             for kind in _TYPES:
                 if all(k in _KEYWORDS_BY_TYPE[kind] for k in constraints):
                     return (kind,)
-            key = next((k for k in constraints if not any(k in ks for ks in _KEYWORDS_BY_TYPE.values())), constraints[0])
+            key = next(
+                (k for k in constraints if not any(k in ks for ks in _KEYWORDS_BY_TYPE.values())), constraints[0]
+            )
             raise self.fail(self.unknown_reason(key, _TYPES), path, key)
         names = [declared] if isinstance(declared, str) else list(declared)
         for name in names:
@@ -347,7 +360,8 @@ class _Compiler:
                 raise self.fail(f"integer ranges wider than {MAX_ENUMERATED_INTEGERS} values", path, "maximum")
             return _alternatives([str(v) for v in range(lo, hi + 1)])
         if hi is None and lo in (0, 1):
-            return "(0|[1-9][0-9]{0,%d})" % (MAX_INT_DIGITS - 1) if lo == 0 else "[1-9][0-9]{0,%d}" % (MAX_INT_DIGITS - 1)
+            tail = f"[0-9]{{0,{MAX_INT_DIGITS - 1}}}"
+            return f"(0|[1-9]{tail})" if lo == 0 else f"[1-9]{tail}"
         keyword = "minimum" if hi is None else "maximum"
         raise self.fail("a one-sided integer bound is supported only as minimum 0 or 1", path, keyword)
 
@@ -413,4 +427,3 @@ def _json_type(value: Any) -> str:
     if isinstance(value, Mapping):
         return "object"
     return type(value).__name__
-

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..clients.base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
 from ..errors import MissingDependencyError, MissingTemplateVariableError, UsageError
@@ -35,7 +36,9 @@ def runnable_to_messages(prompt: Any, values: Mapping[str, Any]) -> list[dict[st
         return [_message_dict(m) for m in prompt_value.to_messages()]
     if isinstance(prompt_value, str):
         return [{"role": "user", "content": prompt_value}]
-    raise UsageError(f"The LangChain prompt returned {type(prompt_value).__name__}; expected a prompt value or messages")
+    raise UsageError(
+        f"The LangChain prompt returned {type(prompt_value).__name__}; expected a prompt value or messages"
+    )
 
 
 def _message_dict(message: Any) -> dict[str, Any]:

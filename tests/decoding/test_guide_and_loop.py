@@ -12,7 +12,22 @@ from localjudge.decoding import Sampler, TokenVocabulary, decode, guide_for, sch
 pytest.importorskip("outlines_core")
 
 PAD, EOS, CONTROL = 0, 1, 2
-WORDS = [b'{"', b"reasoning", b'":"', b'","', b"score", b'":', b"true", b"false", b"good", b" answer", b"}", b'"}', b"0.", b"5"]
+WORDS = [
+    b'{"',
+    b"reasoning",
+    b'":"',
+    b'","',
+    b"score",
+    b'":',
+    b"true",
+    b"false",
+    b"good",
+    b" answer",
+    b"}",
+    b'"}',
+    b"0.",
+    b"5",
+]
 PIECES: list[bytes | None] = [None, None, None] + [bytes([b]) for b in range(256)] + WORDS
 VOCAB = TokenVocabulary(PIECES, eos_id=EOS, stop_ids=[EOS], key="toy-vocab")
 ID = {p: i for i, p in enumerate(PIECES) if p is not None and len(p) > 1}
@@ -74,7 +89,9 @@ def test_forced_prefix_is_one_batch_of_the_models_own_tokens():
 
 
 def test_forced_text_falls_back_to_byte_tokens_when_the_tokenization_is_rejected():
-    guide = guide_for(VOCAB, schema_to_regex({"type": "object", "properties": {"ab": {"type": "null"}}, "required": ["ab"]}))
+    guide = guide_for(
+        VOCAB, schema_to_regex({"type": "object", "properties": {"ab": {"type": "null"}}, "required": ["ab"]})
+    )
     forced = guide.forced(guide.initial_state, lambda data: [ID[b"good"]])  # wrong text for these bytes
     assert VOCAB.decode(forced.tokens) == b'{"ab":null}'
     assert all(len(PIECES[t]) == 1 for t in forced.tokens)
@@ -84,12 +101,31 @@ def test_budget_closes_the_string_then_the_verdict_follows():
     result, backend = run(BOOLEAN_SCHEMA, [BYTE["x"], ID[b"true"]])
     assert result.text == '{"reasoning":"xxxx","score":true}'
     assert result.finish_reason == "stop"
-    assert result.budget_closed
+    assert result.closed_by == "budget"
     assert result.sampled_tokens == 5  # four x, then true
     # the close quote and the key reach the model together, as its own tokens
     assert [b'","', b"score", b'":'] in backend.batches
     # the trailing "}" is forced and never evaluated
     assert all(b"}" not in batch for batch in backend.batches)
+
+
+def test_a_verbatim_loop_closes_the_string_early():
+    result, _ = run(BOOLEAN_SCHEMA, [BYTE["x"], ID[b"true"]], string_budget=None)
+    assert result.text == '{"reasoning":"' + "x" * 12 + '","score":true}'
+    assert result.closed_by == "loop"
+    result, _ = run(BOOLEAN_SCHEMA, [BYTE["x"], ID[b"true"]], string_budget=None, close_loops=False, max_tokens=30)
+    assert result.finish_reason == "length"
+
+
+def test_loop_detection_needs_three_cycles_of_twelve_tokens():
+    from localjudge.decoding.loop import _loops
+
+    cycle = list(range(5))
+    assert not _loops(cycle * 2)
+    assert _loops([9] + cycle * 3)
+    assert not _loops(list(range(40)))
+    assert not _loops([7] * 11)
+    assert _loops([7] * 12)
 
 
 def test_mask_keeps_out_tokens_the_grammar_forbids():
@@ -108,10 +144,18 @@ def test_max_tokens_cuts_with_finish_reason_length():
 
 
 def test_number_bounds_and_enums_hold_under_a_model_that_wants_more():
-    continuous = {"type": "object", "properties": {"score": {"type": "number", "minimum": 0, "maximum": 1}}, "required": ["score"]}
+    continuous = {
+        "type": "object",
+        "properties": {"score": {"type": "number", "minimum": 0, "maximum": 1}},
+        "required": ["score"],
+    }
     result, _ = run(continuous, [BYTE["9"], BYTE["1"], BYTE["5"], BYTE["."], BYTE["0"]])
     assert 0 <= json.loads(result.text)["score"] <= 1
-    choices = {"type": "object", "properties": {"score": {"type": "number", "enum": [0.0, 0.5, 1.0]}}, "required": ["score"]}
+    choices = {
+        "type": "object",
+        "properties": {"score": {"type": "number", "enum": [0.0, 0.5, 1.0]}},
+        "required": ["score"],
+    }
     result, _ = run(choices, [ID[b"0."], BYTE["7"], BYTE["5"], BYTE["1"]])
     assert json.loads(result.text)["score"] == 0.5
 
@@ -140,6 +184,16 @@ def test_masks_are_cached_per_state():
     assert guide.info(state) is info
     assert info.text  # inside the reasoning string nearly everything is allowed
     assert not info.mask[CONTROL] and not info.mask[EOS]
+
+
+def test_frequency_and_presence_penalties():
+    logits = np.array([0.0, 3.0, 2.5], dtype=np.float32)
+    plain = Sampler()
+    assert plain.penalise(logits, {1: 2}) is logits
+    penalised = Sampler(frequency_penalty=0.5, presence_penalty=0.1).penalise(logits, {1: 2})
+    assert penalised[1] == pytest.approx(3.0 - 1.0 - 0.1)
+    assert logits[1] == 3.0  # the backend's buffer is left alone
+    assert Sampler().pick(penalised, None, None) == 2
 
 
 def test_seeded_sampling_repeats_and_greedy_picks_the_best():

@@ -29,18 +29,30 @@ def matches(schema, text: str) -> bool:
     return re.fullmatch(schema_to_regex(schema), text) is not None
 
 
-def with_reasoning(score, reasoning="The answer is right.\nIt says \"4\".") -> dict:
+def with_reasoning(score, reasoning='The answer is right.\nIt says "4".') -> dict:
     return {"reasoning": reasoning, "score": score}
 
 
 VALID = {
     "boolean": [with_reasoning(True), with_reasoning(False), with_reasoning(True, "")],
-    "continuous": [with_reasoning(0), with_reasoning(1), with_reasoning(0.25), with_reasoning(1.0), with_reasoning(0.999999)],
+    "continuous": [
+        with_reasoning(0),
+        with_reasoning(1),
+        with_reasoning(0.25),
+        with_reasoning(1.0),
+        with_reasoning(0.999999),
+    ],
     "choices": [with_reasoning(0.0), with_reasoning(0.5), with_reasoning(1.0)],
 }
 INVALID = {
     "boolean": [with_reasoning(1), with_reasoning("true"), with_reasoning(None), {"score": True, "reasoning": "x"}],
-    "continuous": [with_reasoning(1.5), with_reasoning(-0.1), with_reasoning(2), with_reasoning(1.01), with_reasoning(True)],
+    "continuous": [
+        with_reasoning(1.5),
+        with_reasoning(-0.1),
+        with_reasoning(2),
+        with_reasoning(1.01),
+        with_reasoning(True),
+    ],
     "choices": [with_reasoning(0.25), with_reasoning(2.0), with_reasoning(0.75), with_reasoning(True)],
 }
 
@@ -109,7 +121,7 @@ def test_optional_properties_in_order():
     }
     for text in ['{"b":"x"}', '{"a":3,"b":"y.z"}', '{"b":"x","c":null}', '{"a":-12,"b":"x","c":null}']:
         assert matches(schema, text), text
-    for text in ['{}', '{"a":1}', '{"b":"y"}', '{"b":"yaz"}', '{"c":null,"b":"x"}', '{"a":1,,"b":"x"}']:
+    for text in ["{}", '{"a":1}', '{"b":"y"}', '{"b":"yaz"}', '{"c":null,"b":"x"}', '{"a":1,,"b":"x"}']:
         assert not matches(schema, text), text
 
 
@@ -122,7 +134,13 @@ def test_no_required_properties_allows_empty_object():
 
 def test_arrays_refs_and_any_of():
     schema = {
-        "$defs": {"Item": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1, "maximum": 3}}, "required": ["n"]}},
+        "$defs": {
+            "Item": {
+                "type": "object",
+                "properties": {"n": {"type": "integer", "minimum": 1, "maximum": 3}},
+                "required": ["n"],
+            }
+        },
         "type": "object",
         "properties": {
             "items": {"type": "array", "items": {"$ref": "#/$defs/Item"}, "minItems": 1, "maxItems": 2},
@@ -156,10 +174,18 @@ def test_any_json_object_is_a_flat_object_of_scalars():
         ({"type": "number", "minimum": -1, "maximum": 1}, "#", "minimum"),
         ({"type": "number", "minimum": 0, "maximum": 0.5}, "#", "minimum"),
         ({"type": "object", "properties": {"x": {"oneOf": [{"type": "string"}]}}}, "#/properties/x", "oneOf"),
-        ({"type": "object", "properties": {"x": {"type": "array", "uniqueItems": True}}}, "#/properties/x", "uniqueItems"),
+        (
+            {"type": "object", "properties": {"x": {"type": "array", "uniqueItems": True}}},
+            "#/properties/x",
+            "uniqueItems",
+        ),
         ({"type": "object", "patternProperties": {"a": {}}}, "#", "patternProperties"),
         ({"type": "object", "required": ["a"]}, "#", "required"),
-        ({"$defs": {"N": {"type": "array", "items": {"$ref": "#/$defs/N"}}}, "$ref": "#/$defs/N"}, "#/$defs/N/items", "$ref"),
+        (
+            {"$defs": {"N": {"type": "array", "items": {"$ref": "#/$defs/N"}}}, "$ref": "#/$defs/N"},
+            "#/$defs/N/items",
+            "$ref",
+        ),
         ({"type": "integer", "minimum": 0, "maximum": 10**6}, "#", "maximum"),
     ],
 )
@@ -174,7 +200,9 @@ def test_unenforceable_keywords_are_refused_with_path(schema, path, keyword):
 
 def test_annotations_are_fine():
     schema = {
-        "title": "T", "description": "d", "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "T",
+        "description": "d",
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
         "properties": {"s": {"type": "string", "title": "S", "default": "", "examples": ["a"]}},
         "required": ["s"],

@@ -1,0 +1,49 @@
+"""``localjudge doctor``: exit 0 when the judge runs here, 1 with a reason when it does not."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from localjudge import doctor
+
+
+def _doctor(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "localjudge.cli", "doctor", *args], capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.mark.model
+@pytest.mark.usefixtures("default_gguf")
+def test_doctor_reports_ready_with_versions_workaround_and_smoke_decode():
+    process = _doctor()
+    assert process.returncode == 0, process.stdout + process.stderr
+    out = process.stdout
+    assert "[ok  ] llama-cpp-python: 0.3.36" in out
+    assert "sha256 matches the card" in out
+    assert "amx workaround: on" in out
+    assert "[ok  ] smoke decode: loaded in" in out
+    assert out.rstrip().endswith("ready")
+
+
+def test_doctor_fails_with_the_reason_for_a_broken_model(tmp_path):
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"not a gguf file at all")
+    process = _doctor("--model", str(broken))
+    assert process.returncode == 1
+    assert "[FAIL] smoke decode" in process.stdout and str(broken) in process.stdout
+    assert process.stdout.rstrip().endswith("not ready")
+
+
+def test_a_native_crash_is_named():
+    assert "SIGSEGV" in doctor._describe_failure(-signal.SIGSEGV, "")
+    assert doctor._describe_failure(1, "Traceback...\nModelLoadError: bad file\n") == "ModelLoadError: bad file"
+
+
+def test_cpu_features_come_from_the_kernel():
+    features = doctor.cpu_features()
+    assert isinstance(features, list) and all(isinstance(f, str) for f in features)
