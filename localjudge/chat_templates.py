@@ -137,6 +137,7 @@ class ChatTemplate:
     bos_token: str = ""
     eos_token: str = ""
     jinja_source: str | None = None
+    backend: str = "llama.cpp"  # whose model embeds the template, for error context
 
     def __post_init__(self) -> None:
         self._compiled: Any = None
@@ -187,7 +188,7 @@ class ChatTemplate:
 
     def _error(self, message: str) -> Exception:
         if self.source == "gguf":
-            return ModelError(f"The chat template embedded in the model {message}", backend="llama.cpp")
+            return ModelError(f"The chat template embedded in the model {message}", backend=self.backend)
         return UsageError(f"The chat template {message}")
 
     def _compile(self, source: str) -> Any:
@@ -251,13 +252,14 @@ def resolve_chat_template(
     bos_token: str = "",
     eos_token: str = "",
     model_name: str = "the model",
+    backend: str = "llama.cpp",
 ) -> ChatTemplate:
     """Pick the template: the caller's override, else the GGUF's own, else a built-in one.
 
     ``override`` is a built-in name (``gemma``, ``chatml``, ``llama-3``), the
     word ``gguf`` (insist on the embedded template) or Jinja source.
     """
-    tokens = {"bos_token": bos_token, "eos_token": eos_token}
+    tokens = {"bos_token": bos_token, "eos_token": eos_token, "backend": backend}
     embedded = metadata.get("tokenizer.chat_template")
     if override is not None:
         if override in BUILTIN_TEMPLATES:

@@ -146,7 +146,7 @@ def _build_core(
         prompt=prompt,
         feedback_key=feedback_key,
         client=client,
-        model=model,
+        model=model if judge is not None else None,  # without a judge, model= is a spec, not a name to send
         system=system,
         few_shot_examples=few_shot_examples,
         schema=schema,

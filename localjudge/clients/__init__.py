@@ -16,12 +16,14 @@ __all__ = [
     "LlamaCppClient",
     "OpenAICompatibleClient",
     "ScriptedClient",
+    "TransformersClient",
     "adapt_response_format",
     "make_chat_completion",
 ]
 
 _LAZY = {
     "LlamaCppClient": ".llamacpp",
+    "TransformersClient": ".transformers",
     "OpenAICompatibleClient": ".remote",
     "AsyncOpenAICompatibleClient": ".remote",
     "FallbackClient": ".fallback",

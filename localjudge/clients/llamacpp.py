@@ -13,48 +13,16 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Mapping
 from typing import Any
 
 from ..chat_templates import ChatTemplate, resolve_chat_template
-from ..errors import ModelError, UsageError
-from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
+from ..errors import ModelError
+from .local import DEFAULT_MAX_TOKENS, DEFAULT_REASONING_BUDGET, LocalModelClient
 
 __all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "LlamaCppClient"]
 
-DEFAULT_MAX_TOKENS = 1024
-DEFAULT_REASONING_BUDGET = 256
 
-# Request fields we honour, and fields that are harmless to accept and ignore.
-_HONOURED = {
-    "frequency_penalty",
-    "presence_penalty",
-    "messages",
-    "model",
-    "response_format",
-    "temperature",
-    "max_tokens",
-    "max_completion_tokens",
-    "seed",
-    "stop",
-    "top_p",
-    "n",
-    "stream",
-    "logprobs",
-}
-_IGNORED = {
-    "user",
-    "metadata",
-    "store",
-    "timeout",
-    "extra_headers",
-    "extra_query",
-    "extra_body",
-    "service_tier",
-}
-
-
-class LlamaCppClient(ChatClient):
+class LlamaCppClient(LocalModelClient):
     """An OpenAI-shaped chat client over a local GGUF file.
 
     ``reasoning_budget`` caps the sampled tokens of each free-text JSON string
@@ -84,8 +52,7 @@ class LlamaCppClient(ChatClient):
         super().__init__()
         from ._llamacpp_model import LlamaModel
 
-        if reasoning_budget is not None and reasoning_budget < 1:
-            raise UsageError("reasoning_budget must be a positive number of tokens, or None for no cap")
+        self._setup(reasoning_budget, close_loops, max_tokens)
         self.model = LlamaModel(
             model_path,
             n_ctx=n_ctx,
@@ -95,9 +62,6 @@ class LlamaCppClient(ChatClient):
             verbose=verbose,
         )
         self.model_name = model_name or self.model.path.stem
-        self.reasoning_budget = reasoning_budget
-        self.close_loops = close_loops
-        self.max_tokens = max_tokens
         self.template: ChatTemplate = resolve_chat_template(
             self.model.metadata,
             chat_template,
@@ -105,97 +69,6 @@ class LlamaCppClient(ChatClient):
             eos_token=self.model.token_text(self.model.vocab.eos_id),
             model_name=str(self.model.path),
         )
-        self.last_result = None
-
-    # --- request handling ----------------------------------------------------------
-
-    def _complete(self, request: dict[str, Any]) -> ChatCompletion:
-        from ..decoding.loop import Sampler, decode
-
-        messages, options = self._read_request(request)
-        prompt = self.template.render_parts(messages)
-        guide = self._guide_for(request.get("response_format"))
-        sampler = Sampler(
-            options["temperature"],
-            options["top_p"],
-            options["seed"],
-            frequency_penalty=options["frequency_penalty"],
-            presence_penalty=options["presence_penalty"],
-        )
-        with self.model.lock:
-            self.model.require_open()
-            tokens = self.model.prompt_tokens(prompt)
-            max_tokens = options["max_tokens"]
-            if max_tokens is None:
-                max_tokens = max(1, min(self.max_tokens, self.model.n_ctx - len(tokens)))
-            self.model.check_fits(len(tokens), max_tokens)
-            result = decode(
-                self.model,
-                self.model.vocab,
-                tokens,
-                guide=guide,
-                max_tokens=max_tokens,
-                sampler=sampler,
-                string_budget=self.reasoning_budget,
-                close_loops=self.close_loops,
-                stop=options["stop"],
-            )
-        self.last_result = result
-        return make_chat_completion(
-            result.text,
-            model=str(request.get("model") or self.model_name),
-            finish_reason=result.finish_reason,
-            prompt_tokens=len(tokens),
-            completion_tokens=len(result.tokens),
-        )
-
-    def _read_request(self, request: Mapping[str, Any]) -> tuple[list[Mapping[str, Any]], dict[str, Any]]:
-        unknown = set(request) - _HONOURED - _IGNORED
-        if unknown:
-            raise UsageError(f"{self.name} does not support the request fields {sorted(unknown)}")
-        messages = request.get("messages")
-        if not isinstance(messages, (list, tuple)) or not messages:
-            raise UsageError("messages must be a non-empty list of chat messages")
-        if request.get("n") not in (None, 1):
-            raise UsageError(f"{self.name} generates one choice per request (n=1)")
-        if request.get("logprobs"):
-            raise UsageError(f"{self.name} does not return logprobs")
-        if request.get("stream"):
-            raise UsageError(f"{self.name} does not stream; call without stream=True")
-        max_tokens = request.get("max_tokens", request.get("max_completion_tokens"))
-        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
-            raise UsageError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-        temperature = request.get("temperature")
-        top_p = request.get("top_p")
-        if temperature is not None and not 0 <= float(temperature) <= 2:
-            raise UsageError(f"temperature must be between 0 and 2, got {temperature!r}")
-        if top_p is not None and not 0 < float(top_p) <= 1:
-            raise UsageError(f"top_p must be in (0, 1], got {top_p!r}")
-        stop = request.get("stop") or ()
-        return list(messages), {
-            "max_tokens": max_tokens,
-            "temperature": 0.0 if temperature is None else float(temperature),
-            "top_p": 1.0 if top_p is None else float(top_p),
-            "seed": request.get("seed"),
-            "frequency_penalty": float(request.get("frequency_penalty") or 0.0),
-            "presence_penalty": float(request.get("presence_penalty") or 0.0),
-            "stop": [stop] if isinstance(stop, str) else list(stop),
-        }
-
-    def _guide_for(self, response_format: Mapping[str, Any] | None):
-        from ..decoding import ANY_JSON_OBJECT_SCHEMA, guide_for, schema_to_regex
-
-        kind, schema = read_response_format(response_format)
-        if kind == "text":
-            return None
-        regex = schema_to_regex(ANY_JSON_OBJECT_SCHEMA if kind == "json_object" else schema)
-        return guide_for(self.model.vocab, regex)
-
-    def check_schema(self, schema: Mapping[str, Any]) -> None:
-        """Refuse, when an evaluator is built, a schema keyword decoding cannot enforce."""
-        from ..decoding import check_schema
-
-        check_schema(schema)
 
     # --- diagnostics -------------------------------------------------------------------
 
