@@ -6,8 +6,7 @@ backend that needs them is used, so importing this package stays fast.
 
 from __future__ import annotations
 
-from typing import Any
-
+from ._lazy import lazy_attributes
 from .clients.base import AsyncChatClient, ChatClient, ChatCompletion, ScriptedClient
 from .errors import (
     AllClientsFailedError,
@@ -68,11 +67,4 @@ _LAZY = {
     "AsyncFallbackClient": ".clients.fallback",
 }
 
-
-def __getattr__(name: str) -> Any:
-    """Backend clients import on first use, keeping ``import localjudge`` light."""
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module 'localjudge' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)

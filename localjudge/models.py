@@ -5,6 +5,7 @@ Specs users type::
     default                 the embedded default (Gemma 3 270M, from its PyPI package)
     NAME                    a model card in models/ (``localjudge models list``)
     PATH.gguf, gguf:PATH    a GGUF file on disk
+    hf:DIR                  a transformers model directory (extra: transformers)
     openai:NAME             a model on an OpenAI-compatible server (base_url= or LOCALJUDGE_BASE_URL)
     SPEC,SPEC,...           a fallback chain: each is tried when the one before fails
 
@@ -180,11 +181,8 @@ def resolve_model(spec: str, *, base_url: Optional[str] = None, api_key: Optiona
     prefix, _, rest = spec.partition(":")
     if prefix == "openai" and rest:
         return _remote_client(rest, base_url=base_url, api_key=api_key, **options)
-    if prefix in ("hf", "transformers"):
-        raise ModelSpecError(
-            f"{spec!r}: transformers models are not supported by this version; convert the model to GGUF "
-            "and pass its path, or serve it with an OpenAI-compatible server and use openai:NAME"
-        )
+    if prefix in ("hf", "transformers") and rest:
+        return _cached_client("transformers", Path(rest).expanduser(), options)
     if prefix == "gguf" and rest:
         return _local_client(Path(rest).expanduser(), None, options)
     if spec.lower().endswith(".gguf") or os.sep in spec:
@@ -220,8 +218,6 @@ def resolve_chain(specs: Sequence[str], *, base_url: Optional[str] = None, **opt
 
 
 def _local_client(path: Path, card: Optional[ModelCard], options: dict[str, Any]) -> Any:
-    from .clients.llamacpp import LlamaCppClient
-
     settings: dict[str, Any] = {}
     if card is not None:
         settings = {
@@ -230,11 +226,20 @@ def _local_client(path: Path, card: Optional[ModelCard], options: dict[str, Any]
             "chat_template": card.chat_template,
             "model_name": card.name,
         }
-    settings = {k: v for k, v in {**settings, **options}.items() if v is not None}
-    key = (str(path.resolve()), tuple(sorted(settings.items())))
+    return _cached_client("llama.cpp", path, {**settings, **options})
+
+
+def _cached_client(backend: str, path: Path, options: dict[str, Any]) -> Any:
+    """Each model is loaded once per process and shared by every evaluator that names it."""
+    settings = {k: v for k, v in options.items() if v is not None}
+    key = (backend, str(path.resolve()), tuple(sorted(settings.items())))
     with _client_cache_lock:
         if key not in _client_cache:
-            _client_cache[key] = LlamaCppClient(path, **settings)
+            if backend == "transformers":
+                from .clients.transformers import TransformersClient as client_class
+            else:
+                from .clients.llamacpp import LlamaCppClient as client_class
+            _client_cache[key] = client_class(path, **settings)
         return _client_cache[key]
 
 

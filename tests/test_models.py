@@ -68,7 +68,6 @@ def test_missing_model_package_names_the_install(monkeypatch, tmp_path):
     [
         ("", "non-empty string"),
         ("nonsense", "Unknown model spec 'nonsense'"),
-        ("hf:/some/dir", "transformers models are not supported"),
         ("openai:gpt", "needs a server address"),
     ],
 )
@@ -100,3 +99,11 @@ def test_a_chain_reports_a_missing_base_url_before_running(monkeypatch):
     monkeypatch.delenv(models.BASE_URL_ENV, raising=False)
     with pytest.raises(ModelSpecError, match="needs a server address"):
         models.resolve_chain(["default", "openai:judge"])
+
+
+def test_hf_spec_resolves_to_the_transformers_backend(tmp_path):
+    pytest.importorskip("transformers")
+    missing = tmp_path / "no-model-here"
+    with pytest.raises(ModelLoadError) as info:
+        models.resolve_model(f"hf:{missing}")
+    assert info.value.path == str(missing)

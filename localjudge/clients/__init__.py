@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from .._lazy import lazy_attributes
 from .base import AsyncChatClient, ChatClient, ChatCompletion, ScriptedClient, make_chat_completion
 
 __all__ = [
@@ -31,10 +30,4 @@ _LAZY = {
     "adapt_response_format": ".adapter",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name], __name__), name)
-    raise AttributeError(f"module 'localjudge.clients' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)

@@ -12,11 +12,9 @@ including the async twin (``client.aio``), which runs in a worker thread.
 from __future__ import annotations
 
 import os
-import time
 from typing import Any
 
 from ..chat_templates import ChatTemplate, resolve_chat_template
-from ..errors import ModelError
 from .local import DEFAULT_MAX_TOKENS, DEFAULT_REASONING_BUDGET, LocalModelClient
 
 __all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "LlamaCppClient"]
@@ -86,22 +84,3 @@ class LlamaCppClient(LocalModelClient):
         from ._llamacpp_model import cpu_features
 
         return {**self.load_info(), **cpu_features()}
-
-    def smoke_decode(self) -> dict[str, Any]:
-        """Evaluate one prompt and pick one token: proves the model runs on this CPU."""
-        started = time.perf_counter()
-        with self.model.lock:
-            self.model.require_open()
-            tokens = self.model.prompt_tokens(self.template.render_parts([{"role": "user", "content": "Say OK."}]))
-            logits = self.model.start(tokens)
-            token = int(logits.argmax())
-        if not (0 <= token < self.model.n_vocab):
-            raise ModelError(f"Smoke decode produced an impossible token id {token}", backend=self.name)
-        return {"token": token, "text": self.model.token_text(token), "seconds": time.perf_counter() - started}
-
-    def close(self) -> None:
-        with self.model.lock:
-            self.model.close()
-
-    def __repr__(self) -> str:
-        return f"LlamaCppClient({str(self.model.path)!r}, n_ctx={self.model.n_ctx})"

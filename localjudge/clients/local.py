@@ -10,11 +10,12 @@ backend, so it lives here once.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from ..chat_templates import ChatTemplate
-from ..errors import UsageError
+from ..errors import ModelError, UsageError
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
 
 __all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "LocalModel", "LocalModelClient"]
@@ -56,9 +57,15 @@ class LocalModel(Protocol):
 
     lock: Any
     n_ctx: int
+    n_vocab: int
+    path: Any
     vocab: Any
 
     def require_open(self) -> None: ...
+
+    def token_text(self, token: int) -> str: ...
+
+    def close(self) -> None: ...
 
     def prompt_tokens(self, prompt: Sequence[tuple[str, bool]]) -> list[int]: ...
 
@@ -172,3 +179,21 @@ class LocalModelClient(ChatClient):
         from ..decoding import check_schema
 
         check_schema(schema)
+
+    def smoke_decode(self) -> dict[str, Any]:
+        """Evaluate one prompt and pick one token: proves the model runs on this machine."""
+        started = time.perf_counter()
+        with self.model.lock:
+            self.model.require_open()
+            tokens = self.model.prompt_tokens(self.template.render_parts([{"role": "user", "content": "Say OK."}]))
+            token = int(self.model.start(tokens).argmax())
+        if not (0 <= token < self.model.n_vocab):
+            raise ModelError(f"Smoke decode produced an impossible token id {token}", backend=self.name)
+        return {"token": token, "text": self.model.token_text(token), "seconds": time.perf_counter() - started}
+
+    def close(self) -> None:
+        with self.model.lock:
+            self.model.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self.model.path)!r}, n_ctx={self.model.n_ctx})"

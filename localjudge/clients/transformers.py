@@ -13,11 +13,9 @@ as untrusted input; without one a built-in format is picked by
 from __future__ import annotations
 
 import os
-import time
 from typing import Any
 
 from ..chat_templates import ChatTemplate, resolve_chat_template
-from ..errors import ModelError
 from .local import DEFAULT_MAX_TOKENS, DEFAULT_REASONING_BUDGET, LocalModelClient
 
 __all__ = ["TransformersClient"]
@@ -92,22 +90,3 @@ class TransformersClient(LocalModelClient):
         import transformers
 
         return {**self.load_info(), "torch": torch.__version__, "transformers": transformers.__version__}
-
-    def smoke_decode(self) -> dict[str, Any]:
-        """Evaluate one prompt and pick one token: proves the model runs here."""
-        started = time.perf_counter()
-        with self.model.lock:
-            self.model.require_open()
-            tokens = self.model.prompt_tokens(self.template.render_parts([{"role": "user", "content": "Say OK."}]))
-            logits = self.model.start(tokens)
-            token = int(logits.argmax())
-        if not (0 <= token < self.model.n_vocab):
-            raise ModelError(f"Smoke decode produced an impossible token id {token}", backend=self.name)
-        return {"token": token, "text": self.model.token_text(token), "seconds": time.perf_counter() - started}
-
-    def close(self) -> None:
-        with self.model.lock:
-            self.model.close()
-
-    def __repr__(self) -> str:
-        return f"TransformersClient({str(self.model.path)!r}, n_ctx={self.model.n_ctx})"

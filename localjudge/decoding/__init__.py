@@ -9,8 +9,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from .._lazy import lazy_attributes
 from .schema_regex import ANY_JSON_OBJECT_SCHEMA, check_schema, schema_to_regex
 
 __all__ = [
@@ -26,19 +25,12 @@ __all__ = [
 ]
 
 _LAZY = {
-    "Guide": "guide",
-    "TokenVocabulary": "guide",
-    "guide_for": "guide",
-    "DecodeResult": "loop",
-    "Sampler": "loop",
-    "decode": "loop",
+    "Guide": ".guide",
+    "TokenVocabulary": ".guide",
+    "guide_for": ".guide",
+    "DecodeResult": ".loop",
+    "Sampler": ".loop",
+    "decode": ".loop",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        module = importlib.import_module(f"{__name__}.{_LAZY[name]}")
-        return getattr(module, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)
