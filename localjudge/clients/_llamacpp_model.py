@@ -26,6 +26,7 @@ import numpy as np
 from ..decoding import disk_cache
 from ..decoding.guide import TokenVocabulary
 from ..errors import ContextOverflowError, MissingDependencyError, ModelError, ModelLoadError
+from .local import TokenizedModel
 
 __all__ = ["GGUF_MAGIC", "LlamaModel", "check_gguf_file", "cpu_features", "import_llama_cpp"]
 
@@ -140,8 +141,10 @@ def _cached_pieces(parts: tuple[str, ...], n_vocab: int) -> list[bytes | None] |
     return pieces if len(pieces) == n_vocab else None
 
 
-class LlamaModel:
+class LlamaModel(TokenizedModel):
     """One GGUF model with one context. Not thread-safe: hold ``lock`` around every use."""
+
+    backend = "llama.cpp"
 
     def __init__(
         self,
@@ -253,32 +256,7 @@ class LlamaModel:
     def tokenize_fragment(self, data: bytes) -> list[int]:
         return self._model.tokenize(data, False, False)
 
-    def prompt_tokens(self, prompt: str | Sequence[tuple[str, bool]]) -> list[int]:
-        """Tokens for a rendered chat prompt, with exactly one BOS when the model wants one.
-
-        ``prompt`` is a string (all markup) or ``(text, is_markup)`` parts from
-        :meth:`ChatTemplate.render_parts`: special tokens are parsed in markup
-        only, never in message text.
-        """
-        parts = [(prompt, True)] if isinstance(prompt, str) else prompt
-        tokens = [t for text, markup in parts for t in self.tokenize(text, special=markup)]
-        if self.add_bos and self.bos_id >= 0:
-            while len(tokens) > 1 and tokens[0] == self.bos_id and tokens[1] == self.bos_id:
-                tokens.pop(0)
-            if not tokens or tokens[0] != self.bos_id:
-                tokens.insert(0, self.bos_id)
-        return tokens
-
     # --- evaluation (the LogitsBackend protocol of decoding.loop) -------------
-
-    def check_fits(self, n_prompt: int, max_tokens: int) -> None:
-        if n_prompt + max_tokens > self.n_ctx:
-            raise ContextOverflowError(
-                f"The prompt has {n_prompt} tokens and max_tokens is {max_tokens}: {n_prompt + max_tokens} "
-                f"tokens do not fit the context of {self.n_ctx}. Shorten the prompt, lower max_tokens, "
-                f"or load the model with a larger n_ctx (it was trained for {self.n_ctx_train}).",
-                backend="llama.cpp",
-            )
 
     @property
     def closed(self) -> bool:

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..decoding.guide import TokenVocabulary
 from ..errors import ContextOverflowError, MissingDependencyError, ModelError, ModelLoadError
+from .local import TokenizedModel
 
 __all__ = ["TransformersModel", "check_model_dir", "import_transformers", "token_pieces"]
 
@@ -126,8 +127,10 @@ def _dir_key(path: Path) -> str:
     return hashlib.sha1("|".join([str(path.resolve()), *stamps]).encode()).hexdigest()
 
 
-class TransformersModel:
+class TransformersModel(TokenizedModel):
     """One transformers causal LM with one KV cache. Not thread-safe: hold ``lock`` around every use."""
+
+    backend = BACKEND
 
     def __init__(
         self,
@@ -196,36 +199,16 @@ class TransformersModel:
             return ""
         return self.tokenizer.convert_ids_to_tokens(int(token)) or ""
 
-    def _encode(self, text: str, *, special: bool) -> list[int]:
+    def tokenize(self, text: str, *, special: bool) -> list[int]:
         return list(self.tokenizer(text, add_special_tokens=False, split_special_tokens=not special)["input_ids"])
 
     def tokenize_fragment(self, data: bytes) -> list[int]:
         try:
-            return self._encode(data.decode("utf-8"), special=False)
+            return self.tokenize(data.decode("utf-8"), special=False)
         except UnicodeDecodeError:
             return []  # the guide then falls back to single-byte tokens
 
-    def prompt_tokens(self, prompt: str | Sequence[tuple[str, bool]]) -> list[int]:
-        """Tokens for a rendered prompt: special tokens parsed in markup only, at most one BOS."""
-        parts = [(prompt, True)] if isinstance(prompt, str) else prompt
-        tokens = [t for text, markup in parts for t in self._encode(text, special=markup)]
-        if self.add_bos:
-            while len(tokens) > 1 and tokens[0] == self.bos_id and tokens[1] == self.bos_id:
-                tokens.pop(0)
-            if not tokens or tokens[0] != self.bos_id:
-                tokens.insert(0, self.bos_id)
-        return tokens
-
     # --- evaluation (the LogitsBackend protocol of decoding.loop) -------------
-
-    def check_fits(self, n_prompt: int, max_tokens: int) -> None:
-        if n_prompt + max_tokens > self.n_ctx:
-            raise ContextOverflowError(
-                f"The prompt has {n_prompt} tokens and max_tokens is {max_tokens}: {n_prompt + max_tokens} "
-                f"tokens do not fit the context of {self.n_ctx}. Shorten the prompt or lower max_tokens "
-                f"(the model was trained for {self.n_ctx_train}).",
-                backend=BACKEND,
-            )
 
     def require_open(self) -> None:
         if self._closed:

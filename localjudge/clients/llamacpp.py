@@ -70,15 +70,6 @@ class LlamaCppClient(LocalModelClient):
 
     # --- diagnostics -------------------------------------------------------------------
 
-    def load_info(self) -> dict[str, Any]:
-        """How the model was loaded (AMX workaround, threads, template), for ``localjudge doctor``."""
-        return {
-            **self.model.load_info(),
-            "chat_template": self.template.source,
-            "reasoning_budget": self.reasoning_budget,
-            "close_loops": self.close_loops,
-        }
-
     def runtime_info(self) -> dict[str, Any]:
         """``load_info()`` plus the CPU facts behind the AMX workaround."""
         from ._llamacpp_model import cpu_features

@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from ..chat_templates import ChatTemplate
-from ..errors import ModelError, UsageError
+from ..errors import ContextOverflowError, ModelError, UsageError
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
 
-__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "LocalModel", "LocalModelClient"]
+__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "LocalModel", "LocalModelClient", "TokenizedModel"]
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_REASONING_BUDGET = 256
@@ -70,6 +70,48 @@ class LocalModel(Protocol):
     def prompt_tokens(self, prompt: Sequence[tuple[str, bool]]) -> list[int]: ...
 
     def check_fits(self, n_prompt: int, max_tokens: int) -> None: ...
+
+
+class TokenizedModel:
+    """Prompt tokenisation and the context check, the same for every model adapter."""
+
+    backend = "local"
+    n_ctx: int
+    n_ctx_train: int
+    bos_id: int | None
+    add_bos: bool
+
+    def tokenize(self, text: str, *, special: bool) -> list[int]:
+        raise NotImplementedError
+
+    def prompt_tokens(self, prompt: str | Sequence[tuple[str, bool]]) -> list[int]:
+        """Tokens for a rendered chat prompt, with exactly one BOS when the model wants one.
+
+        ``prompt`` is a string (all markup) or ``(text, is_markup)`` parts from
+        :meth:`ChatTemplate.render_parts`: special tokens are parsed in markup
+        only, never in message text.
+        """
+        parts = [(prompt, True)] if isinstance(prompt, str) else prompt
+        tokens = [t for text, markup in parts for t in self.tokenize(text, special=markup)]
+        if self.add_bos and self.bos_id is not None and self.bos_id >= 0:
+            while len(tokens) > 1 and tokens[0] == self.bos_id and tokens[1] == self.bos_id:
+                tokens.pop(0)
+            if not tokens or tokens[0] != self.bos_id:
+                tokens.insert(0, self.bos_id)
+        return tokens
+
+    def check_fits(self, n_prompt: int, max_tokens: int) -> None:
+        if n_prompt + max_tokens > self.n_ctx:
+            larger = (
+                f", or load the model with a larger n_ctx (it was trained for {self.n_ctx_train})"
+                if self.n_ctx < self.n_ctx_train
+                else f" (the model was trained for {self.n_ctx_train})"
+            )
+            raise ContextOverflowError(
+                f"The prompt has {n_prompt} tokens and max_tokens is {max_tokens}: {n_prompt + max_tokens} "
+                f"tokens do not fit the context of {self.n_ctx}. Shorten the prompt or lower max_tokens{larger}.",
+                backend=self.backend,
+            )
 
 
 class LocalModelClient(ChatClient):
@@ -197,3 +239,12 @@ class LocalModelClient(ChatClient):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self.model.path)!r}, n_ctx={self.model.n_ctx})"
+
+    def load_info(self) -> dict[str, Any]:
+        """How the model was loaded and how it decodes, for ``localjudge doctor``."""
+        return {
+            **self.model.load_info(),
+            "chat_template": self.template.source,
+            "reasoning_budget": self.reasoning_budget,
+            "close_loops": self.close_loops,
+        }

@@ -75,15 +75,6 @@ class TransformersClient(LocalModelClient):
 
     # --- diagnostics -------------------------------------------------------------------
 
-    def load_info(self) -> dict[str, Any]:
-        """How the model was loaded (dtype, threads, template), for ``localjudge doctor``."""
-        return {
-            **self.model.load_info(),
-            "chat_template": self.template.source,
-            "reasoning_budget": self.reasoning_budget,
-            "close_loops": self.close_loops,
-        }
-
     def runtime_info(self) -> dict[str, Any]:
         """``load_info()`` plus the torch and transformers versions in use."""
         import torch
