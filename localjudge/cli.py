@@ -124,13 +124,53 @@ def build_judge(model_spec: str, base_url: Optional[str], fallbacks: tuple[str, 
     return resolve_model(model_spec, base_url=base_url)
 
 
+def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options that shape the judge, shared by ``score`` and ``batch``."""
+    path = click.Path(exists=True, dir_okay=False, path_type=Path)
+    for option in reversed(
+        [
+            click.option(
+                "--prompt", help="Prompt template with {inputs}, {outputs}, {reference_outputs} and other names."
+            ),
+            click.option("--prompt-file", type=path, help="Read the prompt template from a file."),
+            click.option("--system", help="System message placed before the prompt."),
+            click.option("--continuous", is_flag=True, help="Score from 0.0 to 1.0 instead of true/false."),
+            click.option("--choices", callback=_parse_choices, metavar="0,0.5,1", help="Allowed scores."),
+            click.option("--no-reasoning", is_flag=True, help="Ask for the score only, without reasoning."),
+            click.option("--few-shot", type=path, help="JSONL file of examples: inputs, outputs, score, reasoning."),
+            click.option("--output-schema", type=path, help="JSON schema file for a custom answer shape."),
+            click.option("--feedback-key", default="score", show_default=True),
+        ]
+    ):
+        command = option(command)
+    return model_options(command)
+
+
+def make_evaluator(settings: dict[str, Any], *, has_inputs: bool, has_reference: bool) -> Callable[..., Any]:
+    """An evaluator from the judge options; our default prompt when none was given."""
+    from .judge import create_llm_as_judge
+
+    prompt, prompt_file = settings["prompt"], settings["prompt_file"]
+    if prompt is not None and prompt_file is not None:
+        raise UsageError("Give --prompt or --prompt-file, not both")
+    if prompt_file is not None:
+        prompt = prompt_file.read_text(encoding="utf-8")
+    if prompt is None:
+        prompt = default_prompt(has_inputs=has_inputs, has_reference=has_reference)
+    return create_llm_as_judge(
+        prompt=prompt,
+        feedback_key=settings["feedback_key"],
+        judge=build_judge(settings["model_spec"], settings["base_url"], settings["fallbacks"]),
+        system=settings["system"],
+        continuous=settings["continuous"],
+        choices=settings["choices"],
+        use_reasoning=not settings["no_reasoning"],
+        few_shot_examples=_read_jsonl(settings["few_shot"]) if settings["few_shot"] else None,
+        output_schema=_read_json(settings["output_schema"]) if settings["output_schema"] else None,
+    )
+
+
 @main.command()
-@click.option("--prompt", help="Prompt template with {inputs}, {outputs}, {reference_outputs} and --var names.")
-@click.option(
-    "--prompt-file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Read the prompt template from a file.",
-)
 @click.option("--inputs", help="The input the evaluated application received.")
 @click.option("--outputs", help="The output to judge.")
 @click.option("--reference-outputs", help="A reference answer to compare against.")
@@ -142,65 +182,64 @@ def build_judge(model_spec: str, base_url: Optional[str], fallbacks: tuple[str, 
     metavar="KEY=VALUE",
     help="Extra template variable (repeatable).",
 )
-@click.option("--system", help="System message placed before the prompt.")
-@click.option("--continuous", is_flag=True, help="Score from 0.0 to 1.0 instead of true/false.")
-@click.option("--choices", callback=_parse_choices, metavar="0,0.5,1", help="Allowed scores.")
-@click.option("--no-reasoning", is_flag=True, help="Ask for the score only, without reasoning.")
-@click.option(
-    "--few-shot",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="JSONL file of examples: inputs, outputs, score, reasoning.",
-)
-@click.option(
-    "--output-schema",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="JSON schema file for a custom answer shape.",
-)
-@click.option("--feedback-key", default="score", show_default=True)
-@model_options
+@judge_options
 @_handle_errors
 def score(
-    prompt: Optional[str],
-    prompt_file: Optional[Path],
     inputs: Optional[str],
     outputs: Optional[str],
     reference_outputs: Optional[str],
     variables: dict[str, str],
-    system: Optional[str],
-    continuous: bool,
-    choices: Optional[list[float]],
-    no_reasoning: bool,
-    few_shot: Optional[Path],
-    output_schema: Optional[Path],
-    feedback_key: str,
-    model_spec: str,
-    base_url: Optional[str],
-    fallbacks: tuple[str, ...],
+    **settings: Any,
 ) -> None:
     """Score one output and print the result as JSON."""
-    from .judge import create_llm_as_judge
-
-    if prompt is not None and prompt_file is not None:
-        raise UsageError("Give --prompt or --prompt-file, not both")
-    if prompt_file is not None:
-        prompt = prompt_file.read_text(encoding="utf-8")
-    if prompt is None:
-        if outputs is None:
-            raise UsageError("Nothing to judge: pass --outputs (and usually --inputs)")
-        prompt = default_prompt(has_inputs=inputs is not None, has_reference=reference_outputs is not None)
-    evaluator = create_llm_as_judge(
-        prompt=prompt,
-        feedback_key=feedback_key,
-        judge=build_judge(model_spec, base_url, fallbacks),
-        system=system,
-        continuous=continuous,
-        choices=choices,
-        use_reasoning=not no_reasoning,
-        few_shot_examples=_read_jsonl(few_shot) if few_shot else None,
-        output_schema=_read_json(output_schema) if output_schema else None,
-    )
+    if settings["prompt"] is None and settings["prompt_file"] is None and outputs is None:
+        raise UsageError("Nothing to judge: pass --outputs (and usually --inputs)")
+    evaluator = make_evaluator(settings, has_inputs=inputs is not None, has_reference=reference_outputs is not None)
     result = evaluator(inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables)
     click.echo(json.dumps(result, ensure_ascii=False, indent=2))
+
+
+@main.command()
+@click.argument("data", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--output",
+    "-o",
+    "results",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Results JSONL (default: DATA with .results.jsonl). Rows already scored there are skipped.",
+)
+@click.option("--concurrency", "-j", default=1, show_default=True, help="Rows in flight at once.")
+@judge_options
+@_handle_errors
+def batch(data: Path, results: Optional[Path], concurrency: int, **settings: Any) -> None:
+    """Score every row of a JSONL file (inputs, outputs, reference_outputs, other variables, optional id)."""
+    from .batch import read_rows, run_batch
+
+    rows = read_rows(data)
+    results = results or data.with_name(data.stem + ".results.jsonl")
+
+    def shape(row: dict[str, Any]) -> tuple[bool, bool]:
+        return "inputs" in row, "reference_outputs" in row  # the default prompt shows only what a row has
+
+    # Built before the run, so a bad option stops it at once instead of failing every row.
+    evaluators = {
+        key: make_evaluator(settings, has_inputs=key[0], has_reference=key[1]) for key in {shape(r) for _, r in rows}
+    }
+
+    def evaluate(row: dict[str, Any]) -> Any:
+        return evaluators[shape(row)](**row)
+
+    def report(record: dict[str, Any]) -> None:
+        outcome = "ok" if "result" in record else f"{record['error']['type']}: {record['error']['message']}"
+        click.echo(f"{record['id']}: {outcome}", err=True)
+
+    summary = run_batch(rows, evaluate, results, concurrency=concurrency, on_record=report)
+    click.echo(
+        f"{summary.scored} scored, {summary.failed} failed, {summary.skipped} already in {results} "
+        f"({summary.total} rows)",
+        err=True,
+    )
+    sys.exit(1 if summary.failed else 0)
 
 
 @main.command()

@@ -151,3 +151,37 @@ def test_models_list_shows_the_default_card(tmp_path, monkeypatch):
     assert result.exit_code == 0, result.output
     assert "gemma-3-270m (alias: default)" in result.stdout
     assert f"not present: {tmp_path}" in result.stdout
+
+
+def test_batch_scores_each_row_and_resumes(scripted, tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text(
+        '{"id": "q1", "inputs": "2+2?", "outputs": "4"}\n{"outputs": "no question", "reference_outputs": "gold"}\n',
+        encoding="utf-8",
+    )
+    result = run("batch", str(data))
+    assert result.exit_code == 0, result.output
+    results = tmp_path / "data.results.jsonl"
+    records = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [r["id"] for r in records] == ["q1", "2"]
+    assert all(r["result"]["score"] is True for r in records)
+    prompts = [request["messages"][-1]["content"] for request in scripted.requests]
+    assert "<question>\n2+2?\n</question>" in prompts[0] and "<reference>" not in prompts[0]
+    assert "<question>" not in prompts[1] and "<reference>\ngold\n</reference>" in prompts[1]
+    assert "2 scored, 0 failed, 0 already in" in result.stderr
+
+    again = run("batch", str(data))
+    assert again.exit_code == 0
+    assert "0 scored, 0 failed, 2 already in" in again.stderr
+    assert len(scripted.requests) == 2
+
+
+def test_batch_records_failures_and_exits_1(scripted, tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"outputs": "x"}\n', encoding="utf-8")
+    scripted._script = iter(["not json"])
+    result = run("batch", str(data), "-o", str(tmp_path / "out.jsonl"))
+    assert result.exit_code == 1
+    record = json.loads((tmp_path / "out.jsonl").read_text())
+    assert record["error"]["type"] == "OutputParseError" and record["error"]["raw_output"] == "not json"
+    assert "1: OutputParseError" in result.stderr

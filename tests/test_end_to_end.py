@@ -96,3 +96,19 @@ def test_cli_falls_back_from_a_missing_model_file(tmp_path):
     assert metadata["client"] == "default"
     assert [failure["client"] for failure in metadata["failures"]] == [str(missing)]
     assert str(missing) in metadata["failures"][0]["message"]
+
+
+@pytest.mark.usefixtures("default_gguf")
+def test_batch_with_the_default_model(tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({"inputs": q, "outputs": a}) + "\n"
+            for q, a in [("What is 2+2?", "4"), ("Capital of Italy?", "Rome"), ("Largest ocean?", "The Atlantic")]
+        )
+    )
+    process = _run([*LOCALJUDGE, "batch", str(data), "--continuous", "-j", "2"])
+    assert process.returncode == 0, process.stderr
+    records = [json.loads(line) for line in (tmp_path / "data.results.jsonl").read_text().splitlines()]
+    assert sorted(r["id"] for r in records) == ["1", "2", "3"]
+    assert all(0.0 <= r["result"]["score"] <= 1.0 for r in records)
