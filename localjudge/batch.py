@@ -17,7 +17,7 @@ from typing import Any
 
 from .errors import LocalJudgeError, UsageError
 
-__all__ = ["BatchSummary", "read_rows", "run_batch", "scored_ids"]
+__all__ = ["BatchSummary", "read_jsonl", "read_rows", "run_batch", "scored_ids"]
 
 Row = tuple[str, dict[str, Any]]
 
@@ -30,17 +30,22 @@ class BatchSummary:
     failed: int = 0
 
 
-def read_rows(path: Path) -> list[Row]:
-    """``(id, row)`` pairs; the id is the row's ``"id"`` or else its line number."""
-    rows: list[Row] = []
-    seen: set[str] = set()
+def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` for each non-blank line; a bad line is an error naming it."""
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            yield number, json.loads(line)
         except json.JSONDecodeError as exc:
             raise UsageError(f"{path}:{number} is not valid JSON: {exc.msg}") from exc
+
+
+def read_rows(path: Path) -> list[Row]:
+    """``(id, row)`` pairs; the id is the row's ``"id"`` or else its line number."""
+    rows: list[Row] = []
+    seen: set[str] = set()
+    for number, row in read_jsonl(path):
         if not isinstance(row, dict):
             raise UsageError(f"{path}:{number} must be a JSON object with inputs/outputs, got {type(row).__name__}")
         row_id = str(row.pop("id", number))

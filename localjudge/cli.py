@@ -72,16 +72,10 @@ def _parse_vars(_ctx: Any, _param: Any, values: tuple[str, ...]) -> dict[str, st
     return parsed
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    examples = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            examples.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{path}:{number} is not valid JSON: {exc.msg}") from exc
-    return examples
+def _read_jsonl(path: Path) -> list[Any]:
+    from .batch import read_jsonl
+
+    return [value for _, value in read_jsonl(path)]
 
 
 def _read_json(path: Path) -> Any:
