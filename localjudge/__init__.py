@@ -48,6 +48,7 @@ __all__ = [
     "OpenAICompatibleClient",
     "OutputParseError",
     "ScriptedClient",
+    "TransformersClient",
     "TransportError",
     "TruncatedOutputError",
     "UnsupportedSchemaError",
@@ -65,6 +66,7 @@ _LAZY = {
     "AsyncOpenAICompatibleClient": ".clients.remote",
     "FallbackClient": ".clients.fallback",
     "AsyncFallbackClient": ".clients.fallback",
+    "TransformersClient": ".clients.transformers",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

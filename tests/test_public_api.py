@@ -34,6 +34,7 @@ EXPECTED_ALL = {
     "OpenAICompatibleClient",
     "OutputParseError",
     "ScriptedClient",
+    "TransformersClient",
     "TransportError",
     "TruncatedOutputError",
     "UnsupportedSchemaError",
