@@ -24,7 +24,6 @@ so no path reuses another's prompt.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import statistics
 import sys
@@ -34,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from localjudge.clients._llamacpp_model import without_extra_bufts
 from localjudge.schema import default_output_schema
 
 CASES = [
@@ -77,25 +77,6 @@ class PathStats:
     @property
     def sampled_rate(self) -> float:
         return self.sampled / self.decode_s
-
-
-@contextlib.contextmanager
-def no_extra_bufts():
-    """Load ``llama_cpp.Llama`` with use_extra_bufts=False (the AMX crash workaround)."""
-    import llama_cpp.llama_cpp as lib
-
-    original = lib.llama_model_default_params
-
-    def patched():
-        params = original()
-        params.use_extra_bufts = False
-        return params
-
-    lib.llama_model_default_params = patched
-    try:
-        yield
-    finally:
-        lib.llama_model_default_params = original
 
 
 def is_valid(text: str, schema: dict) -> bool:
@@ -198,7 +179,7 @@ def main() -> int:
     ours.close()
     del ours
 
-    with no_extra_bufts():
+    with without_extra_bufts():
         llm = Llama(str(model_path), n_ctx=2048, n_threads=args.threads, n_threads_batch=args.threads, verbose=False)
     grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
     invalid_texts: list[str] = []

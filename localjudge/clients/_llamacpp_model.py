@@ -10,6 +10,7 @@ with AMX while repacking weights. It is off by default here and reported by
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -17,7 +18,7 @@ import struct
 import sys
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +120,28 @@ def _default_threads() -> int:
     """Decode threads: every CPU on small machines; half (about the physical cores) on larger ones."""
     cpus = _usable_cpus()
     return cpus if cpus <= 4 else cpus // 2
+
+
+@contextlib.contextmanager
+def without_extra_bufts() -> Iterator[None]:
+    """Make ``llama_cpp.Llama`` (and its server) load with use_extra_bufts=False.
+
+    For code that builds ``Llama`` itself, which has no parameter for it: the
+    AMX crash workaround, applied to llama-cpp-python's own defaults.
+    """
+    lib = import_llama_cpp()
+    original = lib.llama_model_default_params
+
+    def defaults_without_repacking() -> Any:
+        params = original()
+        params.use_extra_bufts = False
+        return params
+
+    lib.llama_model_default_params = defaults_without_repacking
+    try:
+        yield
+    finally:
+        lib.llama_model_default_params = original
 
 
 def cpu_features() -> dict[str, Any]:

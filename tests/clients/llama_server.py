@@ -11,20 +11,10 @@ changes that default, then hands over to the server's own command line:
 
 from __future__ import annotations
 
-import llama_cpp.llama_cpp as llama_lib
-
-_stock_defaults = llama_lib.llama_model_default_params
-
-
-def _defaults_without_repacking():
-    params = _stock_defaults()
-    params.use_extra_bufts = False
-    return params
-
-
-llama_lib.llama_model_default_params = _defaults_without_repacking
+from localjudge.clients._llamacpp_model import without_extra_bufts
 
 if __name__ == "__main__":
     from llama_cpp.server.__main__ import main
 
-    main()
+    with without_extra_bufts():
+        main()

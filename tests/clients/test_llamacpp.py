@@ -11,16 +11,10 @@ import jsonschema
 import pytest
 
 from localjudge.errors import ContextOverflowError, ModelError, ModelLoadError, UnsupportedSchemaError, UsageError
+from localjudge.grammars import DEFAULT_VARIANTS
 from localjudge.schema import default_output_schema
 
-VARIANTS = [
-    {},
-    {"use_reasoning": False},
-    {"continuous": True},
-    {"continuous": True, "use_reasoning": False},
-    {"choices": [0.0, 0.5, 1.0]},
-    {"choices": [0.0, 0.5, 1.0], "use_reasoning": False},
-]
+VARIANTS = list(DEFAULT_VARIANTS.values())
 
 CASES = [
     ("What is 2+2?", "4"),

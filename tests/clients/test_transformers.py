@@ -26,16 +26,10 @@ from localjudge.errors import (  # noqa: E402
     UnsupportedSchemaError,
     UsageError,
 )
+from localjudge.grammars import DEFAULT_VARIANTS  # noqa: E402
 from localjudge.schema import default_output_schema  # noqa: E402
 
-VARIANTS = [
-    {},
-    {"use_reasoning": False},
-    {"continuous": True},
-    {"continuous": True, "use_reasoning": False},
-    {"choices": [0.0, 0.5, 1.0]},
-    {"choices": [0.0, 0.5, 1.0], "use_reasoning": False},
-]
+VARIANTS = list(DEFAULT_VARIANTS.values())
 CORPUS = [
     "What is 2+2? The answer is 4.",
     '{"reasoning": "The answer is correct.", "score": true}',
