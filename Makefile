@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: install test test-fast lint demo bench grammars clean
+.PHONY: install test test-fast lint demo bench stress agreement grammars clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,14 @@ lint: $(BIN)/python
 demo: $(BIN)/python  ## score one answer with the embedded default model
 	$(BIN)/localjudge score --inputs "What is 2+2?" --outputs "4"
 
-bench: $(BIN)/python
+bench: $(BIN)/python  ## constrained decoding speed: ours, outlines, llama.cpp's grammar path, free decoding
 	$(BIN)/python benchmarks/bench_decoding.py
+
+stress: $(BIN)/python  ## 10,000 generations from random logits under 22 schemas; prints the counts
+	$(BIN)/python benchmarks/stress_grammar.py --generations 10000
+
+agreement: $(BIN)/python  ## the default model's verdicts through llama.cpp and transformers, side by side
+	$(BIN)/python benchmarks/engine_agreement.py
 
 grammars: $(BIN)/python  ## regenerate grammars/ from the six default score schemas
 	$(BIN)/localjudge grammar --write grammars

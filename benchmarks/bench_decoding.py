@@ -1,4 +1,4 @@
-"""Decode speed of the constrained judge against llama.cpp's own grammar path and free decoding.
+"""Decode speed of the constrained judge against llama.cpp's grammar path, outlines, and free decoding.
 
 Run: ``python benchmarks/bench_decoding.py [--model PATH] [--prompts N] [--max-tokens N]``
 
@@ -9,7 +9,12 @@ prompt tokens, greedy, one process, one path at a time):
 (b) llama.cpp grammar: ``Llama.create_completion(grammar=LlamaGrammar.from_json_schema(schema))``,
     which is what ``create_chat_completion(response_format={"type": "json_object",
     "schema": ...})`` runs, but fed our prompt tokens so both see the same prompt;
-(c) unconstrained, twice: the same ``Llama`` call without a grammar, and our
+(c) stock outlines: ``outlines.from_llamacpp(Llama)`` generating with
+    outlines' own ``JsonSchema`` output type (default whitespace), on the same
+    prompt text;
+(d) ``OutlinesClient``: the same outlines model and processor, but with the
+    grammar from our schema compiler (what ``OutlinesClient`` does by default);
+(e) unconstrained, twice: the same ``Llama`` call without a grammar, and our
     own loop without a grammar (raw ``llama_decode`` + argmax, no sampler chain):
     the physical limit for any constrained decoder on this runtime.
 
@@ -17,7 +22,8 @@ Counting: "decode tok/s" is completion tokens / (wall time - prompt prefill).
 Our completion tokens include the forced ones (``{"reasoning":"``, ``","score":``
 ...), which are evaluated in batches rather than sampled; the "sampled tok/s"
 column counts only tokens that were sampled. Wall time per evaluation is what
-a user waits for (prefill + decode). The KV cache is reset before every call
+a user waits for (prefill + decode). outlines reports no timings, so its
+prefill is taken as our measured prefill of the same prompt. The KV cache is reset before every call
 so no path reuses another's prompt.
 """
 
@@ -33,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from localjudge.clients._llamacpp_model import without_extra_bufts
+from localjudge.runtimes.llamacpp import without_extra_bufts
 from localjudge.schema import default_output_schema
 
 CASES = [
@@ -108,6 +114,34 @@ def run_llama(llm, tokens: list[int], max_tokens: int, grammar) -> tuple[float, 
     return wall, prefill, "".join(pieces), max(count - 1, 0), finish
 
 
+def run_outlines(llm, schema: dict, conversations, prompts: list[str], prefills: list[float], max_tokens: int, stats):
+    """Stock outlines (its JsonSchema, default whitespace) and our OutlinesClient, on one Llama."""
+    import outlines
+    from outlines.types import JsonSchema
+
+    from localjudge import OutlinesClient
+
+    model = outlines.from_llamacpp(llm, chat_mode=False)
+    stock = outlines.Generator(model, JsonSchema(schema))
+    client = OutlinesClient(model, max_tokens=max_tokens)
+    response_format = {"type": "json_schema", "json_schema": {"name": "score", "schema": schema}}
+    for name in ("stock outlines", "OutlinesClient"):
+        for i, (messages, prompt, prefill) in enumerate(zip(conversations, prompts, prefills, strict=True), 1):
+            started = time.perf_counter()
+            if name == "stock outlines":
+                text = stock(prompt, max_tokens=max_tokens, temperature=0.0)
+                count = len(llm.tokenize(text.encode(), add_bos=False, special=False))
+                finish = "length" if count >= max_tokens else "stop"
+            else:
+                resp = client.chat.completions.create(messages=messages, response_format=response_format)
+                text, finish = resp.choices[0].message.content, resp.choices[0].finish_reason
+                count = resp.usage.completion_tokens
+            wall = time.perf_counter() - started
+            ok = is_valid(text, schema) and finish == "stop"
+            stats[name].add(wall, prefill, count, count, ok, finish)
+            print(f"  {name[:7]} [{i}] {count:>3} tok {wall:5.1f}s {'valid' if ok else 'INVALID'} {text[:70]!r}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", help="GGUF path (default: the embedded default model)")
@@ -137,7 +171,8 @@ def main() -> int:
         ]
         for question, answer in cases
     ]
-    stats = {k: PathStats(k) for k in ("ours", "llama.cpp grammar", "unconstrained (Llama)", "unconstrained (raw)")}
+    paths = ("ours", "OutlinesClient", "stock outlines", "llama.cpp grammar", "unconstrained (Llama)")
+    stats = {k: PathStats(k) for k in (*paths, "unconstrained (raw)")}
 
     # Phase by phase, one llama.cpp context alive at a time: an idle context's
     # worker threads still poll for a while and would slow the other on 2 cores.
@@ -147,24 +182,25 @@ def main() -> int:
     )
     print(
         f"model: {model_path.name}; {len(cases)} prompts; max_tokens={args.max_tokens}; "
-        f"our reasoning budget={budget}; threads={ours.model.n_threads}",
+        f"our reasoning budget={budget}; threads={ours.runtime.n_threads}",
         flush=True,
     )
-    prompts = [ours.model.prompt_tokens(ours.template.render_parts(m)) for m in conversations]
+    prompts = [ours.runtime.prompt_tokens(ours.template.render_parts(m)) for m in conversations]
+    prompt_texts = [ours.template.render(m).removeprefix(ours.template.bos_token) for m in conversations]
+    prefills = []
     for i, messages in enumerate(conversations, 1):
         started = time.perf_counter()
         resp = ours.chat.completions.create(
             messages=messages, response_format=response_format, max_tokens=args.max_tokens
         )
         wall = time.perf_counter() - started
-        result = ours.last_result
-        text = resp.choices[0].message.content
-        ok = is_valid(text, schema) and result.finish_reason == "stop"
-        stats["ours"].add(
-            wall, result.prefill_seconds, len(result.tokens), result.sampled_tokens, ok, result.finish_reason
-        )
+        decoded, finish = resp.decode_stats, resp.choices[0].finish_reason
+        text, tokens = resp.choices[0].message.content, resp.usage.completion_tokens
+        ok = is_valid(text, schema) and finish == "stop"
+        prefills.append(decoded["prefill_seconds"])
+        stats["ours"].add(wall, decoded["prefill_seconds"], tokens, decoded["sampled_tokens"], ok, finish)
         print(
-            f"  ours    [{i}] {len(result.tokens):>3} tok ({result.forced_tokens} forced) {wall:5.1f}s "
+            f"  ours    [{i}] {tokens:>3} tok ({decoded['forced_tokens']} forced) {wall:5.1f}s "
             f"{'valid' if ok else 'INVALID'} {text[:70]!r}",
             flush=True,
         )
@@ -172,15 +208,16 @@ def main() -> int:
         started = time.perf_counter()
         resp = ours.chat.completions.create(messages=messages, max_tokens=args.max_tokens)
         wall = time.perf_counter() - started
-        result = ours.last_result
+        tokens = resp.usage.completion_tokens
         stats["unconstrained (raw)"].add(
-            wall, result.prefill_seconds, len(result.tokens), len(result.tokens), None, result.finish_reason
+            wall, resp.decode_stats["prefill_seconds"], tokens, tokens, None, resp.choices[0].finish_reason
         )
     ours.close()
     del ours
 
     with without_extra_bufts():
         llm = Llama(str(model_path), n_ctx=2048, n_threads=args.threads, n_threads_batch=args.threads, verbose=False)
+    run_outlines(llm, schema, conversations, prompt_texts, prefills, args.max_tokens, stats)
     grammar = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
     invalid_texts: list[str] = []
     for i, tokens in enumerate(prompts, 1):
@@ -210,18 +247,23 @@ def main() -> int:
     a, b = stats["ours"], stats["llama.cpp grammar"]
     c, raw = stats["unconstrained (Llama)"], stats["unconstrained (raw)"]
     print()
-    print(
-        f"ours / llama.cpp grammar: decode {a.rate / b.rate:.2f}x; wall per evaluation "
-        f"{statistics.mean(a.walls):.2f}s vs {statistics.mean(b.walls):.2f}s"
-    )
+    for other in ("llama.cpp grammar", "stock outlines", "OutlinesClient"):
+        o = stats[other]
+        print(
+            f"ours / {other}: decode {a.rate / o.rate:.2f}x; wall per evaluation "
+            f"{statistics.mean(a.walls):.2f}s vs {statistics.mean(o.walls):.2f}s "
+            f"({len(a.walls) / sum(a.walls) / (len(o.walls) / sum(o.walls)):.2f}x evaluations/s)"
+        )
     print(f"ours / unconstrained (Llama): decode {a.rate / c.rate:.2f}x (sampled only {a.sampled_rate / c.rate:.2f}x)")
     print(
         f"ours / unconstrained (raw llama_decode + argmax): decode {a.rate / raw.rate:.2f}x "
         f"(sampled only {a.sampled_rate / raw.rate:.2f}x)"
     )
     print(
-        f"invalid outputs: ours {a.invalid}/{len(cases)}, llama.cpp grammar {b.invalid}/{len(cases)} "
-        f"({b.length_stops} stopped at max_tokens)"
+        "invalid outputs: "
+        + ", ".join(f"{name} {stats[name].invalid}/{len(cases)}" for name in paths if not name.startswith("unc"))
+        + f"; stopped at max_tokens: llama.cpp grammar {b.length_stops}, stock outlines "
+        f"{stats['stock outlines'].length_stops}, OutlinesClient {stats['OutlinesClient'].length_stops}"
     )
     for text in invalid_texts:
         print(f"  llama.cpp grammar output that failed: {text!r}")

@@ -46,6 +46,7 @@ __all__ = [
     "ModelLoadError",
     "ModelSpecError",
     "OpenAICompatibleClient",
+    "OutlinesClient",
     "OutputParseError",
     "ScriptedClient",
     "TransformersClient",
@@ -67,6 +68,7 @@ _LAZY = {
     "FallbackClient": ".clients.fallback",
     "AsyncFallbackClient": ".clients.fallback",
     "TransformersClient": ".clients.transformers",
+    "OutlinesClient": ".clients.outlines",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

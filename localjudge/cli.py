@@ -86,6 +86,7 @@ def _read_json(path: Path) -> Any:
 
 
 def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Which judge model, and how a local one is loaded (each option refused where it does not apply)."""
     for option in reversed(
         [
             click.option(
@@ -94,7 +95,7 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 "model_spec",
                 default="default",
                 show_default=True,
-                help="Judge model spec: default, a card name, PATH.gguf, or openai:NAME.",
+                help="Judge model spec: default, a card name, PATH.gguf, hf:DIR or hf:FILE.gguf, or openai:NAME.",
             ),
             click.option("--base-url", help="Server URL for openai:NAME specs (else $LOCALJUDGE_BASE_URL)."),
             click.option(
@@ -104,18 +105,37 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 metavar="SPEC",
                 help="Try this model spec when the one before fails (repeatable).",
             ),
+            click.option(
+                "--chat-template",
+                metavar="NAME|FILE",
+                help="Local models: a built-in template (gemma, chatml, llama-3), gguf, or a Jinja file.",
+            ),
+            click.option("--n-ctx", type=click.IntRange(min=16), help="Local models: context size in tokens."),
+            click.option("--n-threads", type=click.IntRange(min=1), help="Local models: CPU threads."),
+            click.option(
+                "--n-gpu-layers",
+                type=click.IntRange(min=-1),
+                help="llama.cpp: layers to offload to the GPU (-1: all; needs a CUDA or Metal build).",
+            ),
+            click.option("--device", help="transformers: cpu, cuda, cuda:N or mps (default: cuda when present)."),
+            click.option("--dtype", help="transformers: float32, bfloat16 or float16 (default: float32 on CPU)."),
         ]
     ):
         command = option(command)
     return command
 
 
-def build_judge(model_spec: str, base_url: Optional[str], fallbacks: tuple[str, ...]) -> Any:
+MODEL_OPTION_NAMES = ("chat_template", "n_ctx", "n_threads", "n_gpu_layers", "device", "dtype")
+
+
+def build_judge(model_spec: str, base_url: Optional[str], fallbacks: tuple[str, ...], **model_options: Any) -> Any:
+    from .chat_templates import read_template_option
     from .models import resolve_chain, resolve_model
 
+    model_options["chat_template"] = read_template_option(model_options.get("chat_template"))
     if fallbacks:
-        return resolve_chain([model_spec, *fallbacks], base_url=base_url)
-    return resolve_model(model_spec, base_url=base_url)
+        return resolve_chain([model_spec, *fallbacks], base_url=base_url, **model_options)
+    return resolve_model(model_spec, base_url=base_url, **model_options)
 
 
 def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -154,7 +174,12 @@ def make_evaluator(settings: dict[str, Any], *, has_inputs: bool, has_reference:
     return create_llm_as_judge(
         prompt=prompt,
         feedback_key=settings["feedback_key"],
-        judge=build_judge(settings["model_spec"], settings["base_url"], settings["fallbacks"]),
+        judge=build_judge(
+            settings["model_spec"],
+            settings["base_url"],
+            settings["fallbacks"],
+            **{name: settings[name] for name in MODEL_OPTION_NAMES},
+        ),
         system=settings["system"],
         continuous=settings["continuous"],
         choices=settings["choices"],

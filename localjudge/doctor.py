@@ -14,7 +14,8 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
+
+from .cpu import cpu_features
 
 __all__ = ["Check", "run_checks"]
 
@@ -50,33 +51,6 @@ def _version(package: str) -> str | None:
         return None
 
 
-def cpu_features() -> list[str]:
-    """The SIMD/matrix features llama.cpp cares about, as the kernel reports them."""
-    interesting = (
-        "avx",
-        "avx2",
-        "fma",
-        "f16c",
-        "avx512f",
-        "avx512_bf16",
-        "avx512_vnni",
-        "amx_tile",
-        "amx_int8",
-        "amx_bf16",
-        "neon",
-        "asimd",
-    )
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return []
-    flags: set[str] = set()
-    for line in text.splitlines():
-        if line.startswith(("flags", "Features")):
-            flags.update(line.split(":", 1)[1].split())
-    return [f for f in interesting if f in flags]
-
-
 def run_checks(model_spec: str = "default") -> Iterator[Check]:
     yield Check("python", "info", f"{platform.python_version()} on {platform.machine()} {platform.system()}")
     yield Check("localjudge", "info", _version("localjudge") or "not installed as a package")
@@ -86,6 +60,9 @@ def run_checks(model_spec: str = "default") -> Iterator[Check]:
         ("numpy", True),
         ("httpx", True),
         ("langchain-core", False),
+        ("torch", False),
+        ("transformers", False),
+        ("outlines", False),
     ):
         version = _version(package)
         if version:
@@ -108,11 +85,11 @@ def _model_checks(model_spec: str) -> Iterator[Check]:
     card = find_card(model_spec)
     if card is not None:
         if card.is_present():
-            good = verify_file(card.path, card.sha256)
+            good = verify_file(card.path, card.sha256, trust_stamp=False)  # hashed now, whatever the mtime says
             yield Check(
                 "model file",
                 "ok" if good else "fail",
-                f"{card.path} sha256 {'matches' if good else 'DOES NOT match'} the card",
+                f"{card.path} sha256 {'matches' if good else 'DOES NOT match'} the card (hashed now)",
             )
         else:
             yield Check("model file", "info", f"{card.path} not present yet; it is assembled on first use")

@@ -182,7 +182,7 @@ def _resolve_client(judge: Any, model: Optional[str]) -> Any:
 
         return resolve_model(model or "default")
     if _is_langchain_chat_model(judge):
-        from .integrations.langchain import LangChainClient
+        from .clients.langchain import LangChainClient
 
         return LangChainClient(judge)
     chat = getattr(judge, "chat", None)

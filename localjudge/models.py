@@ -5,7 +5,8 @@ Specs users type::
     default                 the embedded default (Gemma 3 270M, from its PyPI package)
     NAME                    a model card in models/ (``localjudge models list``)
     PATH.gguf, gguf:PATH    a GGUF file on disk
-    hf:DIR                  a transformers model directory (extra: transformers)
+    hf:DIR, hf:FILE.gguf    a transformers model directory, or a GGUF converted for transformers
+                            once (extra: transformers); hf:NAME takes a card's model
     openai:NAME             a model on an OpenAI-compatible server (base_url= or LOCALJUDGE_BASE_URL)
     SPEC,SPEC,...           a fallback chain: each is tried when the one before fails
 
@@ -14,7 +15,7 @@ Every backend plugs in here and nowhere else.
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import importlib
 import os
 import sys
@@ -26,6 +27,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from .errors import MissingDependencyError, ModelLoadError, ModelSpecError
+from .paths import cache_dir, file_sha256
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,6 +37,7 @@ else:  # pragma: no cover
 __all__ = [
     "ModelCard",
     "cache_dir",
+    "deferred_client",
     "ensure_default_model",
     "find_card",
     "load_cards",
@@ -70,15 +73,6 @@ class ModelCard:
         return self.path.is_file()
 
 
-def cache_dir() -> Path:
-    """``$LOCALJUDGE_HOME``, else ``$XDG_CACHE_HOME/localjudge``, else ``~/.cache/localjudge``."""
-    home = os.environ.get("LOCALJUDGE_HOME")
-    if home:
-        return Path(home).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "localjudge"
-
-
 def _cards_dir() -> Path:
     package = Path(__file__).resolve().parent
     for candidate in (package / "model_cards", package.parent / "models"):
@@ -103,22 +97,18 @@ def find_card(name: str) -> Optional[ModelCard]:
     return next((c for c in load_cards() if name == c.name or name in c.aliases), None)
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def verify_file(path: Path, sha256: str, *, trust_stamp: bool = True) -> bool:
+    """Hash the file once; a stamp next to it (size, mtime, hash) saves re-hashing on later loads.
 
-
-def verify_file(path: Path, sha256: str) -> bool:
-    """Hash the file once; a stamp next to it (size, mtime, hash) saves re-hashing later."""
+    ``trust_stamp=False`` hashes regardless: what ``localjudge doctor`` does,
+    since a file can change without its mtime changing.
+    """
     stat = path.stat()
     stamp = path.with_name(path.name + ".verified")
     expected = f"{stat.st_size} {stat.st_mtime_ns} {sha256}"
-    if stamp.is_file() and stamp.read_text().strip() == expected:
+    if trust_stamp and stamp.is_file() and stamp.read_text().strip() == expected:
         return True
-    if _sha256(path) != sha256:
+    if file_sha256(path) != sha256:
         return False
     stamp.write_text(expected + "\n")
     return True
@@ -158,7 +148,7 @@ def ensure_card_model(card: ModelCard) -> Path:
         tmp = Path(tmp_name)
         try:
             package.assemble(tmp, overwrite=True)
-            if _sha256(tmp) != card.sha256:
+            if file_sha256(tmp) != card.sha256:
                 raise ModelLoadError(f"The assembled {card.name} model has the wrong sha256", path=str(tmp))
             os.replace(tmp, path)
         finally:
@@ -170,54 +160,37 @@ def ensure_card_model(card: ModelCard) -> Path:
 _client_cache: dict[tuple, Any] = {}
 _client_cache_lock = threading.Lock()
 
+# Options by who takes them: every local engine, one engine only, or a remote client.
+LOCAL_OPTIONS = frozenset({"chat_template", "n_ctx", "n_threads", "max_tokens", "reasoning_budget", "close_loops"})
+LLAMACPP_OPTIONS = frozenset({"n_gpu_layers", "n_batch", "use_extra_bufts", "verbose"})
+TRANSFORMERS_OPTIONS = frozenset({"device", "dtype"})
+_OPTION_FLAGS = {
+    name: "--" + name.replace("_", "-") for name in LOCAL_OPTIONS | LLAMACPP_OPTIONS | TRANSFORMERS_OPTIONS
+}
+
 
 def resolve_model(spec: str, *, base_url: Optional[str] = None, api_key: Optional[str] = None, **options: Any) -> Any:
-    """A ModelClient for ``spec``. Local models are loaded once per process and shared."""
+    """A ModelClient for ``spec``. Local models are loaded once per process and shared.
+
+    ``options`` go to the client: ``n_ctx``, ``n_threads``, ``chat_template``
+    for any local model; ``n_gpu_layers`` for llama.cpp; ``device`` and
+    ``dtype`` for transformers; timeouts and retries for a remote one. An
+    option the spec's engine does not take is an error, not ignored. None
+    means "not given".
+    """
     if not isinstance(spec, str) or not spec.strip():
         raise ModelSpecError(f"A model spec must be a non-empty string, got {spec!r}")
     spec = spec.strip()
+    options = {k: v for k, v in options.items() if v is not None}
     if "," in spec and not Path(spec).expanduser().exists():
         return resolve_chain(spec.split(","), base_url=base_url, api_key=api_key, **options)
-    prefix, _, rest = spec.partition(":")
-    if prefix == "openai" and rest:
-        return _remote_client(rest, base_url=base_url, api_key=api_key, **options)
-    if prefix in ("hf", "transformers") and rest:
-        return _cached_client("transformers", Path(rest).expanduser(), options)
-    if prefix == "gguf" and rest:
-        return _local_client(Path(rest).expanduser(), None, options)
-    if spec.lower().endswith(".gguf") or os.sep in spec:
-        return _local_client(Path(spec).expanduser(), None, options)
-    card = find_card(spec)
-    if card is not None:
-        path = ensure_card_model(card)
-        return _local_client(path, card, options)
-    names = ", ".join(sorted({c.name for c in load_cards()} | {a for c in load_cards() for a in c.aliases}))
-    raise ModelSpecError(
-        f"Unknown model spec {spec!r}. Use one of: {names}; a path to a .gguf file; or openai:NAME with a base URL"
-    )
-
-
-def resolve_chain(specs: Sequence[str], *, base_url: Optional[str] = None, **options: Any) -> Any:
-    """A FallbackClient over ``specs`` in order (``"default,openai:NAME"`` says the same).
-
-    Local models load on first use, so a missing or broken one is a failure the
-    chain moves past; remote specs resolve now, so a missing base URL is reported
-    before anything runs.
-    """
-    from .clients.deferred import DeferredClient
-    from .clients.fallback import FallbackClient
-
-    specs = [s.strip() for s in specs]
-    if len(specs) < 2 or not all(specs):
-        raise ModelSpecError(f"A fallback chain needs two or more non-empty specs, got {specs!r}")
-    clients = [
-        resolve_model(s, base_url=base_url, **options) if s.startswith("openai:") else DeferredClient(s, **options)
-        for s in specs
-    ]
-    return FallbackClient(*clients)
-
-
-def _local_client(path: Path, card: Optional[ModelCard], options: dict[str, Any]) -> Any:
+    engine, target = _engine_and_target(spec)
+    if engine == "remote":
+        _refuse(options, LOCAL_OPTIONS | LLAMACPP_OPTIONS | TRANSFORMERS_OPTIONS, spec, "a server's model")
+        return _remote_client(target, base_url=base_url, api_key=api_key, **options)
+    refused = TRANSFORMERS_OPTIONS if engine == "llama.cpp" else LLAMACPP_OPTIONS
+    _refuse(options, refused, spec, f"a {engine} model")
+    path, card = _local_target(target, hf=engine == "transformers")
     settings: dict[str, Any] = {}
     if card is not None:
         settings = {
@@ -226,16 +199,84 @@ def _local_client(path: Path, card: Optional[ModelCard], options: dict[str, Any]
             "chat_template": card.chat_template,
             "model_name": card.name,
         }
-    return _cached_client("llama.cpp", path, {**settings, **options})
+    settings = {k: v for k, v in {**settings, **options}.items() if v is not None}
+    return _cached_client(engine, path, settings)
 
 
-def _cached_client(backend: str, path: Path, options: dict[str, Any]) -> Any:
+def _engine_and_target(spec: str) -> tuple[str, str]:
+    prefix, _, rest = spec.partition(":")
+    if prefix == "openai" and rest:
+        return "remote", rest
+    if prefix in ("hf", "transformers") and rest:
+        return "transformers", rest
+    if prefix == "gguf" and rest:
+        return "llama.cpp", rest
+    return "llama.cpp", spec
+
+
+def _local_target(target: str, *, hf: bool) -> tuple[Path, Optional[ModelCard]]:
+    """The file (or directory) a local spec names, and its card when it names one."""
+    path = Path(target).expanduser()
+    looks_like_path = path.exists() or target.lower().endswith(".gguf") or os.sep in target
+    if looks_like_path:
+        return path, None
+    card = find_card(target)
+    if card is not None:
+        return ensure_card_model(card), card
+    names = ", ".join(sorted({c.name for c in load_cards()} | {a for c in load_cards() for a in c.aliases}))
+    what = "a transformers directory or GGUF file" if hf else "a path to a .gguf file"
+    raise ModelSpecError(
+        f"Unknown model spec {target!r}. Use one of: {names}; {what}; hf:DIR for transformers; "
+        "or openai:NAME with a base URL"
+    )
+
+
+def _refuse(options: dict[str, Any], names: frozenset[str], spec: str, what: str) -> None:
+    wrong = sorted(set(options) & names)
+    if wrong:
+        flags = ", ".join(_OPTION_FLAGS.get(name, name) for name in wrong)
+        raise ModelSpecError(f"{flags} does not apply to {spec!r}, {what}")
+
+
+def deferred_client(spec: str, **options: Any) -> Any:
+    """A client for a local ``spec`` that loads on its first call (see :class:`DeferredClient`)."""
+    from .clients.deferred import DeferredClient
+
+    return DeferredClient(spec, functools.partial(resolve_model, spec, **options), local=True)
+
+
+def resolve_chain(specs: Sequence[str], *, base_url: Optional[str] = None, **options: Any) -> Any:
+    """A FallbackClient over ``specs`` in order (``"default,openai:NAME"`` says the same).
+
+    Local models load on first use, so a missing or broken one is a failure the
+    chain moves past; remote specs resolve now, so a missing base URL is reported
+    before anything runs. Local options (``n_ctx``, ``chat_template``, ...) go to
+    the local members only.
+    """
+    from .clients.fallback import FallbackClient
+
+    specs = [s.strip() for s in specs]
+    if len(specs) < 2 or not all(specs):
+        raise ModelSpecError(f"A fallback chain needs two or more non-empty specs, got {specs!r}")
+    options = {k: v for k, v in options.items() if v is not None}
+    engine_only = LOCAL_OPTIONS | LLAMACPP_OPTIONS | TRANSFORMERS_OPTIONS
+    remote_options = {k: v for k, v in options.items() if k not in engine_only}
+    local_options = {k: v for k, v in options.items() if k in engine_only}
+    clients = [
+        resolve_model(s, base_url=base_url, **remote_options)
+        if s.startswith("openai:")
+        else deferred_client(s, **local_options)
+        for s in specs
+    ]
+    return FallbackClient(*clients)
+
+
+def _cached_client(engine: str, path: Path, settings: dict[str, Any]) -> Any:
     """Each model is loaded once per process and shared by every evaluator that names it."""
-    settings = {k: v for k, v in options.items() if v is not None}
-    key = (backend, str(path.resolve()), tuple(sorted(settings.items())))
+    key = (engine, str(path.resolve()), tuple(sorted(settings.items())))
     with _client_cache_lock:
         if key not in _client_cache:
-            if backend == "transformers":
+            if engine == "transformers":
                 from .clients.transformers import TransformersClient as client_class
             else:
                 from .clients.llamacpp import LlamaCppClient as client_class

@@ -9,27 +9,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional
 
 from .errors import MissingTemplateVariableError, UsageError
+from .messages import render_value
 
 __all__ = ["build_messages", "format_template", "render_value"]
 
 _FORMATTER = string.Formatter()
-
-
-def render_value(value: Any) -> str:
-    """Strings go in as they are; anything else as JSON with non-ASCII text left readable."""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False, indent=2, default=_json_fallback)
-    except ValueError as exc:  # circular references
-        raise UsageError(f"Could not serialise a prompt value to JSON: {exc}") from exc
-
-
-def _json_fallback(value: Any) -> Any:
-    for method in ("model_dump", "dict", "to_dict"):
-        if callable(getattr(value, method, None)):
-            return getattr(value, method)()
-    return str(value)
 
 
 def template_fields(template: str) -> list[str]:

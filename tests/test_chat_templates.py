@@ -146,3 +146,97 @@ def test_jinja_parts_fall_back_to_markup_when_text_cannot_be_located():
     meta = {"tokenizer.chat_template": "{% for m in messages %}{{ m['content'] | upper }}{% endfor %}"}
     parts = resolve_chat_template(meta).render_parts([{"role": "user", "content": "abc"}])
     assert parts == [("ABC", True)]
+
+
+# --- the budget around untrusted templates ------------------------------------------------
+
+COSTLY = {
+    "nested loops": "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+    "a huge string": "{{ 'A' * 100000000 * 50 }}",
+    "a huge list": "{{ ([1] * 10000000) | length }}",
+    "doubling in a namespace": (
+        "{% set ns = namespace(s='x') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s }}"
+    ),
+    "a wide filter": "{{ 'a' | center(1000000000) }}",
+    "a wide format": "{{ '{:>999999999}'.format(1) }}",
+    "a wide width argument": "{{ '{:>{}}'.format(1, 999999999) }}",
+    "a wide printf": "{{ '%999999999d' % 1 }}",
+    "a huge power": "{{ 2 ** 100000000 }}",
+    "a multiplying join": "{{ range(100000) | join('x' * 1000) }}",
+    "a multiplying replace": "{{ ('x' * 100000) | replace('x', 'y' * 1000) }}",
+    "expanded tabs": "{{ ('\t' * 100000).expandtabs(100000) }}",
+    "endless output": "{% for i in range(100000) %}{{ 'y' * 1000 }}{% endfor %}",
+}
+
+
+@pytest.mark.parametrize("source", list(COSTLY.values()), ids=list(COSTLY))
+def test_a_costly_template_is_stopped_quickly_and_small(source):
+    import time
+    import tracemalloc
+
+    template = resolve_chat_template({"general.architecture": "x", "tokenizer.chat_template": source})
+    tracemalloc.start()
+    started = time.perf_counter()
+    try:
+        with pytest.raises(ModelError, match="chat template embedded in the model was stopped"):
+            template.render([{"role": "user", "content": "hi"}])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert time.perf_counter() - started < 10 * RENDER_SECONDS
+    assert peak < 64 * 1024 * 1024
+
+
+RENDER_SECONDS = 2.0
+
+# ChatML with a system default and tool-call branches, the shape of common open models' templates.
+REALISTIC = """{%- if messages[0]['role'] == 'system' %}{%- set system = messages[0]['content'] %}{%- set rest = messages[1:] %}
+{%- else %}{%- set system = 'You are a helpful assistant.' %}{%- set rest = messages %}{%- endif %}
+{{- '<|im_start|>system\\n' + system + '<|im_end|>\\n' }}
+{%- for message in rest %}
+{%- if message.role == 'assistant' and message.tool_calls is defined %}
+{{- '<|im_start|>assistant\\n' }}{%- for call in message.tool_calls %}{{ call | tojson }}{%- endfor %}{{- '<|im_end|>\\n' }}
+{%- else %}{{- '<|im_start|>' + message.role + '\\n' + message.content | trim + '<|im_end|>\\n' }}{%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"""
+
+
+def test_a_realistic_template_renders_long_text_within_the_budget():
+    text = "An answer under evaluation. " * 20_000  # ~560k characters
+    template = resolve_chat_template({"general.architecture": "qwen2", "tokenizer.chat_template": REALISTIC})
+    rendered = template.render([{"role": "user", "content": text}])
+    assert rendered.startswith("<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n")
+    assert rendered.endswith("<|im_end|>\n<|im_start|>assistant\n")
+    parts = template.render_parts([{"role": "system", "content": "S"}, {"role": "user", "content": text}])
+    assert [t for t, markup in parts if not markup] == ["S", text.strip()]
+
+
+def test_an_oversized_template_is_refused_before_compiling():
+    with pytest.raises(ModelError, match="templates over"):
+        resolve_chat_template({"tokenizer.chat_template": "{{ 'x' }}" * 100_000})
+
+
+def test_the_budget_leaves_no_trace_function_behind():
+    import sys
+
+    before = sys.gettrace()
+    template = resolve_chat_template({"tokenizer.chat_template": COSTLY["nested loops"]})
+    with pytest.raises(ModelError):
+        template.render([{"role": "user", "content": "hi"}])
+    assert sys.gettrace() is before
+
+
+@pytest.mark.parametrize("name", ["gemma3", "gemma3_text", "gemma2", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe"])
+def test_architecture_names_from_either_engine_have_a_builtin(name):
+    assert builtin_template_for({"general.architecture": name}) in ("gemma", "chatml")
+
+
+def test_template_option_reads_a_name_or_a_file(tmp_path):
+    from localjudge.chat_templates import read_template_option
+
+    assert read_template_option("chatml") == "chatml"
+    path = tmp_path / "t.jinja"
+    path.write_text("{{ messages[0]['content'] }}", encoding="utf-8")
+    assert read_template_option(str(path)) == "{{ messages[0]['content'] }}"
+    with pytest.raises(UsageError, match="neither a built-in template"):
+        read_template_option(str(tmp_path / "absent.jinja"))

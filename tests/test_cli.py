@@ -19,8 +19,9 @@ def scripted(monkeypatch: pytest.MonkeyPatch):
     judge = ScriptedClient([ANSWER], repeat=True)
     asked: list[tuple] = []
 
-    def build_judge(model_spec, base_url, fallbacks):
+    def build_judge(model_spec, base_url, fallbacks, **model_options):
         asked.append((model_spec, base_url, fallbacks))
+        judge.model_options = model_options
         return judge
 
     monkeypatch.setattr(cli, "build_judge", build_judge)

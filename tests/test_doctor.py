@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from localjudge import doctor
+from localjudge import cpu, doctor
 
 
 def _doctor(*args: str) -> subprocess.CompletedProcess[str]:
@@ -45,5 +45,30 @@ def test_a_native_crash_is_named():
 
 
 def test_cpu_features_come_from_the_kernel():
-    features = doctor.cpu_features()
+    features = cpu.cpu_features()
     assert isinstance(features, list) and all(isinstance(f, str) for f in features)
+
+
+def test_the_model_check_hashes_the_file_even_when_its_stamp_looks_current(tmp_path, monkeypatch):
+    import dataclasses
+    import hashlib
+    import os
+
+    from localjudge import models
+
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF" + b"\x00" * 4096)
+    card = dataclasses.replace(
+        models.find_card("default"), file="m.gguf", sha256=hashlib.sha256(model.read_bytes()).hexdigest()
+    )
+    monkeypatch.setattr(models.ModelCard, "path", property(lambda self: model))
+    monkeypatch.setattr(models, "find_card", lambda name: card)
+    assert models.verify_file(model, card.sha256)  # writes the stamp
+    stat = model.stat()
+    with model.open("r+b") as handle:  # change a byte, then put the mtime back
+        handle.seek(100)
+        handle.write(b"\x01")
+    os.utime(model, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert models.verify_file(model, card.sha256)  # a load trusts the stamp...
+    first = next(doctor._model_checks("default"))  # ...the doctor does not
+    assert first.status == "fail" and "DOES NOT match" in first.detail

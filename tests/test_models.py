@@ -6,18 +6,18 @@ from pathlib import Path
 
 import pytest
 
-from localjudge import models
+from localjudge import models, paths
 from localjudge.errors import MissingDependencyError, ModelLoadError, ModelSpecError
 
 
 def test_cache_dir_prefers_localjudge_home(monkeypatch, tmp_path):
     monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert models.cache_dir() == tmp_path / "home"
+    assert paths.cache_dir() == tmp_path / "home"
     monkeypatch.delenv("LOCALJUDGE_HOME")
-    assert models.cache_dir() == tmp_path / "xdg" / "localjudge"
+    assert paths.cache_dir() == tmp_path / "xdg" / "localjudge"
     monkeypatch.delenv("XDG_CACHE_HOME")
-    assert models.cache_dir() == Path.home() / ".cache" / "localjudge"
+    assert paths.cache_dir() == Path.home() / ".cache" / "localjudge"
 
 
 def test_default_card_is_complete():
@@ -85,7 +85,7 @@ def test_comma_spec_is_a_fallback_chain():
     chain = models.resolve_model("missing.gguf, openai:judge", base_url="http://127.0.0.1:9/v1")
     assert isinstance(chain, FallbackClient)
     first, second = chain.clients
-    assert isinstance(first, DeferredClient) and first.spec == "missing.gguf"
+    assert isinstance(first, DeferredClient) and first.name == "missing.gguf"
     assert isinstance(second, OpenAICompatibleClient)
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from localjudge.errors import MissingTemplateVariableError, UsageError
@@ -11,50 +9,10 @@ from localjudge.prompting import (
     build_messages,
     format_few_shot_examples,
     format_template,
-    render_value,
     template_fields,
 )
 
 VALUES = {"inputs": "What is 2+2?", "outputs": "4", "reference_outputs": None}
-
-
-# --- values ---------------------------------------------------------------------
-
-
-def test_strings_go_in_unchanged():
-    assert render_value('say "hi" {x}') == 'say "hi" {x}'
-
-
-def test_non_strings_are_json_with_readable_non_ascii():
-    rendered = render_value({"问题": "说出战国四大名将的姓名", "n": 4})
-    assert json.loads(rendered) == {"问题": "说出战国四大名将的姓名", "n": 4}
-    assert "说出战国四大名将的姓名" in rendered
-    assert "\\u" not in rendered
-
-
-@pytest.mark.parametrize(("value", "expected"), [(3, "3"), (0.5, "0.5"), (True, "true"), (["é"], '[\n  "é"\n]')])
-def test_scalars_and_lists_as_json(value, expected):
-    assert render_value(value) == expected
-
-
-def test_tuples_render_as_json_lists():
-    # the seed's third demo passes inputs=("...",) (a trailing comma makes a tuple)
-    assert json.loads(render_value(("说出战国四大名将的姓名",))) == ["说出战国四大名将的姓名"]
-
-
-def test_objects_with_model_dump_are_serialised_through_it():
-    class Model:
-        def model_dump(self):
-            return {"a": "ü"}
-
-    assert json.loads(render_value({"m": Model()})) == {"m": {"a": "ü"}}
-
-
-def test_circular_values_are_a_usage_error():
-    loop: list = []
-    loop.append(loop)
-    with pytest.raises(UsageError, match="JSON"):
-        render_value(loop)
 
 
 # --- templates --------------------------------------------------------------------

@@ -32,6 +32,7 @@ EXPECTED_ALL = {
     "ModelLoadError",
     "ModelSpecError",
     "OpenAICompatibleClient",
+    "OutlinesClient",
     "OutputParseError",
     "ScriptedClient",
     "TransformersClient",
@@ -77,6 +78,8 @@ def test_lazy_backends_resolve_to_their_modules():
         ("LlamaCppClient", "localjudge.clients.llamacpp"),
         ("OpenAICompatibleClient", "localjudge.clients.remote"),
         ("FallbackClient", "localjudge.clients.fallback"),
+        ("OutlinesClient", "localjudge.clients.outlines"),
+        ("TransformersClient", "localjudge.clients.transformers"),
     ]:
         assert getattr(localjudge, name) is getattr(importlib.import_module(module), name)
         assert getattr(localjudge.clients, name) is getattr(localjudge, name)

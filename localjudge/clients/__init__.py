@@ -13,7 +13,9 @@ __all__ = [
     "ChatCompletion",
     "FallbackClient",
     "LlamaCppClient",
+    "LocalClient",
     "OpenAICompatibleClient",
+    "OutlinesClient",
     "ScriptedClient",
     "TransformersClient",
     "adapt_response_format",
@@ -22,6 +24,8 @@ __all__ = [
 
 _LAZY = {
     "LlamaCppClient": ".llamacpp",
+    "LocalClient": ".local",
+    "OutlinesClient": ".outlines",
     "TransformersClient": ".transformers",
     "OpenAICompatibleClient": ".remote",
     "AsyncOpenAICompatibleClient": ".remote",

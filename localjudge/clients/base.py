@@ -25,7 +25,6 @@ __all__ = [
     "Record",
     "ScriptedClient",
     "make_chat_completion",
-    "message_text",
     "read_response_format",
 ]
 
@@ -133,26 +132,6 @@ def read_response_format(response_format: Mapping[str, Any] | None) -> tuple[str
             raise UsageError('response_format "schema" must be a JSON schema object')
         return "json_schema", dict(schema)
     raise UsageError(f"Unsupported response_format type {kind!r}; use 'json_schema', 'json_object' or 'text'")
-
-
-def message_text(message: Mapping[str, Any]) -> str:
-    """The text of a chat message whose content is a string or text content blocks."""
-    content = message.get("content")
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    parts = []
-    for block in content:
-        if isinstance(block, Mapping) and block.get("type") == "text":
-            parts.append(str(block.get("text", "")))
-        else:
-            kind = block.get("type") if isinstance(block, Mapping) else type(block).__name__
-            raise UsageError(
-                f"This judge reads text only, but a message holds a {kind!r} content block. "
-                "Use a multimodal judge (for example a remote vision model) for attachments."
-            )
-    return "".join(parts)
 
 
 class _Completions:

@@ -1,38 +1,43 @@
-"""A client that resolves its model spec on first use.
+"""A client that loads its model on first use.
 
-In a fallback chain the first model may be missing or broken; resolving it
+In a fallback chain the first model may be missing or broken; loading it
 lazily turns a load failure into an ordinary, retryable call failure, so the
-chain moves on instead of failing before it starts.
+chain moves on instead of failing before it starts. The loader is handed in
+(the spec resolver passes one), so this module knows nothing of specs.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any, Optional
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from .base import ChatClient, ChatCompletion, call_create
 
 
 class DeferredClient(ChatClient):
-    def __init__(self, spec: str, *, base_url: Optional[str] = None, **options: Any) -> None:
+    """``DeferredClient(name, load)``: ``load()`` builds the real client on the first call.
+
+    ``local=True`` says the client will decode under our grammar, so the
+    schema refusals of local decoding apply before anything is loaded.
+    """
+
+    def __init__(self, name: str, load: Callable[[], Any], *, local: bool = True) -> None:
         super().__init__()
-        self.spec = spec
-        self.name = spec
-        self._options = {"base_url": base_url, **options}
+        self.name = name
+        self._load = load
+        self._local = local
         self._client: Any = None
         self._lock = threading.Lock()
 
     def resolve(self) -> Any:
         with self._lock:
             if self._client is None:
-                from ..models import resolve_model
-
-                self._client = resolve_model(self.spec, **self._options)
+                self._client = self._load()
             return self._client
 
-    def check_schema(self, schema: dict[str, Any]) -> None:
-        """Local specs decode under our grammar, so their schema rules apply before loading."""
-        if not self.spec.startswith("openai:"):
+    def check_schema(self, schema: Mapping[str, Any]) -> None:
+        if self._local:
             from ..decoding import check_schema
 
             check_schema(schema)

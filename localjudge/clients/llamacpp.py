@@ -1,12 +1,8 @@
 """LlamaCppClient: a GGUF model on this machine behind the OpenAI chat-completions shape.
 
-``client.chat.completions.create(messages=..., response_format=...)`` renders
-the messages with the model's chat template, compiles the response schema to
-a regex (:mod:`localjudge.decoding.schema_regex`) and decodes under it, so a
-JSON answer always parses and validates, or stops at ``max_tokens`` with
-``finish_reason="length"``. Greedy decoding (temperature 0) is the default:
-one input, one verdict. One lock per loaded model serialises callers,
-including the async twin (``client.aio``), which runs in a worker thread.
+The request handling and decoding are :class:`~localjudge.clients.local.LocalClient`'s;
+this class only loads the model with llama.cpp
+(:class:`~localjudge.runtimes.llamacpp.LlamaCppRuntime`).
 """
 
 from __future__ import annotations
@@ -14,23 +10,19 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..chat_templates import ChatTemplate, resolve_chat_template
-from .local import DEFAULT_MAX_TOKENS, DEFAULT_REASONING_BUDGET, LocalModelClient
+from .local import DEFAULT_MAX_TOKENS, DEFAULT_REASONING_BUDGET, LocalClient
 
 __all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "LlamaCppClient"]
 
 
-class LlamaCppClient(LocalModelClient):
+class LlamaCppClient(LocalClient):
     """An OpenAI-shaped chat client over a local GGUF file.
 
-    ``reasoning_budget`` caps the sampled tokens of each free-text JSON string
-    (the judge's ``reasoning``): when spent, the string is closed and the
-    verdict follows. ``close_loops`` closes such a string early when greedy
-    decoding is stuck repeating one passage verbatim. ``use_extra_bufts=False`` avoids the AMX repacking crash
-    of llama-cpp-python 0.3.36 source builds; ``load_info()`` reports it.
+    ``n_gpu_layers`` offloads layers to a GPU (-1: all) on a llama-cpp-python
+    built with CUDA or Metal. ``use_extra_bufts=False`` avoids the AMX
+    repacking crash of llama-cpp-python 0.3.36 source builds; ``load_info()``
+    reports it. The decoding options are :class:`LocalClient`'s.
     """
-
-    name = "llama.cpp"
 
     def __init__(
         self,
@@ -39,6 +31,7 @@ class LlamaCppClient(LocalModelClient):
         n_ctx: int = 4096,
         n_threads: int | None = None,
         n_batch: int = 512,
+        n_gpu_layers: int = 0,
         chat_template: str | None = None,
         reasoning_budget: int | None = DEFAULT_REASONING_BUDGET,
         close_loops: bool = True,
@@ -47,31 +40,28 @@ class LlamaCppClient(LocalModelClient):
         model_name: str | None = None,
         verbose: bool = False,
     ) -> None:
-        super().__init__()
-        from ._llamacpp_model import LlamaModel
+        from ..runtimes.llamacpp import LlamaCppRuntime
 
-        self._setup(reasoning_budget, close_loops, max_tokens)
-        self.model = LlamaModel(
+        runtime = LlamaCppRuntime(
             model_path,
             n_ctx=n_ctx,
             n_batch=n_batch,
             n_threads=n_threads,
+            n_gpu_layers=n_gpu_layers,
             use_extra_bufts=use_extra_bufts,
             verbose=verbose,
         )
-        self.model_name = model_name or self.model.path.stem
-        self.template: ChatTemplate = resolve_chat_template(
-            self.model.metadata,
-            chat_template,
-            bos_token=self.model.token_text(self.model.bos_id),
-            eos_token=self.model.token_text(self.model.vocab.eos_id),
-            model_name=str(self.model.path),
+        super().__init__(
+            runtime,
+            chat_template=chat_template,
+            reasoning_budget=reasoning_budget,
+            close_loops=close_loops,
+            max_tokens=max_tokens,
+            model_name=model_name,
         )
-
-    # --- diagnostics -------------------------------------------------------------------
 
     def runtime_info(self) -> dict[str, Any]:
         """``load_info()`` plus the CPU facts behind the AMX workaround."""
-        from ._llamacpp_model import cpu_features
+        from ..runtimes.llamacpp import system_info
 
-        return {**self.load_info(), **cpu_features()}
+        return {**self.load_info(), **system_info()}

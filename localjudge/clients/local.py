@@ -1,211 +1,119 @@
-"""Request handling shared by the in-process backends (llama.cpp, transformers).
+"""One OpenAI-shaped client over any in-process runtime (llama.cpp, transformers, ...).
 
-A local backend is a model adapter (tokens in, logits out: the
-``LogitsBackend`` of :mod:`localjudge.decoding.loop`) plus a chat template.
-Everything between the OpenAI-shaped request and the decode loop (which
-fields are honoured or refused, sampling options, the response_format ->
-guide step, the context check, the response object) is the same for every
-backend, so it lives here once.
+``client.chat.completions.create(messages=..., response_format=...)`` renders
+the messages with the model's chat template, compiles the response schema to
+a regex (:mod:`localjudge.decoding.schema_regex`) and decodes under it, so a
+JSON answer always parses and validates, or stops at ``max_tokens`` with
+``finish_reason="length"``. Greedy decoding (temperature 0) is the default:
+one input, one verdict. The runtime's lock serialises callers, including the
+async twin (``client.aio``), which runs in a worker thread.
+
+How the answer was decoded (sampled and forced tokens, whether a string was
+closed by its budget, prefill and decode seconds) comes back on the response
+as ``decode_stats``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Any
 
-from ..chat_templates import ChatTemplate
-from ..errors import ContextOverflowError, ModelError, UsageError
+from ..chat_templates import ChatTemplate, resolve_chat_template
+from ..errors import ModelError, UsageError
+from ..runtimes.base import Runtime
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
+from .request import read_request
 
-__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "LocalModel", "LocalModelClient", "TokenizedModel"]
+__all__ = ["DECODE_STATS_FIELD", "DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "LocalClient"]
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_REASONING_BUDGET = 256
-
-# Request fields we honour, and fields that are harmless to accept and ignore.
-_HONOURED = {
-    "frequency_penalty",
-    "presence_penalty",
-    "messages",
-    "model",
-    "response_format",
-    "temperature",
-    "max_tokens",
-    "max_completion_tokens",
-    "seed",
-    "stop",
-    "top_p",
-    "n",
-    "stream",
-    "logprobs",
-}
-_IGNORED = {
-    "user",
-    "metadata",
-    "store",
-    "timeout",
-    "extra_headers",
-    "extra_query",
-    "extra_body",
-    "service_tier",
-}
+#: the response field that says how the answer was decoded
+DECODE_STATS_FIELD = "decode_stats"
 
 
-class LocalModel(Protocol):
-    """What a model adapter offers the client (besides ``start``/``extend``/``tokenize_fragment``)."""
+class LocalClient(ChatClient):
+    """An OpenAI-shaped chat client over one loaded :class:`~localjudge.runtimes.base.Runtime`.
 
-    lock: Any
-    n_ctx: int
-    n_vocab: int
-    path: Any
-    vocab: Any
+    ``chat_template`` overrides the model's own template (a built-in name,
+    ``"gguf"`` or Jinja source). ``reasoning_budget`` caps the sampled tokens
+    of each free-text JSON string (the judge's ``reasoning``): when spent, the
+    string is closed and the verdict follows. ``close_loops`` closes such a
+    string early when greedy decoding is stuck repeating one passage.
+    ``max_tokens`` is the default answer length when a request names none.
+    """
 
-    def require_open(self) -> None: ...
-
-    def token_text(self, token: int) -> str: ...
-
-    def close(self) -> None: ...
-
-    def prompt_tokens(self, prompt: Sequence[tuple[str, bool]]) -> list[int]: ...
-
-    def check_fits(self, n_prompt: int, max_tokens: int) -> None: ...
-
-
-class TokenizedModel:
-    """Prompt tokenisation and the context check, the same for every model adapter."""
-
-    backend = "local"
-    n_ctx: int
-    n_ctx_train: int
-    bos_id: int | None
-    add_bos: bool
-
-    def tokenize(self, text: str, *, special: bool) -> list[int]:
-        raise NotImplementedError
-
-    def prompt_tokens(self, prompt: str | Sequence[tuple[str, bool]]) -> list[int]:
-        """Tokens for a rendered chat prompt, with exactly one BOS when the model wants one.
-
-        ``prompt`` is a string (all markup) or ``(text, is_markup)`` parts from
-        :meth:`ChatTemplate.render_parts`: special tokens are parsed in markup
-        only, never in message text.
-        """
-        parts = [(prompt, True)] if isinstance(prompt, str) else prompt
-        tokens = [t for text, markup in parts for t in self.tokenize(text, special=markup)]
-        if self.add_bos and self.bos_id is not None and self.bos_id >= 0:
-            while len(tokens) > 1 and tokens[0] == self.bos_id and tokens[1] == self.bos_id:
-                tokens.pop(0)
-            if not tokens or tokens[0] != self.bos_id:
-                tokens.insert(0, self.bos_id)
-        return tokens
-
-    def check_fits(self, n_prompt: int, max_tokens: int) -> None:
-        if n_prompt + max_tokens > self.n_ctx:
-            larger = (
-                f", or load the model with a larger n_ctx (it was trained for {self.n_ctx_train})"
-                if self.n_ctx < self.n_ctx_train
-                else f" (the model was trained for {self.n_ctx_train})"
-            )
-            raise ContextOverflowError(
-                f"The prompt has {n_prompt} tokens and max_tokens is {max_tokens}: {n_prompt + max_tokens} "
-                f"tokens do not fit the context of {self.n_ctx}. Shorten the prompt or lower max_tokens{larger}.",
-                backend=self.backend,
-            )
-
-
-class LocalModelClient(ChatClient):
-    """An OpenAI-shaped chat client over one in-process model; subclasses load ``model`` and ``template``."""
-
-    model: LocalModel
-    template: ChatTemplate
-    model_name: str
-    reasoning_budget: int | None
-    close_loops: bool
-    max_tokens: int
-
-    def _setup(self, reasoning_budget: int | None, close_loops: bool, max_tokens: int) -> None:
-        if reasoning_budget is not None and reasoning_budget < 1:
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        chat_template: str | None = None,
+        reasoning_budget: int | None = DEFAULT_REASONING_BUDGET,
+        close_loops: bool = True,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        model_name: str | None = None,
+    ) -> None:
+        super().__init__()
+        if reasoning_budget is not None and (isinstance(reasoning_budget, bool) or reasoning_budget < 1):
             raise UsageError("reasoning_budget must be a positive number of tokens, or None for no cap")
-        if not isinstance(max_tokens, int) or max_tokens < 1:
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise UsageError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        self.runtime = runtime
+        self.name = runtime.backend
         self.reasoning_budget = reasoning_budget
         self.close_loops = close_loops
         self.max_tokens = max_tokens
-        self.last_result = None
+        self.model_name = model_name or (runtime.path.stem if runtime.path.suffix == ".gguf" else runtime.path.name)
+        self.template: ChatTemplate = resolve_chat_template(
+            runtime.template_metadata,
+            chat_template,
+            bos_token=runtime.token_text(runtime.bos_id),
+            eos_token=runtime.token_text(runtime.vocab.eos_id),
+            model_name=str(runtime.path),
+            backend=runtime.backend,
+        )
 
     def _complete(self, request: dict[str, Any]) -> ChatCompletion:
         from ..decoding.loop import Sampler, decode
 
-        messages, options = self._read_request(request)
+        messages, options = read_request(request, self.name)
         prompt = self.template.render_parts(messages)
         guide = self._guide_for(request.get("response_format"))
         sampler = Sampler(
-            options["temperature"],
-            options["top_p"],
-            options["seed"],
-            frequency_penalty=options["frequency_penalty"],
-            presence_penalty=options["presence_penalty"],
+            options.temperature,
+            options.top_p,
+            options.seed,
+            frequency_penalty=options.frequency_penalty,
+            presence_penalty=options.presence_penalty,
         )
-        with self.model.lock:
-            self.model.require_open()
-            tokens = self.model.prompt_tokens(prompt)
-            max_tokens = options["max_tokens"]
+        runtime = self.runtime
+        with runtime.lock:
+            runtime.require_open()
+            tokens = runtime.prompt_tokens(prompt)
+            max_tokens = options.max_tokens
             if max_tokens is None:
-                max_tokens = max(1, min(self.max_tokens, self.model.n_ctx - len(tokens)))
-            self.model.check_fits(len(tokens), max_tokens)
+                max_tokens = max(1, min(self.max_tokens, runtime.n_ctx - len(tokens)))
+            runtime.check_fits(len(tokens), max_tokens, max_tokens_given=options.max_tokens is not None)
             result = decode(
-                self.model,
-                self.model.vocab,
+                runtime,
+                runtime.vocab,
                 tokens,
                 guide=guide,
                 max_tokens=max_tokens,
                 sampler=sampler,
                 string_budget=self.reasoning_budget,
                 close_loops=self.close_loops,
-                stop=options["stop"],
+                stop=options.stop,
             )
-        self.last_result = result
         return make_chat_completion(
             result.text,
             model=str(request.get("model") or self.model_name),
             finish_reason=result.finish_reason,
             prompt_tokens=len(tokens),
             completion_tokens=len(result.tokens),
+            extra={DECODE_STATS_FIELD: result.stats()},
         )
-
-    def _read_request(self, request: Mapping[str, Any]) -> tuple[list[Mapping[str, Any]], dict[str, Any]]:
-        unknown = set(request) - _HONOURED - _IGNORED
-        if unknown:
-            raise UsageError(f"{self.name} does not support the request fields {sorted(unknown)}")
-        messages = request.get("messages")
-        if not isinstance(messages, (list, tuple)) or not messages:
-            raise UsageError("messages must be a non-empty list of chat messages")
-        if request.get("n") not in (None, 1):
-            raise UsageError(f"{self.name} generates one choice per request (n=1)")
-        if request.get("logprobs"):
-            raise UsageError(f"{self.name} does not return logprobs")
-        if request.get("stream"):
-            raise UsageError(f"{self.name} does not stream; call without stream=True")
-        max_tokens = request.get("max_tokens", request.get("max_completion_tokens"))
-        if max_tokens is not None and (not isinstance(max_tokens, int) or max_tokens < 1):
-            raise UsageError(f"max_tokens must be a positive integer, got {max_tokens!r}")
-        temperature = request.get("temperature")
-        top_p = request.get("top_p")
-        if temperature is not None and not 0 <= float(temperature) <= 2:
-            raise UsageError(f"temperature must be between 0 and 2, got {temperature!r}")
-        if top_p is not None and not 0 < float(top_p) <= 1:
-            raise UsageError(f"top_p must be in (0, 1], got {top_p!r}")
-        stop = request.get("stop") or ()
-        return list(messages), {
-            "max_tokens": max_tokens,
-            "temperature": 0.0 if temperature is None else float(temperature),
-            "top_p": 1.0 if top_p is None else float(top_p),
-            "seed": request.get("seed"),
-            "frequency_penalty": float(request.get("frequency_penalty") or 0.0),
-            "presence_penalty": float(request.get("presence_penalty") or 0.0),
-            "stop": [stop] if isinstance(stop, str) else list(stop),
-        }
 
     def _guide_for(self, response_format: Mapping[str, Any] | None):
         from ..decoding import ANY_JSON_OBJECT_SCHEMA, guide_for, schema_to_regex
@@ -214,7 +122,7 @@ class LocalModelClient(ChatClient):
         if kind == "text":
             return None
         regex = schema_to_regex(ANY_JSON_OBJECT_SCHEMA if kind == "json_object" else schema)
-        return guide_for(self.model.vocab, regex)
+        return guide_for(self.runtime.vocab, regex)
 
     def check_schema(self, schema: Mapping[str, Any]) -> None:
         """Refuse, when an evaluator is built, a schema keyword decoding cannot enforce."""
@@ -225,26 +133,31 @@ class LocalModelClient(ChatClient):
     def smoke_decode(self) -> dict[str, Any]:
         """Evaluate one prompt and pick one token: proves the model runs on this machine."""
         started = time.perf_counter()
-        with self.model.lock:
-            self.model.require_open()
-            tokens = self.model.prompt_tokens(self.template.render_parts([{"role": "user", "content": "Say OK."}]))
-            token = int(self.model.start(tokens).argmax())
-        if not (0 <= token < self.model.n_vocab):
+        runtime = self.runtime
+        with runtime.lock:
+            runtime.require_open()
+            tokens = runtime.prompt_tokens(self.template.render_parts([{"role": "user", "content": "Say OK."}]))
+            token = int(runtime.start(tokens).argmax())
+        if not (0 <= token < runtime.n_vocab):
             raise ModelError(f"Smoke decode produced an impossible token id {token}", backend=self.name)
-        return {"token": token, "text": self.model.token_text(token), "seconds": time.perf_counter() - started}
+        return {"token": token, "text": runtime.token_text(token), "seconds": time.perf_counter() - started}
 
     def close(self) -> None:
-        with self.model.lock:
-            self.model.close()
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({str(self.model.path)!r}, n_ctx={self.model.n_ctx})"
+        with self.runtime.lock:
+            self.runtime.close()
 
     def load_info(self) -> dict[str, Any]:
         """How the model was loaded and how it decodes, for ``localjudge doctor``."""
         return {
-            **self.model.load_info(),
+            **self.runtime.load_info(),
             "chat_template": self.template.source,
             "reasoning_budget": self.reasoning_budget,
             "close_loops": self.close_loops,
         }
+
+    def runtime_info(self) -> dict[str, Any]:
+        """``load_info()`` plus what the engine says about this machine (subclasses add to it)."""
+        return self.load_info()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self.runtime.path)!r}, n_ctx={self.runtime.n_ctx})"

@@ -2,9 +2,9 @@
 
 - :mod:`.schema_regex`: JSON schema -> regex, refusing what it cannot enforce
   (pure Python, imported eagerly: evaluators call ``check_schema`` when built);
-- :mod:`.guide`: token vocabulary, outlines-core index, per-state masks and
-  forced text (needs numpy and outlines-core, imported on first use);
-- :mod:`.loop`: the decode loop over any backend that returns logits.
+- :mod:`.guide`: the outlines-core index over a runtime's vocabulary, per-state
+  masks and forced text (needs numpy and outlines-core, imported on first use);
+- :mod:`.loop`: the decode loop over any runtime that returns logits.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ __all__ = [
 
 _LAZY = {
     "Guide": ".guide",
-    "TokenVocabulary": ".guide",
+    "TokenVocabulary": "..runtimes.vocabulary",
     "guide_for": ".guide",
     "DecodeResult": ".loop",
     "Sampler": ".loop",

@@ -13,63 +13,36 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..errors import ModelError
+from ..runtimes.vocabulary import TokenVocabulary
 
-__all__ = ["Guide", "TokenVocabulary", "build_index", "guide_for"]
+__all__ = ["Guide", "TokenVocabulary", "build_index", "guide_for", "outlines_vocabulary"]
 
 _INDEX_CACHE_SIZE = 32
 _index_cache: OrderedDict[tuple[str, str], object] = OrderedDict()
 _index_lock = threading.Lock()
+_outlines_vocabularies: dict[str, object] = {}
 
 
-class TokenVocabulary:
-    """Token id -> bytes for one model, plus the tokens that end a generation.
+def outlines_vocabulary(vocab: TokenVocabulary):
+    """The outlines-core Vocabulary for ``vocab``, built once per model (~2 s for 262k tokens)."""
+    with _index_lock:
+        cached = _outlines_vocabularies.get(vocab.key)
+    if cached is not None:
+        return cached
+    from outlines_core import Vocabulary
 
-    ``pieces[i]`` is None for tokens a generation may never write (control and
-    unused tokens, empty pieces); ``stop_ids`` are the end-of-generation tokens
-    (EOS, end-of-turn), ``eos_id`` the one outlines-core treats as "done".
-    ``key`` names the model, for caching indexes.
-    """
-
-    def __init__(self, pieces: Sequence[bytes | None], *, eos_id: int, stop_ids: Iterable[int], key: str) -> None:
-        self.pieces = list(pieces)
-        self.n_vocab = len(self.pieces)
-        self.eos_id = int(eos_id)
-        stops = set(stop_ids) | {self.eos_id}
-        self.stop_ids = np.array(sorted(stops), dtype=np.int64)
-        self.key = key
-        self._outlines = None
-        self.first_byte = np.full(self.n_vocab, -1, dtype=np.int16)
-        self.single_byte = np.full(256, -1, dtype=np.int64)
-        writable = np.zeros(self.n_vocab, dtype=bool)
-        for token_id, piece in enumerate(self.pieces):
-            if not piece or token_id in stops:
-                continue
-            writable[token_id] = True
-            self.first_byte[token_id] = piece[0]
-            if len(piece) == 1 and self.single_byte[piece[0]] < 0:
-                self.single_byte[piece[0]] = token_id
-        self.text_mask = writable.copy()
-        self.text_mask[self.stop_ids] = True
-
-    def outlines_vocabulary(self):
-        """The outlines-core Vocabulary (built once per process, ~2 s for 262k tokens; only an index build needs it)."""
-        if self._outlines is None:
-            from outlines_core import Vocabulary
-
-            by_piece: dict[bytes, list[int]] = {}
-            for token_id in np.flatnonzero(self.first_byte >= 0).tolist():
-                by_piece.setdefault(self.pieces[token_id], []).append(token_id)
-            self._outlines = Vocabulary(self.eos_id, by_piece)
-        return self._outlines
-
-    def decode(self, tokens: Iterable[int]) -> bytes:
-        return b"".join(self.pieces[t] or b"" for t in tokens)
+    by_piece: dict[bytes, list[int]] = {}
+    for token_id in np.flatnonzero(vocab.first_byte >= 0).tolist():
+        by_piece.setdefault(vocab.pieces[token_id], []).append(token_id)
+    built = Vocabulary(vocab.eos_id, by_piece)
+    with _index_lock:
+        return _outlines_vocabularies.setdefault(vocab.key, built)
 
 
 def build_index(vocab: TokenVocabulary, regex: str):
@@ -82,7 +55,7 @@ def build_index(vocab: TokenVocabulary, regex: str):
     import outlines_core
     from outlines_core import Index
 
-    from . import disk_cache
+    from .. import disk_cache
 
     parts = ("index", getattr(outlines_core, "__version__", _outlines_version()), vocab.key, regex)
     index = None
@@ -94,7 +67,7 @@ def build_index(vocab: TokenVocabulary, regex: str):
             index = None
     if index is None:
         try:
-            index = Index(regex, vocab.outlines_vocabulary())
+            index = Index(regex, outlines_vocabulary(vocab))
         except Exception as exc:  # outlines-core raises plain ValueError/RuntimeError
             raise ModelError(f"Could not build the token index for the output grammar: {exc}") from exc
         disk_cache.store("index", parts, _index_bytes(index))

@@ -1,7 +1,7 @@
 """The decode loop: sample where the grammar leaves a choice, batch-feed where it does not.
 
-Backend-agnostic: a backend only has to evaluate tokens and hand back the
-logits after the last one (:class:`LogitsBackend`). Per step the loop
+Engine-agnostic: it drives any :class:`~localjudge.runtimes.base.Runtime`
+(``start``/``extend`` return the logits after the last token). Per step the loop
 
 1. appends the forced text of the current state (no sampling; those tokens
    are evaluated together with the previously sampled one, in one batch),
@@ -23,28 +23,19 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any
 
 import numpy as np
 
 from ..errors import ModelError
-from .guide import Guide, TokenVocabulary
+from ..runtimes.base import Runtime
+from ..runtimes.vocabulary import TokenVocabulary
+from .guide import Guide
 
-__all__ = ["LOOP_MIN_TOKENS", "DecodeResult", "LogitsBackend", "Sampler", "decode"]
+__all__ = ["LOOP_MIN_TOKENS", "DecodeResult", "Sampler", "decode"]
 
 LOOP_MIN_TOKENS = 12
 LOOP_MAX_PERIOD = 64
-
-
-class LogitsBackend(Protocol):
-    def start(self, prompt_tokens: Sequence[int]) -> np.ndarray:
-        """Evaluate a fresh prompt; return the logits after its last token."""
-
-    def extend(self, tokens: Sequence[int]) -> np.ndarray:
-        """Evaluate more tokens after what was evaluated; return the last logits."""
-
-    def tokenize_fragment(self, data: bytes) -> list[int]:
-        """Tokens for a piece of output text (no BOS, no special tokens)."""
 
 
 @dataclass
@@ -112,9 +103,19 @@ class DecodeResult:
     decode_seconds: float = 0.0
     prompt_tokens: int = 0
 
+    def stats(self) -> dict[str, Any]:
+        """The figures a response carries: what was sampled, what was forced, and how long each took."""
+        return {
+            "sampled_tokens": self.sampled_tokens,
+            "forced_tokens": self.forced_tokens,
+            "closed_by": self.closed_by,
+            "prefill_seconds": round(self.prefill_seconds, 4),
+            "decode_seconds": round(self.decode_seconds, 4),
+        }
+
 
 def decode(
-    backend: LogitsBackend,
+    runtime: Runtime,
     vocab: TokenVocabulary,
     prompt_tokens: Sequence[int],
     *,
@@ -133,7 +134,7 @@ def decode(
     end-of-generation token or a stop string.
     """
     started = clock()
-    logits = backend.start(prompt_tokens)
+    logits = runtime.start(prompt_tokens)
     result = DecodeResult("", [], "length", prompt_tokens=len(prompt_tokens))
     result.prefill_seconds = clock() - started
     out: list[int] = []
@@ -153,7 +154,7 @@ def decode(
 
     while True:
         if guide is not None:
-            forced = guide.forced(state, backend.tokenize_fragment)
+            forced = guide.forced(state, runtime.tokenize_fragment)
             if forced.tokens:
                 result.forced_tokens += len(forced.tokens)
                 if not take(forced.tokens):
@@ -166,7 +167,7 @@ def decode(
         if len(out) >= max_tokens:
             break
         if pending:
-            logits = backend.extend(pending)
+            logits = runtime.extend(pending)
             pending.clear()
         scores = sampler.penalise(logits, counts)
         if guide is None:
@@ -177,7 +178,7 @@ def decode(
                 reason = "budget"
             elif info.text and close_loops and _loops(run):
                 reason = "loop"
-            closing = guide.close_string(state, backend.tokenize_fragment) if reason else None
+            closing = guide.close_string(state, runtime.tokenize_fragment) if reason else None
             if closing is not None:
                 result.forced_tokens += len(closing.tokens)
                 result.closed_by = reason

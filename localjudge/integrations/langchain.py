@@ -1,16 +1,17 @@
-"""LangChain prompts and chat models, for users who already have them (extra: langchain)."""
+"""LangChain prompts as a source of chat messages, for users who already have them (extra: langchain).
+
+The chat-model side (a LangChain model as a judge) is :mod:`localjudge.clients.langchain`.
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..clients.base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
 from ..errors import MissingDependencyError, MissingTemplateVariableError, UsageError
-from ..prompting import render_value
+from ..messages import render_value
 
-__all__ = ["LangChainClient", "runnable_to_messages"]
+__all__ = ["runnable_to_messages"]
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "chat": "user"}
 
@@ -43,25 +44,3 @@ def runnable_to_messages(prompt: Any, values: Mapping[str, Any]) -> list[dict[st
 
 def _message_dict(message: Any) -> dict[str, Any]:
     return {"role": _ROLES.get(message.type, message.type), "content": message.content}
-
-
-class LangChainClient(ChatClient):
-    """Wraps a LangChain ``BaseChatModel`` as a ModelClient."""
-
-    name = "langchain"
-
-    def __init__(self, chat_model: Any) -> None:
-        super().__init__()
-        self.chat_model = chat_model
-
-    def _complete(self, request: dict[str, Any]) -> ChatCompletion:
-        from langchain_core.messages import convert_to_messages
-
-        messages = convert_to_messages(request["messages"])
-        kind, schema = read_response_format(request.get("response_format"))
-        model_name = str(request.get("model") or getattr(self.chat_model, "model_name", "langchain"))
-        if kind == "json_schema" and schema is not None:
-            structured = self.chat_model.with_structured_output({"title": "output", **schema})
-            return make_chat_completion(json.dumps(structured.invoke(messages), ensure_ascii=False), model=model_name)
-        reply = self.chat_model.invoke(messages)
-        return make_chat_completion(str(reply.content), model=model_name)

@@ -18,7 +18,6 @@ from localjudge.clients.base import (
     acall_create,
     call_create,
     make_chat_completion,
-    message_text,
     read_response_format,
 )
 from localjudge.errors import ModelError, UsageError
@@ -112,23 +111,6 @@ def test_read_response_format_rejects_the_rest(response_format):
         read_response_format(response_format)
 
 
-# --- message_text ------------------------------------------------------------------------------
-
-
-def test_message_text_of_strings_and_text_blocks():
-    assert message_text({"role": "user", "content": "plain"}) == "plain"
-    assert (
-        message_text({"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]})
-        == "ab"
-    )
-    assert message_text({"role": "assistant", "content": None}) == ""
-
-
-def test_message_text_refuses_non_text_blocks_naming_the_kind():
-    with pytest.raises(UsageError, match="image_url"):
-        message_text({"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]})
-
-
 # --- ScriptedClient ---------------------------------------------------------------------------------
 
 
@@ -192,7 +174,7 @@ class Echo(ChatClient):
 
     def _complete(self, request):
         self.threads.append(threading.get_ident())
-        return make_chat_completion(message_text(request["messages"][-1]), model=request.get("model", "echo"))
+        return make_chat_completion(request["messages"][-1]["content"], model=request.get("model", "echo"))
 
 
 class AsyncEcho(AsyncChatClient):
@@ -200,7 +182,7 @@ class AsyncEcho(AsyncChatClient):
 
     async def _acomplete(self, request):
         await asyncio.sleep(0)
-        return make_chat_completion("async " + message_text(request["messages"][-1]), model="a")
+        return make_chat_completion("async " + request["messages"][-1]["content"], model="a")
 
 
 def test_chat_client_create_passes_the_request_through():

@@ -236,9 +236,9 @@ SERVER_REQUEST = {**REQUEST, "max_tokens": 24, "temperature": 0}
 @pytest.mark.server
 @pytest.mark.model
 def test_missing_local_model_falls_back_to_the_server(llama_server, tmp_path):
-    from localjudge.clients.deferred import DeferredClient
+    from localjudge.models import deferred_client
 
-    missing = DeferredClient(str(tmp_path / "missing.gguf"))
+    missing = deferred_client(str(tmp_path / "missing.gguf"))
     with OpenAICompatibleClient(llama_server.base_url, max_retries=1) as remote:
         response = FallbackClient(missing, remote).chat.completions.create(**SERVER_REQUEST)
     assert isinstance(json.loads(response.choices[0].message.content)["score"], bool)
@@ -251,10 +251,10 @@ def test_missing_local_model_falls_back_to_the_server(llama_server, tmp_path):
 @pytest.mark.model
 def test_openai_sdk_client_takes_part_in_a_chain(llama_server, tmp_path):
     openai = pytest.importorskip("openai")
-    from localjudge.clients.deferred import DeferredClient
+    from localjudge.models import deferred_client
 
     with openai.OpenAI(base_url=llama_server.base_url, api_key="sk-local", max_retries=0) as sdk:
-        chain = FallbackClient(DeferredClient(str(tmp_path / "missing.gguf")), sdk)
+        chain = FallbackClient(deferred_client(str(tmp_path / "missing.gguf")), sdk)
         response = chain.chat.completions.create(**SERVER_REQUEST)
     assert response.localjudge.client == "OpenAI"
     assert isinstance(json.loads(response.choices[0].message.content)["score"], bool)

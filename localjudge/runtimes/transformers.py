@@ -1,11 +1,11 @@
-"""A transformers model directory as a ``LogitsBackend`` for :mod:`localjudge.decoding.loop`.
+"""transformers as a runtime: a model directory (or a GGUF, converted once) evaluated with torch.
 
-The decode loop needs four things from a backend: the vocabulary as bytes per
-token id, prompt tokenization that parses special tokens only in template
-markup, and ``start``/``extend`` returning the logits after the last token.
-Here ``extend`` reuses a KV cache, so each step costs one token, not the whole
-sequence. Model directories are untrusted input: nothing is fetched from a
-hub (``local_files_only``) and no code from the directory runs
+The decode loop needs the vocabulary as bytes per token id, prompt
+tokenisation that parses special tokens only in template markup, and
+``start``/``extend`` returning the logits after the last token. ``extend``
+reuses a KV cache, so each step costs one token, not the whole sequence.
+Model directories are untrusted input: nothing is fetched from a hub
+(``local_files_only``) and no code from the directory runs
 (``trust_remote_code=False``).
 """
 
@@ -22,14 +22,20 @@ from typing import Any
 
 import numpy as np
 
-from ..decoding.guide import TokenVocabulary
-from ..errors import ContextOverflowError, MissingDependencyError, ModelError, ModelLoadError
-from .local import TokenizedModel
+from .. import disk_cache
+from ..errors import MissingDependencyError, ModelError, ModelLoadError, UsageError
+from .base import Runtime
+from .vocabulary import TokenVocabulary
 
-__all__ = ["TransformersModel", "check_model_dir", "import_transformers", "token_pieces"]
+__all__ = ["TransformersRuntime", "check_model_dir", "import_transformers", "pick_device", "token_pieces"]
 
 BACKEND = "transformers"
 DEFAULT_N_CTX = 4096
+# Special tokens that end an assistant turn in common chat formats. A directory's
+# configs often name only <eos> (the default Gemma converted from GGUF names 1,
+# not <end_of_turn>), yet a chat model ends its turn with these; llama.cpp
+# recognises the same names.
+END_OF_TURN_MARKERS = ("<end_of_turn>", "<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end|>", "<|endoftext|>")
 _vocab_cache: dict[str, TokenVocabulary] = {}
 _vocab_lock = threading.Lock()
 
@@ -51,15 +57,34 @@ def check_model_dir(path: str | os.PathLike[str]) -> Path:
         raise ModelLoadError(f"Model directory not found: {p}", path=str(p), backend=BACKEND)
     if not p.is_dir():
         raise ModelLoadError(
-            f"{p} is not a directory: the transformers backend loads a save_pretrained directory "
-            "(a .gguf file goes to the llama.cpp backend)",
-            path=str(p),
+            f"{p} is neither a transformers model directory nor a GGUF file", path=str(p), backend=BACKEND
         )
     if not (p / "config.json").is_file():
         raise ModelLoadError(
             f"{p} has no config.json: it is not a transformers model directory", path=str(p), backend=BACKEND
         )
     return p
+
+
+def pick_device(torch: Any, device: str | None, dtype: str | None) -> tuple[Any, Any]:
+    """``(device, dtype)``: CPU and float32 unless asked, CUDA and bfloat16 when a GPU is there."""
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise UsageError(f"Unknown torch device {device!r}: use cpu, cuda, cuda:N or mps") from exc
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise UsageError(f"device={device!r} asks for CUDA, but torch sees no CUDA device here")
+    if dtype is None:
+        if resolved.type == "cuda":
+            dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
+        else:
+            dtype = "float32"
+    torch_dtype = getattr(torch, str(dtype).removeprefix("torch."), None)
+    if not isinstance(torch_dtype, torch.dtype) or not torch_dtype.is_floating_point:
+        raise UsageError(f"Unknown dtype {dtype!r}: use float32, bfloat16 or float16")
+    return resolved, torch_dtype
 
 
 def _byte_decoder() -> dict[str, int]:
@@ -127,8 +152,14 @@ def _dir_key(path: Path) -> str:
     return hashlib.sha1("|".join([str(path.resolve()), *stamps]).encode()).hexdigest()
 
 
-class TransformersModel(TokenizedModel):
-    """One transformers causal LM with one KV cache. Not thread-safe: hold ``lock`` around every use."""
+class TransformersRuntime(Runtime):
+    """One transformers causal LM with one KV cache.
+
+    ``path`` is a ``save_pretrained`` directory, or a GGUF file that is
+    converted once into the cache (see :mod:`.gguf_conversion`). ``device``
+    and ``dtype`` default to CPU/float32, or CUDA/bfloat16 when a GPU is
+    present. ``n_threads`` sets torch's (process-wide) thread count.
+    """
 
     backend = BACKEND
 
@@ -137,30 +168,34 @@ class TransformersModel(TokenizedModel):
         path: str | os.PathLike[str],
         *,
         n_ctx: int | None = None,
-        torch_dtype: Any = "float32",
-        threads: int | None = None,
+        device: str | None = None,
+        dtype: str | None = None,
+        n_threads: int | None = None,
     ) -> None:
-        self.path = check_model_dir(path)
+        super().__init__()
         torch, transformers = import_transformers()
+        self.path = Path(path).expanduser()
+        if self.path.is_file():  # a GGUF: converted once, then loaded like any directory
+            from .gguf_conversion import converted_dir
+
+            self.model_dir = check_model_dir(converted_dir(self.path))
+        else:
+            self.model_dir = check_model_dir(self.path)
         self._torch = torch
-        self.lock = threading.Lock()
-        if threads:
-            torch.set_num_threads(threads)
-        self.threads = torch.get_num_threads()
-        dtype = getattr(torch, torch_dtype) if isinstance(torch_dtype, str) else torch_dtype
-        if not isinstance(dtype, torch.dtype):
-            raise ModelLoadError(f"Unknown torch_dtype {torch_dtype!r}", path=str(self.path), backend=BACKEND)
-        self.dtype = dtype
+        if n_threads:
+            torch.set_num_threads(n_threads)
+        self.n_threads = torch.get_num_threads()
+        self.device, self.dtype = pick_device(torch, device, dtype)
         options = {"local_files_only": True, "trust_remote_code": False}
         try:
-            self.config = transformers.AutoConfig.from_pretrained(self.path, **options)
-            self.tokenizer = transformers.AutoTokenizer.from_pretrained(self.path, **options)
-            self._model = transformers.AutoModelForCausalLM.from_pretrained(self.path, dtype=dtype, **options)
+            self.config = transformers.AutoConfig.from_pretrained(self.model_dir, **options)
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_dir, **options)
+            model = transformers.AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=self.dtype, **options)
+            self._model = model.to(self.device).eval()
         except Exception as exc:
             raise ModelLoadError(
                 f"transformers could not load {self.path}: {exc}", path=str(self.path), backend=BACKEND
             ) from exc
-        self._model.eval()
         self.model_type = str(getattr(self.config, "model_type", "") or "")
         trained = getattr(self.config, "max_position_embeddings", None) or DEFAULT_N_CTX
         self.n_ctx_train = int(trained)
@@ -171,21 +206,41 @@ class TransformersModel(TokenizedModel):
         self._cache_arg = "cache" if "cache" in inspect.signature(self._model.forward).parameters else "past_key_values"
         self._cache: Any = None
         self._n_past = 0
-        self._closed = False
+        self.template_metadata = self._template_metadata()
         self.vocab = self._load_vocabulary()
+
+    def _template_metadata(self) -> dict[str, str]:
+        """The directory's template facts in the GGUF metadata keys the chat templates read."""
+        metadata = {"general.architecture": self.model_type}
+        template = getattr(self.tokenizer, "chat_template", None)
+        if isinstance(template, dict):  # several named templates: the default one judges
+            template = template.get("default")
+        if isinstance(template, str) and template:
+            metadata["tokenizer.chat_template"] = template
+        if self.model_type == "llama" and "<|eot_id|>" in self.tokenizer.get_vocab():
+            metadata["tokenizer.ggml.pre"] = "llama-bpe"
+        return metadata
 
     # --- vocabulary ----------------------------------------------------------
 
     def _load_vocabulary(self) -> TokenVocabulary:
-        key = _dir_key(self.path)
+        key = _dir_key(self.model_dir)
         with _vocab_lock:
             cached = _vocab_cache.get(key)
         if cached is not None:
             return cached
-        pieces = token_pieces(self.tokenizer, self.n_vocab)
+        parts = ("hf-pieces", key, str(self.n_vocab))
+        pieces = disk_cache.load_pieces(parts, self.n_vocab)
+        if pieces is None:  # ~3 s for a 262k vocabulary
+            pieces = token_pieces(self.tokenizer, self.n_vocab)
+            disk_cache.store_pieces(parts, pieces)
         generation = getattr(self._model, "generation_config", None)
         stops = _ids(self.tokenizer.eos_token_id) + _ids(getattr(generation, "eos_token_id", None))
         stops += _ids(getattr(self.config, "eos_token_id", None))
+        special = {
+            t.content: i for i, t in (getattr(self.tokenizer, "added_tokens_decoder", {}) or {}).items() if t.special
+        }
+        stops += [special[name] for name in END_OF_TURN_MARKERS if name in special]
         stops = [t for t in dict.fromkeys(stops) if 0 <= t < self.n_vocab]
         if not stops:
             raise ModelLoadError(f"{self.path} names no end-of-sequence token", path=str(self.path), backend=BACKEND)
@@ -208,11 +263,11 @@ class TransformersModel(TokenizedModel):
         except UnicodeDecodeError:
             return []  # the guide then falls back to single-byte tokens
 
-    # --- evaluation (the LogitsBackend protocol of decoding.loop) -------------
+    # --- evaluation ------------------------------------------------------------
 
-    def require_open(self) -> None:
-        if self._closed:
-            raise ModelError(f"The model {self.path} was closed", backend=BACKEND, retryable=False)
+    @property
+    def closed(self) -> bool:
+        return self._model is None
 
     def start(self, prompt_tokens: Sequence[int]) -> np.ndarray:
         from transformers import DynamicCache
@@ -223,13 +278,12 @@ class TransformersModel(TokenizedModel):
         return self.extend(prompt_tokens)
 
     def extend(self, tokens: Sequence[int]) -> np.ndarray:
-        if self._n_past + len(tokens) > self.n_ctx:
-            raise ContextOverflowError(f"Generation ran past the context of {self.n_ctx} tokens", backend=BACKEND)
+        self.check_room(self._n_past, len(tokens))
         torch = self._torch
         try:
             with torch.inference_mode():
                 output = self._model(
-                    input_ids=torch.tensor([list(tokens)], dtype=torch.long),
+                    input_ids=torch.tensor([list(tokens)], dtype=torch.long, device=self.device),
                     use_cache=True,
                     logits_to_keep=1,
                     **{self._cache_arg: self._cache},
@@ -237,21 +291,25 @@ class TransformersModel(TokenizedModel):
         except (RuntimeError, ValueError, IndexError) as exc:
             raise ModelError(f"transformers failed to evaluate the model: {exc}", backend=BACKEND) from exc
         self._n_past += len(tokens)
-        return output.logits[0, -1].float().numpy()
+        return output.logits[0, -1].float().cpu().numpy()
 
     # --- diagnostics -----------------------------------------------------------
 
     def load_info(self) -> dict[str, Any]:
-        return {
+        info = {
+            "backend": BACKEND,
             "path": str(self.path),
             "architecture": self.model_type,
             "n_ctx": self.n_ctx,
-            "n_threads": self.threads,
+            "n_threads": self.n_threads,
             "n_vocab": self.n_vocab,
+            "device": str(self.device),
             "dtype": str(self.dtype).removeprefix("torch."),
         }
+        if self.model_dir != self.path:
+            info["converted_to"] = str(self.model_dir)
+        return info
 
     def close(self) -> None:
-        self._closed = True
         self._cache = None
         self._model = None

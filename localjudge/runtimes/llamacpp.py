@@ -1,11 +1,11 @@
-"""A loaded GGUF model on llama.cpp: file checks, loading, vocabulary, evaluation.
+"""llama.cpp as a runtime: a GGUF file checked, loaded and evaluated through llama-cpp-python.
 
 We drive llama.cpp's context directly (not through ``llama_cpp.Llama``) because
 the decode loop needs the raw logits after each batch, and because ``Llama``
 offers no way to set the model parameter ``use_extra_bufts``: with it on, the
 source build of llama-cpp-python 0.3.36 segfaults on the first decode on CPUs
 with AMX while repacking weights. It is off by default here and reported by
-:meth:`LlamaModel.load_info` so ``localjudge doctor`` can say what is active.
+:meth:`LlamaCppRuntime.load_info` so ``localjudge doctor`` can say what is active.
 """
 
 from __future__ import annotations
@@ -14,25 +14,29 @@ import contextlib
 import ctypes
 import hashlib
 import os
-import struct
 import sys
 import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..decoding import disk_cache
-from ..decoding.guide import TokenVocabulary
-from ..errors import ContextOverflowError, MissingDependencyError, ModelError, ModelLoadError
-from .local import TokenizedModel
+from .. import disk_cache
+from ..cpu import cpu_features, default_threads, usable_cpus
+from ..errors import MissingDependencyError, ModelError, ModelLoadError, UsageError
+from .base import Runtime
+from .gguf import check_gguf_file
+from .vocabulary import TokenVocabulary
 
-__all__ = ["GGUF_MAGIC", "LlamaModel", "check_gguf_file", "cpu_features", "import_llama_cpp"]
+__all__ = [
+    "LlamaCppRuntime",
+    "import_llama_cpp",
+    "system_info",
+    "without_extra_bufts",
+]
 
-GGUF_MAGIC = b"GGUF"
-_MIN_GGUF_BYTES = 1024
+BACKEND = "llama.cpp"
 _vocab_cache: dict[str, TokenVocabulary] = {}
 _vocab_lock = threading.Lock()
 
@@ -69,57 +73,8 @@ def _install_log_callback(llama_cpp: Any) -> None:
     llama_cpp.llama_log_set(callback, ctypes.c_void_p(0))
 
 
-def _recent_log(since: int) -> str:
-    lines = list(_log_lines)[since:] if since < len(_log_lines) else []
-    text = "".join(lines).strip()
-    return text[-1500:]
-
-
-def check_gguf_file(path: str | os.PathLike[str]) -> Path:
-    """Refuse a file llama.cpp should not be handed: missing, not GGUF, or clearly cut short.
-
-    llama.cpp checks tensor bounds itself; this catches the cases that reach
-    it as confusing messages (or worse) before it touches the file.
-    """
-    p = Path(path).expanduser()
-    if not p.exists():
-        raise ModelLoadError(f"Model file not found: {p}", path=str(p))
-    if not p.is_file():
-        raise ModelLoadError(f"Model path is not a file: {p}", path=str(p))
-    size = p.stat().st_size
-    try:
-        with p.open("rb") as fh:
-            header = fh.read(24)
-    except OSError as exc:
-        raise ModelLoadError(f"Cannot read model file {p}: {exc}", path=str(p)) from exc
-    if header[:4] != GGUF_MAGIC:
-        raise ModelLoadError(
-            f"{p} is not a GGUF file (it starts with {header[:4]!r}, not b'GGUF'). "
-            "Convert the model to GGUF, or use a transformers directory with the hf: spec.",
-            path=str(p),
-        )
-    if size < _MIN_GGUF_BYTES or len(header) < 24:
-        raise ModelLoadError(f"{p} is truncated ({size} bytes): download it again", path=str(p))
-    version, n_tensors, n_kv = struct.unpack("<IQQ", header[4:24])
-    if version not in (2, 3) or n_tensors == 0 or n_tensors > 1_000_000 or n_kv > 1_000_000:
-        raise ModelLoadError(
-            f"{p} has an unreadable GGUF header (version {version}, {n_tensors} tensors, {n_kv} keys)",
-            path=str(p),
-        )
-    return p
-
-
-def _usable_cpus() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
-
-def _default_threads() -> int:
-    """Decode threads: every CPU on small machines; half (about the physical cores) on larger ones."""
-    cpus = _usable_cpus()
-    return cpus if cpus <= 4 else cpus // 2
+def _recent_log() -> str:
+    return "".join(_log_lines).strip()[-1500:]
 
 
 @contextlib.contextmanager
@@ -144,30 +99,24 @@ def without_extra_bufts() -> Iterator[None]:
         lib.llama_model_default_params = original
 
 
-def cpu_features() -> dict[str, Any]:
-    """What llama.cpp reports about the CPU, and whether it has AMX."""
-    from ..doctor import cpu_features as kernel_cpu_flags
-
-    info = import_llama_cpp().llama_print_system_info().decode("utf-8", "replace")
-    has_amx = any(flag.startswith("amx") for flag in kernel_cpu_flags()) or "AMX_INT8 = 1" in info
-    return {"system_info": info.strip(), "amx": has_amx}
-
-
-def _cached_pieces(parts: tuple[str, ...], n_vocab: int) -> list[bytes | None] | None:
-    data = disk_cache.load("pieces", parts)
-    if data is None:
-        return None
-    try:
-        pieces = disk_cache.decode_pieces(data)
-    except (ValueError, IndexError):
-        return None
-    return pieces if len(pieces) == n_vocab else None
+def system_info() -> dict[str, Any]:
+    """What llama.cpp reports about the CPU, whether it has AMX, and whether this build can offload to a GPU."""
+    lib = import_llama_cpp()
+    info = lib.llama_print_system_info().decode("utf-8", "replace")
+    has_amx = any(flag.startswith("amx") for flag in cpu_features()) or "AMX_INT8 = 1" in info
+    return {"system_info": info.strip(), "amx": has_amx, "gpu_offload": bool(lib.llama_supports_gpu_offload())}
 
 
-class LlamaModel(TokenizedModel):
-    """One GGUF model with one context. Not thread-safe: hold ``lock`` around every use."""
+class LlamaCppRuntime(Runtime):
+    """One GGUF model with one context.
 
-    backend = "llama.cpp"
+    ``n_gpu_layers`` offloads that many layers (-1: all) when llama-cpp-python
+    was built with CUDA or Metal; asking for it on a CPU-only build is an
+    error rather than a silent CPU run. ``vocab_only`` loads the vocabulary
+    without weights or context: tokenisation only.
+    """
+
+    backend = BACKEND
 
     def __init__(
         self,
@@ -176,57 +125,76 @@ class LlamaModel(TokenizedModel):
         n_ctx: int = 4096,
         n_batch: int = 512,
         n_threads: int | None = None,
+        n_gpu_layers: int = 0,
         use_extra_bufts: bool = False,
+        vocab_only: bool = False,
         verbose: bool = False,
     ) -> None:
+        super().__init__()
         self.path = check_gguf_file(path)
+        _check_positive(n_ctx=n_ctx, n_batch=n_batch, n_threads=n_threads)
         llama_cpp = import_llama_cpp()
         from llama_cpp import _internals
 
+        if n_gpu_layers and not llama_cpp.llama_supports_gpu_offload():
+            raise UsageError(
+                f"n_gpu_layers={n_gpu_layers} asks for GPU offload, but this llama-cpp-python build is CPU-only. "
+                "Rebuild it with CUDA (CMAKE_ARGS='-DGGML_CUDA=on') or Metal (CMAKE_ARGS='-DGGML_METAL=on'): "
+                "see the README's GPU section."
+            )
         _log_state["echo"] = verbose
         self._llama_cpp = llama_cpp
-        self.lock = threading.Lock()
-        self.n_threads = n_threads or _default_threads()
+        self.n_threads = n_threads or default_threads()
+        self.n_gpu_layers = n_gpu_layers
         self.use_extra_bufts = use_extra_bufts
+        self.vocab_only = vocab_only
         model_params = llama_cpp.llama_model_default_params()
         model_params.use_extra_bufts = use_extra_bufts
+        model_params.n_gpu_layers = n_gpu_layers
+        model_params.vocab_only = vocab_only
         _log_lines.clear()
+        self._ctx: Any = None
+        self._batch: Any = None
         try:
             self._model = _internals.LlamaModel(path_model=str(self.path), params=model_params, verbose=True)
         except Exception as exc:
-            log = _recent_log(0)
+            log = _recent_log()
             detail = f"\nllama.cpp said:\n{log}" if log else ""
-            raise ModelLoadError(f"llama.cpp could not load {self.path}: {exc}{detail}", path=str(self.path)) from exc
-        self.metadata: dict[str, str] = self._model.metadata()
+            raise ModelLoadError(
+                f"llama.cpp could not load {self.path}: {exc}{detail}", path=str(self.path), backend=BACKEND
+            ) from exc
+        self.template_metadata: dict[str, str] = self._model.metadata()
         self.n_ctx_train = self._model.n_ctx_train()
-        ctx_params = llama_cpp.llama_context_default_params()
+        self.n_vocab = self._model.n_vocab()
+        self.bos_id = self._model.token_bos()
+        self.add_bos = bool(self._model.add_bos_token())
+        self.n_batch = n_batch
+        self.n_ctx = 0 if vocab_only else self._create_context(_internals, n_ctx, n_batch, n_threads)
+        self._n_past = 0
+        self.vocab = self._load_vocabulary()
+
+    def _create_context(self, internals: Any, n_ctx: int, n_batch: int, n_threads: int | None) -> int:
+        ctx_params = self._llama_cpp.llama_context_default_params()
         ctx_params.n_ctx = n_ctx
         ctx_params.n_batch = n_batch
         ctx_params.n_ubatch = n_batch
         ctx_params.n_threads = self.n_threads
-        ctx_params.n_threads_batch = max(self.n_threads, n_threads or _usable_cpus())
+        ctx_params.n_threads_batch = max(self.n_threads, n_threads or usable_cpus())
         ctx_params.no_perf = True
         try:
-            self._ctx = _internals.LlamaContext(model=self._model, params=ctx_params, verbose=True)
-            self._batch = _internals.LlamaBatch(n_tokens=n_batch, embd=0, n_seq_max=1, verbose=True)
+            self._ctx = internals.LlamaContext(model=self._model, params=ctx_params, verbose=True)
+            self._batch = internals.LlamaBatch(n_tokens=n_batch, embd=0, n_seq_max=1, verbose=True)
         except Exception as exc:
             self._model.close()
             raise ModelLoadError(
-                f"llama.cpp could not create a context for {self.path}: {exc}", path=str(self.path)
+                f"llama.cpp could not create a context for {self.path}: {exc}", path=str(self.path), backend=BACKEND
             ) from exc
-        self.n_ctx = self._ctx.n_ctx()
-        self.n_batch = n_batch
-        self.n_vocab = self._model.n_vocab()
-        self.bos_id = self._model.token_bos()
-        self.add_bos = bool(self._model.add_bos_token())
-        self._n_past = 0
-        self.vocab = self._load_vocabulary()
+        return self._ctx.n_ctx()
 
     # --- vocabulary ----------------------------------------------------------
 
-    def token_text(self, token: int) -> str:
-        """The token as the tokenizer spells it, special tokens included (for templates)."""
-        if token < 0:
+    def token_text(self, token: int | None) -> str:
+        if token is None or token < 0:
             return ""
         return self._piece(token, special=True).decode("utf-8", "replace")
 
@@ -245,10 +213,10 @@ class LlamaModel(TokenizedModel):
             return cached
         lib, vocab = self._llama_cpp, self._model.vocab
         parts = ("pieces", getattr(lib, "__version__", "?"), key)
-        pieces = _cached_pieces(parts, self.n_vocab)
+        pieces = disk_cache.load_pieces(parts, self.n_vocab)
         if pieces is None:
             pieces = self._read_pieces()
-            disk_cache.store("pieces", parts, disk_cache.encode_pieces(pieces))
+            disk_cache.store_pieces(parts, pieces)
         is_eog = lib.llama_vocab_is_eog
         stops = [t for t in (lib.llama_vocab_eos(vocab), lib.llama_vocab_eot(vocab)) if t >= 0]
         stops += [t for t, p in enumerate(pieces) if p is None and is_eog(vocab, t)]
@@ -279,15 +247,16 @@ class LlamaModel(TokenizedModel):
     def tokenize_fragment(self, data: bytes) -> list[int]:
         return self._model.tokenize(data, False, False)
 
-    # --- evaluation (the LogitsBackend protocol of decoding.loop) -------------
+    # --- evaluation ------------------------------------------------------------
 
     @property
     def closed(self) -> bool:
-        return self._ctx.ctx is None or self._model.model is None
+        return self._model.model is None or (not self.vocab_only and self._ctx.ctx is None)
 
     def require_open(self) -> None:
-        if self.closed:
-            raise ModelError(f"The model {self.path} was closed", backend="llama.cpp", retryable=False)
+        super().require_open()
+        if self.vocab_only:
+            raise ModelError(f"{self.path} was loaded vocab_only: it tokenizes but cannot evaluate", backend=BACKEND)
 
     def start(self, prompt_tokens: Sequence[int]) -> np.ndarray:
         self.require_open()
@@ -296,15 +265,14 @@ class LlamaModel(TokenizedModel):
         return self.extend(prompt_tokens)
 
     def extend(self, tokens: Sequence[int]) -> np.ndarray:
-        if self._n_past + len(tokens) > self.n_ctx:
-            raise ContextOverflowError(f"Generation ran past the context of {self.n_ctx} tokens", backend="llama.cpp")
+        self.check_room(self._n_past, len(tokens))
         for i in range(0, len(tokens), self.n_batch):
             chunk = list(tokens[i : i + self.n_batch])
             self._batch.set_batch(chunk, n_past=self._n_past, logits_all=False)
             try:
                 self._ctx.decode(self._batch)
             except RuntimeError as exc:
-                raise ModelError(f"llama.cpp failed to decode: {exc}", backend="llama.cpp") from exc
+                raise ModelError(f"llama.cpp failed to decode: {exc}", backend=BACKEND) from exc
             self._n_past += len(chunk)
         pointer = self._ctx.get_logits_ith(-1)
         return np.ctypeslib.as_array(pointer, shape=(self.n_vocab,))
@@ -313,10 +281,12 @@ class LlamaModel(TokenizedModel):
 
     def load_info(self) -> dict[str, Any]:
         return {
+            "backend": BACKEND,
             "path": str(self.path),
-            "architecture": self.metadata.get("general.architecture"),
+            "architecture": self.template_metadata.get("general.architecture"),
             "n_ctx": self.n_ctx,
             "n_threads": self.n_threads,
+            "n_gpu_layers": self.n_gpu_layers,
             "n_vocab": self.n_vocab,
             "use_extra_bufts": self.use_extra_bufts,
             "amx_workaround": (
@@ -331,3 +301,9 @@ class LlamaModel(TokenizedModel):
             obj = getattr(self, part, None)
             if obj is not None:
                 obj.close()
+
+
+def _check_positive(**values: int | None) -> None:
+    for name, value in values.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise UsageError(f"{name} must be a positive integer, got {value!r}")

@@ -1,0 +1,405 @@
+"""OutlinesClient: any outlines model as a judge, decoding under outlines' constraints.
+
+For users who already hold an outlines model (``outlines.from_llamacpp``,
+``from_transformers``, ``from_mlxlm``, ``from_vllm_offline``). Requests are read
+and refused exactly as by our other local clients (:mod:`.request`, and the
+schema keywords our compiler cannot enforce), and outlines constrains the
+engine with its own logits processor (an outlines-core index).
+
+The grammar outlines enforces comes, by default, from our schema compiler
+(outlines' ``Regex`` output type): outlines' own JSON-schema compiler leaves
+``minimum``/``maximum`` unenforced, and a continuous score then ran to
+``1000000...`` until ``max_tokens`` on the default model. With
+``schema_compiler="outlines"`` outlines compiles the schema itself (JSON
+whitespace bounded to one optional space), and the numeric bounds it would
+ignore are refused when the evaluator is built instead.
+
+outlines returns text only, so the client works out the rest itself: an
+answer that is not complete JSON can only have been cut by ``max_tokens``
+(the grammar admits no other way to stop), so it is reported as
+``finish_reason="length"`` and the judge raises ``TruncatedOutputError`` with
+the raw text. Unlike our own decoder, outlines has no budget for free-text
+strings, so a rambling ``reasoning`` runs to ``max_tokens`` instead of being
+closed.
+
+The prompt is rendered by our sandboxed chat templates for llama.cpp and
+transformers models (the model's own template, else a built-in one for its
+architecture). Those engines parse special tokens anywhere in a prompt
+string, so a message whose text spells one (``<end_of_turn>``) is refused
+rather than let it close its turn; ``LlamaCppClient`` and
+``TransformersClient`` keep such text apart and judge it safely. MLX and vLLM
+models get the messages as an outlines ``Chat`` and apply their own template.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..chat_templates import ChatTemplate, resolve_chat_template
+from ..errors import ContextOverflowError, MissingDependencyError, ModelError, UnsupportedSchemaError, UsageError
+from ..runtimes.base import check_fits
+from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
+from .local import DEFAULT_MAX_TOKENS
+from .request import RequestOptions, read_request
+
+__all__ = ["WHITESPACE_PATTERN", "OutlinesClient", "generation_kwargs"]
+
+#: JSON whitespace outlines may write between tokens: at most one space
+WHITESPACE_PATTERN = r"[ ]?"
+_GENERATOR_CACHE_SIZE = 16
+
+
+def generation_kwargs(kind: str, options: RequestOptions, max_tokens: int) -> dict[str, Any]:
+    """The keyword arguments each engine's ``generate`` takes for our sampling options.
+
+    Greedy at temperature 0 (one input, one verdict), as our own clients.
+    Options an engine cannot honour are refused, not dropped.
+    """
+    sampling = options.temperature > 0
+    if kind == "llama.cpp":
+        return {
+            "max_tokens": max_tokens,
+            "temperature": options.temperature,
+            "top_p": options.top_p,
+            "seed": options.seed,
+            "frequency_penalty": options.frequency_penalty,
+            "presence_penalty": options.presence_penalty,
+            "stop": list(options.stop),
+        }
+    _refuse_penalties(kind, options)
+    if kind == "transformers":
+        kwargs: dict[str, Any] = {"max_new_tokens": max_tokens, "do_sample": sampling}
+        if sampling:
+            kwargs.update(temperature=options.temperature, top_p=options.top_p)
+        return kwargs
+    if kind == "mlx-lm":
+        from mlx_lm.sample_utils import make_sampler
+
+        return {"max_tokens": max_tokens, "sampler": make_sampler(temp=options.temperature, top_p=options.top_p)}
+    if kind == "vllm":
+        from vllm import SamplingParams
+
+        params = SamplingParams(
+            max_tokens=max_tokens, temperature=options.temperature, top_p=options.top_p, seed=options.seed
+        )
+        return {"sampling_params": params}
+    raise UsageError(f"Unknown outlines engine {kind!r}")
+
+
+def _refuse_penalties(kind: str, options: RequestOptions) -> None:
+    if options.frequency_penalty or options.presence_penalty:
+        raise UsageError(f"outlines with {kind} does not take frequency_penalty or presence_penalty")
+    if options.stop and kind != "transformers":
+        raise UsageError(f"outlines with {kind} does not take stop strings")
+
+
+@dataclass
+class _Engine:
+    """What the client needs to know about the engine behind an outlines model."""
+
+    kind: str
+    model: Any  # the outlines model generate() is called on
+    name: str
+    n_ctx: int | None = None
+    n_ctx_train: int | None = None
+    template: ChatTemplate | None = None  # None: the engine applies its own template to a Chat
+    adds_bos: bool = False
+
+    def count_tokens(self, text: str) -> int:
+        if self.kind == "llama.cpp":
+            return len(self.model.model.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+        if self.kind == "transformers":
+            return len(self.model.hf_tokenizer(text, add_special_tokens=False)["input_ids"])
+        return 0
+
+    def spells_special(self, text: str) -> bool:
+        """Whether the engine would read part of ``text`` as a special token."""
+        if self.kind == "llama.cpp":
+            llm = self.model.model
+            data = text.encode("utf-8")
+            return llm.tokenize(data, add_bos=False, special=True) != llm.tokenize(data, add_bos=False, special=False)
+        if self.kind == "transformers":
+            tokenizer = self.model.hf_tokenizer
+            plain = tokenizer(text, add_special_tokens=False, split_special_tokens=True)["input_ids"]
+            return tokenizer(text, add_special_tokens=False)["input_ids"] != plain
+        return False
+
+
+def _engine_for(model: Any, chat_template: str | None) -> _Engine:
+    try:
+        from outlines.models.llamacpp import LlamaCpp, LlamaCppTypeAdapter
+        from outlines.models.transformers import Transformers
+    except ImportError as exc:
+        raise MissingDependencyError("OutlinesClient", "outlines", "outlines") from exc
+    if isinstance(model, LlamaCpp):
+        _require_kernels("numpy")
+        llm = model.model
+        raw = copy.copy(model)  # the same Llama and tokenizer, reading strings as prompts, not chat turns
+        raw.type_adapter = LlamaCppTypeAdapter(has_chat_template=False)
+        bos = llm.token_bos()
+        template = resolve_chat_template(
+            llm.metadata,
+            chat_template,
+            bos_token=llm.detokenize([bos], special=True).decode("utf-8", "replace") if bos >= 0 else "",
+            eos_token=llm.detokenize([llm.token_eos()], special=True).decode("utf-8", "replace"),
+            model_name=str(llm.model_path),
+        )
+        return _Engine(
+            "llama.cpp",
+            raw,
+            Path(llm.model_path).stem,
+            n_ctx=llm.n_ctx(),
+            n_ctx_train=llm._model.n_ctx_train(),
+            template=template,
+            adds_bos=bool(llm._model.add_bos_token()),
+        )
+    if isinstance(model, Transformers) and type(model).__name__ == "Transformers":
+        _require_kernels("torch")
+        tokenizer, config = model.hf_tokenizer, model.model.config
+        raw = copy.copy(model)
+        raw.type_adapter = copy.copy(model.type_adapter)
+        raw.type_adapter.has_chat_template = False
+        metadata = {"general.architecture": str(getattr(config, "model_type", ""))}
+        if isinstance(getattr(tokenizer, "chat_template", None), str):
+            metadata["tokenizer.chat_template"] = tokenizer.chat_template
+        template = resolve_chat_template(
+            metadata,
+            chat_template,
+            bos_token=tokenizer.bos_token or "",
+            eos_token=tokenizer.eos_token or "",
+            model_name=str(getattr(config, "name_or_path", "the model")),
+            backend="transformers",
+        )
+        n_ctx = getattr(config, "max_position_embeddings", None)
+        bos_id = tokenizer.bos_token_id
+        return _Engine(
+            "transformers",
+            raw,
+            Path(str(getattr(config, "name_or_path", "") or "transformers")).name,
+            n_ctx=n_ctx,
+            n_ctx_train=n_ctx,
+            template=template,
+            adds_bos=bos_id is not None and tokenizer("a")["input_ids"][:1] == [bos_id],
+        )
+    kind = {"MLXLM": "mlx-lm", "VLLMOffline": "vllm"}.get(type(model).__name__)
+    if kind is None:
+        raise UsageError(
+            f"OutlinesClient takes an outlines model from from_llamacpp, from_transformers, from_mlxlm or "
+            f"from_vllm_offline; got {type(model).__name__}"
+        )
+    if chat_template is not None:
+        raise UsageError(f"chat_template= is not used with {kind}: the engine applies its own chat template")
+    return _Engine(kind, model, kind)
+
+
+def _require_kernels(library: str) -> None:
+    """outlines-core's mask kernels for this tensor library, checked up front.
+
+    Without them the logits processor fails inside llama-cpp-python's sampler
+    callback, which only logs the error and samples unconstrained.
+    """
+    try:
+        importlib.import_module(f"outlines_core.kernels.{library}")
+    except ImportError as exc:
+        missing = "numba" if library == "numpy" else library
+        raise MissingDependencyError(f"outlines' constraints on {library} logits", missing, "outlines") from exc
+
+
+class OutlinesClient(ChatClient):
+    """An OpenAI-shaped chat client over an outlines model; see the module docstring.
+
+    ``schema_compiler`` says who turns a JSON schema into the grammar
+    ("localjudge" or "outlines"); ``backend`` picks outlines' constraint
+    backend (default: outlines-core). One lock per client serialises callers;
+    do not share the underlying model with other code while judging.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        chat_template: str | None = None,
+        schema_compiler: str = "localjudge",
+        backend: str | None = None,
+        whitespace_pattern: str = WHITESPACE_PATTERN,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        model_name: str | None = None,
+    ) -> None:
+        super().__init__()
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise UsageError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        if schema_compiler not in ("localjudge", "outlines"):
+            raise UsageError(f"schema_compiler must be 'localjudge' or 'outlines', got {schema_compiler!r}")
+        self.schema_compiler = schema_compiler
+        self.engine = _engine_for(model, chat_template)
+        self.name = f"outlines:{self.engine.kind}"
+        self.model_name = model_name or self.engine.name
+        self.max_tokens = max_tokens
+        self.backend = backend
+        self.whitespace_pattern = whitespace_pattern
+        self._lock = threading.Lock()
+        self._generators: OrderedDict[str, Any] = OrderedDict()
+
+    def check_schema(self, schema: Mapping[str, Any]) -> None:
+        """Our decoder's refusals, plus the keywords outlines' compiler ignores when it compiles."""
+        from ..decoding import check_schema
+
+        check_schema(schema)
+        if self.schema_compiler == "outlines":
+            _refuse_what_outlines_ignores(schema, "#")
+
+    def _complete(self, request: dict[str, Any]) -> ChatCompletion:
+        messages, options = read_request(request, self.name)
+        kind, schema = read_response_format(request.get("response_format"))
+        if kind == "json_schema":
+            self.check_schema(schema or {})
+        prompt = self._prompt(messages)
+        with self._lock:
+            generator = self._generator(kind, schema)
+            n_prompt = self._check_fits(prompt, options)
+            max_tokens = options.max_tokens or self._default_max_tokens(n_prompt)
+            kwargs = generation_kwargs(self.engine.kind, options, max_tokens)
+            if self.engine.kind == "transformers" and options.stop:
+                kwargs.update(stop_strings=list(options.stop), tokenizer=self.engine.model.hf_tokenizer)
+            if self.engine.kind == "transformers" and options.seed is not None:
+                import transformers
+
+                transformers.set_seed(options.seed)
+            text = self._generate(generator, prompt, kwargs)
+        completion_tokens = self.engine.count_tokens(text)
+        return make_chat_completion(
+            text,
+            model=str(request.get("model") or self.model_name),
+            finish_reason=_finish_reason(kind, text, completion_tokens, max_tokens),
+            prompt_tokens=n_prompt,
+            completion_tokens=completion_tokens,
+        )
+
+    def _prompt(self, messages: Sequence[Mapping[str, Any]]) -> Any:
+        template = self.engine.template
+        if template is None:
+            from outlines.inputs import Chat
+
+            return Chat([dict(m) for m in messages])
+        parts = template.render_parts(messages)
+        for text, markup in parts:
+            if not markup and self.engine.spells_special(text):
+                raise UsageError(
+                    f"A message spells a special token of the model ({_clip(text)!r}); outlines would read it as "
+                    "markup. Judge such text with LlamaCppClient or TransformersClient, which keep it apart."
+                )
+        if self.engine.adds_bos and parts and parts[0] == (template.bos_token, True) and template.bos_token:
+            parts = parts[1:]  # the engine adds BOS itself
+        return "".join(text for text, _ in parts)
+
+    def _check_fits(self, prompt: Any, options: RequestOptions) -> int:
+        engine = self.engine
+        if not isinstance(prompt, str) or engine.n_ctx is None:
+            return 0
+        n_prompt = engine.count_tokens(prompt) + int(engine.adds_bos)
+        max_tokens = options.max_tokens or 1
+        check_fits(
+            n_prompt,
+            max_tokens,
+            engine.n_ctx,
+            engine.n_ctx_train or engine.n_ctx,
+            backend=self.name,
+            given=options.max_tokens is not None,
+        )
+        return n_prompt
+
+    def _default_max_tokens(self, n_prompt: int) -> int:
+        room = self.engine.n_ctx - n_prompt if self.engine.n_ctx else self.max_tokens
+        return max(1, min(self.max_tokens, room))
+
+    def _generator(self, kind: str, schema: dict[str, Any] | None) -> Any:
+        """outlines' generator for this output type, built once per schema (index building is slow)."""
+        import outlines
+        from outlines.types import JsonSchema, Regex
+
+        key = json.dumps([kind, schema], sort_keys=True)
+        if key in self._generators:
+            self._generators.move_to_end(key)
+            return self._generators[key]
+        from ..decoding import ANY_JSON_OBJECT_SCHEMA, schema_to_regex
+
+        if kind == "text":
+            output_type = None
+        elif kind == "json_schema" and self.schema_compiler == "outlines":
+            output_type = JsonSchema(schema, whitespace_pattern=self.whitespace_pattern)
+        else:  # the same compact grammar as our own decoder
+            output_type = Regex(schema_to_regex(schema if kind == "json_schema" else ANY_JSON_OBJECT_SCHEMA))
+        try:
+            generator = outlines.Generator(self.engine.model, output_type, self.backend)
+        except (ValueError, NotImplementedError, RuntimeError) as exc:
+            raise ModelError(f"outlines could not build a generator for this output: {exc}", backend=self.name) from exc
+        self._generators[key] = generator
+        while len(self._generators) > _GENERATOR_CACHE_SIZE:
+            self._generators.popitem(last=False)
+        return generator
+
+    def _generate(self, generator: Any, prompt: Any, kwargs: dict[str, Any]) -> str:
+        try:
+            text = generator(prompt, **kwargs)
+        except ValueError as exc:
+            if "context window" in str(exc) or "exceed" in str(exc):
+                raise ContextOverflowError(str(exc), backend=self.name) from exc
+            raise ModelError(f"outlines failed to generate: {exc}", backend=self.name) from exc
+        except (RuntimeError, IndexError, TypeError) as exc:
+            raise ModelError(f"outlines failed to generate: {exc}", backend=self.name) from exc
+        if isinstance(text, list):  # a batch of one
+            text = text[0]
+        if not isinstance(text, str):
+            raise ModelError(f"outlines returned {type(text).__name__}, not text", backend=self.name)
+        return text
+
+    def __repr__(self) -> str:
+        return f"OutlinesClient({self.engine.kind}, {self.model_name!r})"
+
+
+_IGNORED_BY_OUTLINES = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
+
+
+def _refuse_what_outlines_ignores(schema: Any, path: str) -> None:
+    """outlines-core's schema compiler writes any number for a bounded one: refuse the bound, do not ignore it."""
+    if isinstance(schema, Mapping):
+        for keyword in _IGNORED_BY_OUTLINES:
+            if keyword in schema:
+                raise UnsupportedSchemaError(
+                    f"Schema keyword {keyword!r} is not enforced by outlines' schema compiler; "
+                    "use schema_compiler='localjudge' (the default)",
+                    path=path,
+                    keyword=keyword,
+                )
+        for key, value in schema.items():
+            if key in ("properties", "$defs", "definitions") and isinstance(value, Mapping):
+                for name, sub in value.items():  # names here are property names, not keywords
+                    _refuse_what_outlines_ignores(sub, f"{path}/{key}/{name}")
+            elif key not in ("enum", "const", "default", "examples"):
+                _refuse_what_outlines_ignores(value, f"{path}/{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            _refuse_what_outlines_ignores(value, f"{path}/{index}")
+
+
+def _finish_reason(kind: str, text: str, completion_tokens: int, max_tokens: int) -> str:
+    """ "stop" for a complete answer; "length" when it can only have been cut at ``max_tokens``."""
+    if kind == "text":
+        return "length" if completion_tokens >= max_tokens else "stop"
+    try:
+        json.loads(text)
+    except ValueError:
+        return "length"
+    return "stop"
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."

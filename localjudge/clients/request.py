@@ -1,0 +1,97 @@
+"""Reading an OpenAI-shaped chat request the way every in-process client does.
+
+Which fields are honoured, which are accepted and ignored, which are refused
+with a reason, and the checks on sampling options: the same for the local
+client over any runtime and for the outlines client.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import UsageError
+
+__all__ = ["HONOURED_FIELDS", "IGNORED_FIELDS", "RequestOptions", "read_request"]
+
+HONOURED_FIELDS = frozenset(
+    {
+        "frequency_penalty",
+        "presence_penalty",
+        "messages",
+        "model",
+        "response_format",
+        "temperature",
+        "max_tokens",
+        "max_completion_tokens",
+        "seed",
+        "stop",
+        "top_p",
+        "n",
+        "stream",
+        "logprobs",
+    }
+)
+# Harmless to accept and ignore: they do not change what a model writes.
+IGNORED_FIELDS = frozenset(
+    {"user", "metadata", "store", "timeout", "extra_headers", "extra_query", "extra_body", "service_tier"}
+)
+
+
+@dataclass(frozen=True)
+class RequestOptions:
+    max_tokens: int | None  # None: as many as fit, up to the client's default
+    temperature: float
+    top_p: float
+    seed: int | None
+    frequency_penalty: float
+    presence_penalty: float
+    stop: tuple[str, ...]
+
+
+def read_request(request: Mapping[str, Any], client: str) -> tuple[list[Mapping[str, Any]], RequestOptions]:
+    """``(messages, options)``, or a UsageError naming what ``client`` cannot do."""
+    unknown = set(request) - HONOURED_FIELDS - IGNORED_FIELDS
+    if unknown:
+        raise UsageError(f"{client} does not support the request fields {sorted(unknown)}")
+    messages = request.get("messages")
+    if not isinstance(messages, (list, tuple)) or not messages:
+        raise UsageError("messages must be a non-empty list of chat messages")
+    if request.get("n") not in (None, 1):
+        raise UsageError(f"{client} generates one choice per request (n=1)")
+    if request.get("logprobs"):
+        raise UsageError(f"{client} does not return logprobs")
+    if request.get("stream"):
+        raise UsageError(f"{client} does not stream; call without stream=True")
+    max_tokens = request.get("max_tokens", request.get("max_completion_tokens"))
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
+        raise UsageError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+    temperature = _number(request, "temperature", 0.0)
+    top_p = _number(request, "top_p", 1.0)
+    if not 0 <= temperature <= 2:
+        raise UsageError(f"temperature must be between 0 and 2, got {temperature!r}")
+    if not 0 < top_p <= 1:
+        raise UsageError(f"top_p must be in (0, 1], got {top_p!r}")
+    stop = request.get("stop") or ()
+    stop = (stop,) if isinstance(stop, str) else tuple(stop)
+    if not all(isinstance(s, str) for s in stop):
+        raise UsageError(f"stop must be a string or a list of strings, got {request.get('stop')!r}")
+    return list(messages), RequestOptions(
+        max_tokens=max_tokens,
+        temperature=temperature,
+        top_p=top_p,
+        seed=request.get("seed"),
+        frequency_penalty=_number(request, "frequency_penalty", 0.0),
+        presence_penalty=_number(request, "presence_penalty", 0.0),
+        stop=stop,
+    )
+
+
+def _number(request: Mapping[str, Any], key: str, default: float) -> float:
+    value = request.get(key)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise UsageError(f"{key} must be a number, got {value!r}")
+    return float(value)

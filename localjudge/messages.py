@@ -1,0 +1,48 @@
+"""Text of chat messages, and of the values put into them: the leaf every prompt path shares."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from .errors import UsageError
+
+__all__ = ["message_text", "render_value"]
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text of a chat message whose content is a string or text content blocks."""
+    content = message.get("content")
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, Mapping) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        else:
+            kind = block.get("type") if isinstance(block, Mapping) else type(block).__name__
+            raise UsageError(
+                f"This judge reads text only, but a message holds a {kind!r} content block. "
+                "Use a multimodal judge (for example a remote vision model) for attachments."
+            )
+    return "".join(parts)
+
+
+def render_value(value: Any) -> str:
+    """Strings go in as they are; anything else as JSON with non-ASCII text left readable."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False, indent=2, default=_json_fallback)
+    except ValueError as exc:  # circular references
+        raise UsageError(f"Could not serialise a prompt value to JSON: {exc}") from exc
+
+
+def _json_fallback(value: Any) -> Any:
+    for method in ("model_dump", "dict", "to_dict"):
+        if callable(getattr(value, method, None)):
+            return getattr(value, method)()
+    return str(value)

@@ -1,0 +1,142 @@
+"""The one contract every in-process engine meets: tokens in, logits out.
+
+A runtime owns one loaded model and one evaluation state (a KV cache). The
+decode loop (:mod:`localjudge.decoding.loop`) drives it with ``start`` and
+``extend``; the local client (:mod:`localjudge.clients.local`) adds chat
+templates and requests on top. Everything an engine does not have to do
+differently (prompt tokenisation with one BOS, the context check, refusing
+work after ``close``) lives here once.
+"""
+
+from __future__ import annotations
+
+import abc
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..errors import ContextOverflowError, ModelError
+from .vocabulary import TokenVocabulary
+
+__all__ = ["Part", "Runtime", "check_fits"]
+
+Part = tuple[str, bool]  # (text, is_markup): markup may spell special tokens, message text may not
+
+
+class Runtime(abc.ABC):
+    """One loaded model. Not thread-safe: hold ``lock`` around every use.
+
+    Subclasses set, when loaded: ``path``, ``n_ctx`` (the context in use),
+    ``n_ctx_train``, ``n_vocab``, ``vocab``, ``bos_id``, ``add_bos`` and
+    ``template_metadata`` (GGUF-style keys: ``general.architecture``, and
+    ``tokenizer.chat_template`` when the model carries one).
+    """
+
+    backend: ClassVar[str] = "local"
+    path: Path
+    n_ctx: int
+    n_ctx_train: int
+    n_vocab: int
+    vocab: TokenVocabulary
+    bos_id: int | None
+    add_bos: bool
+    template_metadata: dict[str, str]
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+    # --- what each engine implements --------------------------------------------------
+
+    @abc.abstractmethod
+    def tokenize(self, text: str, *, special: bool) -> list[int]:
+        """Tokens for ``text``, no BOS; ``special`` lets the text spell special tokens."""
+
+    @abc.abstractmethod
+    def tokenize_fragment(self, data: bytes) -> list[int]:
+        """Tokens for a piece of output text (no BOS, no special tokens); [] when it cannot."""
+
+    @abc.abstractmethod
+    def token_text(self, token: int | None) -> str:
+        """The token as the tokenizer spells it, special tokens included (for chat templates)."""
+
+    @abc.abstractmethod
+    def start(self, prompt_tokens: Sequence[int]) -> np.ndarray:
+        """Evaluate a fresh prompt; return the logits after its last token."""
+
+    @abc.abstractmethod
+    def extend(self, tokens: Sequence[int]) -> np.ndarray:
+        """Evaluate more tokens after what was evaluated; return the last logits."""
+
+    @abc.abstractmethod
+    def load_info(self) -> dict[str, Any]:
+        """How the model was loaded, for ``localjudge doctor``."""
+
+    @property
+    @abc.abstractmethod
+    def closed(self) -> bool: ...
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Free the model; later calls raise ModelError."""
+
+    # --- shared --------------------------------------------------------------------------
+
+    def require_open(self) -> None:
+        if self.closed:
+            raise ModelError(f"The model {self.path} was closed", backend=self.backend, retryable=False)
+
+    def prompt_tokens(self, prompt: str | Sequence[Part]) -> list[int]:
+        """Tokens for a rendered chat prompt, with exactly one BOS when the model wants one.
+
+        ``prompt`` is a string (all markup) or ``(text, is_markup)`` parts from
+        :meth:`ChatTemplate.render_parts`: special tokens are parsed in markup
+        only, never in message text.
+        """
+        parts = [(prompt, True)] if isinstance(prompt, str) else prompt
+        tokens = [t for text, markup in parts for t in self.tokenize(text, special=markup)]
+        if self.add_bos and self.bos_id is not None and self.bos_id >= 0:
+            while len(tokens) > 1 and tokens[0] == self.bos_id and tokens[1] == self.bos_id:
+                tokens.pop(0)
+            if not tokens or tokens[0] != self.bos_id:
+                tokens.insert(0, self.bos_id)
+        return tokens
+
+    def check_fits(self, n_prompt: int, max_tokens: int, *, max_tokens_given: bool = True) -> None:
+        check_fits(n_prompt, max_tokens, self.n_ctx, self.n_ctx_train, backend=self.backend, given=max_tokens_given)
+
+    def check_room(self, n_evaluated: int, n_more: int) -> None:
+        """Refuse to evaluate past the context (a generation that outgrew its checked budget)."""
+        if n_evaluated + n_more > self.n_ctx:
+            raise ContextOverflowError(f"Generation ran past the context of {self.n_ctx} tokens", backend=self.backend)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self.path)!r}, n_ctx={self.n_ctx})"
+
+
+def check_fits(n_prompt: int, max_tokens: int, n_ctx: int, n_ctx_train: int, *, backend: str, given: bool) -> None:
+    """Refuse before decoding when prompt plus answer cannot fit; the advice fits how the limit was set.
+
+    ``given`` says whether the caller chose ``max_tokens`` (then lowering it
+    helps) or it was filled in for them (then only the prompt or the context can change).
+    """
+    if n_prompt + max_tokens <= n_ctx:
+        return
+    larger = (
+        f"load the model with a larger n_ctx (--n-ctx; it was trained for {n_ctx_train})"
+        if n_ctx < n_ctx_train
+        else f"use a model with a longer context (this one was trained for {n_ctx_train})"
+    )
+    if given:
+        message = (
+            f"The prompt has {n_prompt} tokens and max_tokens is {max_tokens}: {n_prompt + max_tokens} tokens "
+            f"do not fit the context of {n_ctx}. Shorten the prompt, lower max_tokens, or {larger}."
+        )
+    else:
+        message = (
+            f"The prompt has {n_prompt} tokens, which leaves no room for an answer in the context of "
+            f"{n_ctx}. Shorten the prompt, or {larger}."
+        )
+    raise ContextOverflowError(message, backend=backend)

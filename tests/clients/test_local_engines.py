@@ -1,0 +1,170 @@
+"""The contract every local engine meets, one suite parametrised over the engines.
+
+Engines: llama.cpp and transformers on the real default model (transformers
+through the GGUF converted once), a tiny random-weights transformers model,
+and outlines over llama.cpp (the default model) and over transformers (the
+tiny model). The contract: an answer is schema-valid JSON, or it stopped at
+``max_tokens`` and the judge's parser turns it into ``TruncatedOutputError``
+with the raw text; keywords the decoder cannot enforce are refused; a prompt
+that cannot fit is refused before decoding; greedy decoding repeats itself;
+concurrent callers each get what they would have got alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import jsonschema
+import pytest
+
+from localjudge.errors import ContextOverflowError, TruncatedOutputError, UnsupportedSchemaError, UsageError
+from localjudge.grammars import DEFAULT_VARIANTS
+from localjudge.parsing import parse_json_output
+from localjudge.schema import default_output_schema
+
+ENGINES = [
+    pytest.param("llama.cpp", marks=pytest.mark.model),
+    pytest.param("transformers", marks=pytest.mark.model),
+    "tiny-transformers",
+    pytest.param("outlines-llama.cpp", marks=pytest.mark.model),
+    "outlines-tiny-transformers",
+]
+MESSAGES = [
+    {"role": "system", "content": "You are a strict grader. Reply with JSON only."},
+    {"role": "user", "content": "<question>What is 2+2?</question>\n<answer>4</answer>"},
+]
+
+CUSTOM_SCHEMAS = {
+    "nested": {
+        "type": "object",
+        "properties": {
+            "verdict": {"type": "string", "enum": ["pass", "fail", "unsure"]},
+            "grade": {"type": "integer", "minimum": 1, "maximum": 5},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["clear", "wrong"]}, "maxItems": 2},
+            "detail": {
+                "type": "object",
+                "properties": {"ok": {"type": "boolean"}, "weight": {"enum": [0.25, 0.5, 1]}},
+                "required": ["ok", "weight"],
+                "additionalProperties": False,
+            },
+        },
+        "required": ["verdict", "grade", "tags", "detail"],
+        "additionalProperties": False,
+    },
+    "optional": {
+        "type": "object",
+        "properties": {"note": {"type": "string", "maxLength": 12}, "flag": {"type": ["boolean", "null"]}},
+        "required": ["flag"],
+    },
+}
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def engine(request, engines):
+    return engines(request.param)
+
+
+def schema_format(schema: dict) -> dict:
+    return {"type": "json_schema", "json_schema": {"name": "answer", "strict": True, "schema": schema}}
+
+
+def create(engine, schema: dict | None = None, **request):
+    fmt = {"response_format": schema_format(schema)} if schema is not None else {}
+    return engine.client.chat.completions.create(**{"messages": MESSAGES, **fmt, **request})
+
+
+def check_answer(engine, response, schema: dict) -> dict | None:
+    """The contract on one answer: valid, or cut at max_tokens and reported as such with its raw text."""
+    content = response.choices[0].message.content
+    finish = response.choices[0].finish_reason
+    if finish == "stop":
+        value = json.loads(content)
+        jsonschema.validate(value, schema)
+        return value
+    assert finish == "length", finish
+    with pytest.raises(TruncatedOutputError) as info:
+        parse_json_output(content, schema, finish_reason=finish)
+    assert info.value.raw_output == content
+    return None
+
+
+@pytest.mark.parametrize("variant", list(DEFAULT_VARIANTS.values()), ids=list(DEFAULT_VARIANTS))
+def test_each_default_schema_gives_valid_json(engine, variant):
+    schema, _ = default_output_schema(**variant)
+    response = create(engine, schema)
+    value = check_answer(engine, response, schema)
+    if engine.closes_strings:  # our decoder closes the reasoning at its budget: always a verdict
+        assert value is not None, response.choices[0].message.content
+    if value is not None and "choices" in variant:
+        assert value["score"] in variant["choices"]
+
+
+@pytest.mark.parametrize("name", list(CUSTOM_SCHEMAS))
+def test_custom_schemas_give_valid_json(engine, name):
+    schema = CUSTOM_SCHEMAS[name]
+    check_answer(engine, create(engine, schema, max_tokens=80), schema)
+
+
+def test_no_reasoning_verdicts_always_finish(engine):
+    for variant in ({"use_reasoning": False}, {"use_reasoning": False, "choices": [0.0, 0.5, 1.0]}):
+        schema, _ = default_output_schema(**variant)
+        response = create(engine, schema, max_tokens=16)
+        assert response.choices[0].finish_reason == "stop"
+        jsonschema.validate(json.loads(response.choices[0].message.content), schema)
+
+
+def test_keywords_that_cannot_be_enforced_are_refused(engine):
+    bad = {"type": "object", "properties": {"s": {"type": "string", "pattern": "a+"}}}
+    with pytest.raises(UnsupportedSchemaError, match="pattern"):
+        engine.client.check_schema(bad)
+    with pytest.raises(UnsupportedSchemaError, match="pattern"):
+        create(engine, bad)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [({"n": 2}, "n=1"), ({"stream": True}, "stream"), ({"tools": []}, "tools"), ({"logprobs": True}, "logprobs")],
+)
+def test_request_fields_a_local_engine_cannot_honour_are_refused(engine, fields, message):
+    with pytest.raises(UsageError, match=message):
+        create(engine, **fields)
+
+
+def test_a_prompt_that_cannot_fit_is_refused_before_decoding(engine):
+    words = "word " * (engine.n_ctx + 50)
+    with pytest.raises(ContextOverflowError, match=f"context of {engine.n_ctx}"):
+        engine.client.chat.completions.create(messages=[{"role": "user", "content": words}], max_tokens=8)
+
+
+def test_small_max_tokens_is_a_length_stop_never_a_verdict(engine):
+    schema, _ = default_output_schema()
+    response = create(engine, schema, max_tokens=3)
+    assert response.choices[0].finish_reason == "length"
+    assert check_answer(engine, response, schema) is None
+
+
+def test_greedy_decoding_repeats_itself(engine):
+    schema, _ = default_output_schema(choices=[0.0, 0.5, 1.0])
+    first = create(engine, schema, max_tokens=48).choices[0].message.content
+    engine.client.chat.completions.create(messages=[{"role": "user", "content": "Say hi."}], max_tokens=4)
+    again = create(engine, schema, max_tokens=48, temperature=0).choices[0].message.content
+    assert first == again
+
+
+def test_concurrent_callers_each_get_their_own_answer(engine):
+    schema, _ = default_output_schema(use_reasoning=False, continuous=True)
+    questions = [f"<question>Is {i}+{i}={2 * i}?</question><answer>yes</answer>" for i in range(4)]
+
+    def ask(question: str) -> dict:
+        return {"messages": [{"role": "user", "content": question}], "response_format": schema_format(schema)}
+
+    async def together():
+        aio = getattr(engine.client, "aio", None)
+        return await asyncio.gather(*(aio.chat.completions.create(**ask(q), max_tokens=16) for q in questions))
+
+    answers = asyncio.run(together())
+    for question, answer in zip(questions, answers, strict=True):
+        alone = engine.client.chat.completions.create(**ask(question), max_tokens=16)
+        assert answer.choices[0].message.content == alone.choices[0].message.content
+        jsonschema.validate(json.loads(answer.choices[0].message.content), schema)

@@ -1,0 +1,85 @@
+"""A GGUF for transformers: converted once into the cache, checked on every load, equivalent to llama.cpp."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from localjudge.paths import file_sha256
+from localjudge.runtimes import gguf_conversion
+
+
+def fake_conversion(directory, source_sha256: str, files: dict[str, bytes]) -> None:
+    directory.mkdir(parents=True)
+    for name, data in files.items():
+        (directory / name).write_bytes(data)
+    digests = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+    manifest = {"format": gguf_conversion.FORMAT, "source_sha256": source_sha256, "files": digests}
+    (directory / gguf_conversion.MANIFEST).write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["flip a byte", "remove a file", "add a file", "other source", "no manifest", "garbled manifest"],
+)
+def test_a_damaged_conversion_is_not_intact(tmp_path, damage):
+    target = tmp_path / "converted"
+    fake_conversion(target, "a" * 64, {"config.json": b"{}", "model.safetensors": b"weights" * 100})
+    assert gguf_conversion._intact(target, "a" * 64)
+    if damage == "flip a byte":
+        (target / "model.safetensors").write_bytes(b"weightz" + b"weights" * 99)
+    elif damage == "remove a file":
+        (target / "config.json").unlink()
+    elif damage == "add a file":
+        (target / "extra.py").write_text("print('hi')")
+    elif damage == "no manifest":
+        (target / gguf_conversion.MANIFEST).unlink()
+    elif damage == "garbled manifest":
+        (target / gguf_conversion.MANIFEST).write_text("{not json")
+    source = "b" * 64 if damage == "other source" else "a" * 64
+    assert not gguf_conversion._intact(target, source)
+
+
+@pytest.fixture(scope="module")
+def converted(default_gguf):
+    pytest.importorskip("transformers")
+    return gguf_conversion.converted_dir(default_gguf)
+
+
+@pytest.mark.model
+def test_the_default_gguf_converts_once_into_a_checked_directory(default_gguf, converted):
+    manifest = json.loads((converted / gguf_conversion.MANIFEST).read_text())
+    assert manifest["source_sha256"] == file_sha256(default_gguf)
+    assert {"config.json", "model.safetensors", "tokenizer.json"} <= set(manifest["files"])
+    assert converted.name == manifest["source_sha256"][:32]
+    stamp = (converted / "model.safetensors").stat().st_mtime_ns
+    assert gguf_conversion.converted_dir(default_gguf) == converted
+    assert (converted / "model.safetensors").stat().st_mtime_ns == stamp  # reused, not converted again
+
+
+@pytest.mark.model
+def test_both_engines_see_the_same_model(default_gguf, converted):
+    """Same prompt tokens, and next-token logits that agree: the conversion kept the weights' meaning."""
+    from localjudge.runtimes.llamacpp import LlamaCppRuntime
+    from localjudge.runtimes.transformers import TransformersRuntime
+
+    llama, hf = LlamaCppRuntime(default_gguf, n_ctx=512), TransformersRuntime(default_gguf, n_ctx=512)
+    try:
+        assert hf.model_dir == converted and hf.template_metadata["general.architecture"] == "gemma3_text"
+        parts = [("<bos><start_of_turn>user\n", True), ("Is 2+2=4? Answer true or false.", False)]
+        parts.append(("<end_of_turn>\n<start_of_turn>model\n", True))
+        tokens = llama.prompt_tokens(parts)
+        assert hf.prompt_tokens(parts) == tokens
+        assert hf.vocab.n_vocab == llama.vocab.n_vocab == 262_144
+        differ = [i for i, (x, y) in enumerate(zip(hf.vocab.pieces, llama.vocab.pieces, strict=True)) if x != y]
+        assert len(differ) <= 1  # llama.cpp alone treats a literal "</s>" (212) as end of generation
+        assert set(hf.vocab.stop_ids.tolist()) >= {1, 106}  # <eos> and <end_of_turn>
+        a, b = llama.start(tokens).copy(), hf.start(tokens)
+        assert np.corrcoef(a, b)[0, 1] > 0.99
+        assert len(set(np.argsort(-a)[:10]) & set(np.argsort(-b)[:10])) >= 7
+    finally:
+        llama.close()
+        hf.close()

@@ -1,0 +1,99 @@
+"""What every runtime shares: one BOS, markup-only special tokens, and the context check's advice."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from localjudge.errors import ContextOverflowError, ModelError
+from localjudge.runtimes.base import Runtime, check_fits
+from localjudge.runtimes.vocabulary import TokenVocabulary
+
+BOS = 1
+
+
+class CharRuntime(Runtime):
+    """One token per character (ids = code points); "<s>" is BOS when special tokens are parsed."""
+
+    backend = "chars"
+
+    def __init__(self, *, add_bos: bool = True) -> None:
+        super().__init__()
+        self.path = Path("chars")
+        self.n_ctx, self.n_ctx_train, self.n_vocab = 64, 128, 256
+        self.bos_id, self.add_bos = BOS, add_bos
+        self.vocab = TokenVocabulary([bytes([i]) for i in range(256)], eos_id=0, stop_ids=[0], key="chars")
+        self.template_metadata = {}
+        self._closed = False
+
+    def tokenize(self, text: str, *, special: bool) -> list[int]:
+        if special and text.startswith("<s>"):
+            return [BOS, *self.tokenize(text[3:], special=special)]
+        return [ord(c) for c in text]
+
+    def tokenize_fragment(self, data: bytes) -> list[int]:
+        return list(data)
+
+    def token_text(self, token: int | None) -> str:
+        return "<s>" if token == BOS else chr(token or 0)
+
+    def start(self, prompt_tokens: Sequence[int]) -> np.ndarray:
+        return np.zeros(self.n_vocab, dtype=np.float32)
+
+    def extend(self, tokens: Sequence[int]) -> np.ndarray:
+        return np.zeros(self.n_vocab, dtype=np.float32)
+
+    def load_info(self) -> dict[str, Any]:
+        return {}
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def close(self) -> None:
+        self._closed = True
+
+
+def test_exactly_one_bos_whether_the_template_writes_it_or_not():
+    runtime = CharRuntime()
+    assert runtime.prompt_tokens([("<s>", True), ("ab", False)]) == [BOS, ord("a"), ord("b")]
+    assert runtime.prompt_tokens([("ab", False)]) == [BOS, ord("a"), ord("b")]
+    assert runtime.prompt_tokens("<s><s>ab") == [BOS, ord("a"), ord("b")]
+    assert CharRuntime(add_bos=False).prompt_tokens([("ab", False)]) == [ord("a"), ord("b")]
+
+
+def test_message_text_cannot_spell_a_special_token():
+    runtime = CharRuntime()
+    tokens = runtime.prompt_tokens([("<s>", True), ("<s>x", False)])
+    assert tokens.count(BOS) == 1
+    assert tokens[1:] == [ord(c) for c in "<s>x"]
+
+
+def test_a_closed_runtime_refuses_work():
+    runtime = CharRuntime()
+    runtime.close()
+    with pytest.raises(ModelError, match="closed"):
+        runtime.require_open()
+
+
+def test_overflow_advice_names_max_tokens_only_when_the_caller_chose_it():
+    with pytest.raises(ContextOverflowError) as given:
+        check_fits(60, 10, 64, 128, backend="x", given=True)
+    assert "lower max_tokens" in str(given.value) and "--n-ctx" in str(given.value)
+    with pytest.raises(ContextOverflowError) as chosen:
+        check_fits(64, 1, 64, 128, backend="x", given=False)
+    assert "max_tokens" not in str(chosen.value) and "leaves no room" in str(chosen.value)
+    with pytest.raises(ContextOverflowError, match="longer context"):
+        check_fits(200, 1, 128, 128, backend="x", given=False)
+    check_fits(54, 10, 64, 128, backend="x", given=True)  # fits exactly
+
+
+def test_check_room_stops_a_generation_that_outgrew_the_context():
+    runtime = CharRuntime()
+    runtime.check_room(60, 4)
+    with pytest.raises(ContextOverflowError, match="context of 64"):
+        runtime.check_room(60, 5)

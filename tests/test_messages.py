@@ -1,0 +1,65 @@
+"""The text of chat messages and of the values put into them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from localjudge.errors import UsageError
+from localjudge.messages import message_text, render_value
+
+# --- values ---------------------------------------------------------------------
+
+
+def test_strings_go_in_unchanged():
+    assert render_value('say "hi" {x}') == 'say "hi" {x}'
+
+
+def test_non_strings_are_json_with_readable_non_ascii():
+    rendered = render_value({"问题": "说出战国四大名将的姓名", "n": 4})
+    assert json.loads(rendered) == {"问题": "说出战国四大名将的姓名", "n": 4}
+    assert "说出战国四大名将的姓名" in rendered
+    assert "\\u" not in rendered
+
+
+@pytest.mark.parametrize(("value", "expected"), [(3, "3"), (0.5, "0.5"), (True, "true"), (["é"], '[\n  "é"\n]')])
+def test_scalars_and_lists_as_json(value, expected):
+    assert render_value(value) == expected
+
+
+def test_tuples_render_as_json_lists():
+    # the seed's third demo passes inputs=("...",) (a trailing comma makes a tuple)
+    assert json.loads(render_value(("说出战国四大名将的姓名",))) == ["说出战国四大名将的姓名"]
+
+
+def test_objects_with_model_dump_are_serialised_through_it():
+    class Model:
+        def model_dump(self):
+            return {"a": "ü"}
+
+    assert json.loads(render_value({"m": Model()})) == {"m": {"a": "ü"}}
+
+
+def test_circular_values_are_a_usage_error():
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(UsageError, match="JSON"):
+        render_value(loop)
+
+
+# --- message_text ------------------------------------------------------------------------------
+
+
+def test_message_text_of_strings_and_text_blocks():
+    assert message_text({"role": "user", "content": "plain"}) == "plain"
+    assert (
+        message_text({"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]})
+        == "ab"
+    )
+    assert message_text({"role": "assistant", "content": None}) == ""
+
+
+def test_message_text_refuses_non_text_blocks_naming_the_kind():
+    with pytest.raises(UsageError, match="image_url"):
+        message_text({"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]})
