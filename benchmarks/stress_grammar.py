@@ -179,10 +179,10 @@ class RandomLogitsRuntime(Runtime):
     def token_text(self, token: int | None) -> str:
         return self.source.token_text(token)
 
-    def start(self, prompt_tokens: Sequence[int]) -> np.ndarray:
-        return self.rng.standard_normal(self.n_vocab, dtype=np.float32)
+    def _reset(self) -> None:
+        pass
 
-    def extend(self, tokens: Sequence[int]) -> np.ndarray:
+    def _evaluate(self, tokens: Sequence[int], n_past: int) -> np.ndarray:
         return self.rng.standard_normal(self.n_vocab, dtype=np.float32)
 
     def load_info(self) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 A model file may embed a Jinja chat template (GGUF metadata
 ``tokenizer.chat_template``, or a tokenizer's ``chat_template``). It comes
 from whoever made the file, so it is untrusted: we render it in Jinja's
-immutable sandbox, within a budget of time and size (:class:`RenderBudget`),
+immutable sandbox, bounded in time and memory (:mod:`localjudge.template_sandbox`),
 and a template that fails, reaches for something unsafe or runs past its
 budget is a clear error, never a crash, an escape or a hang.
 
@@ -16,29 +16,27 @@ template, rather than a silent guess.
 
 from __future__ import annotations
 
-import functools
 import re
-import sys
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .errors import ModelError, UsageError
-from .messages import message_text
+from .messages import Part, message_text
+from .template_sandbox import RenderBudget, TemplateBudgetError, sandboxed_environment
 
 __all__ = [
     "BUILTIN_TEMPLATES",
     "ChatTemplate",
-    "RenderBudget",
     "builtin_template_for",
     "read_template_option",
     "resolve_chat_template",
+    "text_in_markup",
 ]
 
 Turn = tuple[str, str]
-Part = tuple[str, bool]  # (text, is_markup): markup may spell special tokens, message text may not
 
 #: the largest template source we compile (real ones are a few KiB)
 MAX_TEMPLATE_CHARS = 256 * 1024
@@ -127,217 +125,6 @@ def builtin_template_for(metadata: Mapping[str, str]) -> str | None:
     return None
 
 
-class TemplateBudgetError(Exception):
-    """Raised inside a render that ran past its budget; reported as the template's error."""
-
-
-class RenderBudget:
-    """Bounds one render of an untrusted template in time and in size.
-
-    Jinja's sandbox stops attribute escapes but not cost: nested
-    ``range(100000)`` loops run for hours and ``'A' * 10**8 * 50`` asks for
-    gigabytes. So, while a template renders, a trace function on the
-    template's own frames checks the clock and the size of every local value
-    after each line, operators that multiply or pad are checked before they
-    run, filter results are checked after, and the output is streamed and
-    cut at ``max_chars``.
-    """
-
-    seconds: float = 2.0
-    #: the largest count any call, filter or operator may take (a width, a repeat)
-    max_count: int = 1_000_000
-
-    def __init__(self, max_chars: int, seconds: float | None = None) -> None:
-        self.max_chars = max_chars
-        if seconds is not None:
-            self.seconds = seconds
-        self.deadline = 0.0
-
-    # -- checks the sandbox calls -----------------------------------------------
-
-    def check_count(self, value: Any) -> None:
-        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > self.max_count:
-            raise TemplateBudgetError(f"a count of {value} is more than the {self.max_count} a template may use")
-
-    def check_product(self, values: Sequence[Any]) -> None:
-        """Before an operation that can multiply its inputs (join, replace, padding) runs.
-
-        The output of such an operation is bounded by the sum of its inputs'
-        sizes plus the largest times the second largest; refuse it when that
-        bound is past the budget, instead of allocating to find out.
-        """
-        sizes = sorted((_count_of(v) for v in values), reverse=True)
-        bound = sum(sizes) + (sizes[0] * sizes[1] if len(sizes) > 1 else 0)
-        if bound > self.max_chars:
-            raise TemplateBudgetError(f"an operation on values of sizes {sizes[:3]} could exceed {self.max_chars}")
-
-    def check_size(self, value: Any) -> Any:
-        if _size(value) > self.max_chars:
-            raise TemplateBudgetError(f"a value grew past {self.max_chars} characters")
-        return value
-
-    def check_binop(self, operator: str, left: Any, right: Any) -> None:
-        if operator == "*":
-            for seq, count in ((left, right), (right, left)):
-                if isinstance(seq, (str, list, tuple)) and isinstance(count, int):
-                    if len(seq) * max(count, 0) > self.max_chars:
-                        raise TemplateBudgetError(f"repeating a value {count} times makes more than {self.max_chars}")
-        elif operator == "**":
-            if isinstance(right, int) and isinstance(left, (int, float)) and abs(left) > 1:
-                bits = abs(right) * max(abs(left), 2).bit_length() if isinstance(left, int) else abs(right)
-                if bits > 1_000_000:
-                    raise TemplateBudgetError(f"{left} ** {right} is too large to compute")
-        elif operator == "%" and isinstance(left, str):
-            _check_format_widths(left, self)
-            args = right if isinstance(right, tuple) else (right,)
-            for arg in args:
-                self.check_count(arg)
-        elif operator == "+" and isinstance(left, (str, list, tuple)) and isinstance(right, (str, list, tuple)):
-            if len(left) + len(right) > self.max_chars:
-                raise TemplateBudgetError(f"a value grew past {self.max_chars} characters")
-
-    # -- the clock and the locals, line by line -----------------------------------
-
-    def _trace(self, frame: Any, event: str, arg: Any) -> Any:
-        if event == "call" and frame.f_code.co_filename.startswith("<template"):
-            return self._trace_line
-        return None
-
-    def _trace_line(self, frame: Any, event: str, arg: Any) -> Any:
-        if event == "line":
-            if time.perf_counter() > self.deadline:
-                raise TemplateBudgetError(f"it ran for more than {self.seconds:g} s")
-            for value in frame.f_locals.values():
-                self.check_size(value)
-        return self._trace_line
-
-    def render(self, chunks: Callable[[], Iterator[str]]) -> str:
-        """Join the chunks a template generates, within the budget."""
-        previous = sys.gettrace()
-        self.deadline = time.perf_counter() + self.seconds
-        out: list[str] = []
-        total = 0
-        sys.settrace(self._trace)
-        try:
-            for chunk in chunks():
-                total += len(chunk)
-                if total > self.max_chars:
-                    raise TemplateBudgetError(f"its output grew past {self.max_chars} characters")
-                out.append(chunk)
-        finally:
-            sys.settrace(previous)
-        return "".join(out)
-
-
-_FORMAT_WIDTH = re.compile(r"[0-9]{7,}")
-
-
-def _check_format_widths(fmt: str, budget: RenderBudget) -> None:
-    """Widths and precisions in a format string ("%1000000000d", "{:>999999999}") count as counts."""
-    for digits in _FORMAT_WIDTH.findall(fmt):
-        budget.check_count(int(digits))
-
-
-# Filters and string methods whose output can be much larger than their inputs.
-_EXPANDING = frozenset(
-    {"join", "replace", "center", "ljust", "rjust", "zfill", "expandtabs", "indent", "wordwrap", "format", "format_map"}
-)
-
-
-def _count_of(value: Any) -> int:
-    """How much a value can contribute to an operation's output: a length, or an int taken as a count."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return abs(value)
-    try:
-        return len(value)
-    except TypeError:
-        return 0
-
-
-def _size(value: Any, depth: int = 2) -> int:
-    """Characters held by a value: strings directly, containers two levels deep (bounded work)."""
-    if isinstance(value, (str, bytes)):
-        return len(value)
-    namespace = getattr(value, "_Namespace__attrs", None)  # a Jinja namespace() keeps its values here
-    if isinstance(namespace, dict):
-        value = namespace
-    if depth == 0 or not isinstance(value, (list, tuple, dict)):
-        return 0
-    items = value.values() if isinstance(value, dict) else value
-    total = len(value)
-    for index, item in enumerate(items):
-        if index >= 1000:
-            break
-        total += _size(item, depth - 1)
-    return total
-
-
-def _is_context(value: Any) -> bool:
-    """The environment or context Jinja passes to some filters first: not data."""
-    return type(value).__name__ in ("Context", "EvalContext") or hasattr(value, "filters")
-
-
-def _sandbox(budget_of: Callable[[], RenderBudget]) -> Any:
-    """An immutable sandbox whose operators, calls and filters answer to the current render's budget."""
-    import jinja2
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    class BudgetedSandbox(ImmutableSandboxedEnvironment):
-        intercepted_binops = frozenset({"*", "**", "%", "+"})
-
-        def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-            budget_of().check_binop(operator, left, right)
-            return super().call_binop(context, operator, left, right)
-
-        def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-            budget = budget_of()
-            for value in (*args, *kwargs.values()):
-                budget.check_count(value)
-            if getattr(__obj, "__name__", "") in _EXPANDING:
-                owner = getattr(__obj, "__self__", None)
-                budget.check_product([*([owner] if isinstance(owner, str) else []), *args, *kwargs.values()])
-            return budget.check_size(super().call(__context, __obj, *args, **kwargs))
-
-        def wrap_str_format(self, value: Any) -> Any:
-            owner = getattr(value, "__self__", None)
-            if isinstance(owner, str):  # "{:>999999999}".format(...): the width is in the format string
-                _check_format_widths(owner, budget_of())
-            return super().wrap_str_format(value)
-
-    env = BudgetedSandbox(trim_blocks=True, lstrip_blocks=True, autoescape=False)
-
-    def guarded(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(function)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            budget = budget_of()
-            for value in (*args, *kwargs.values()):
-                budget.check_count(value)
-            if name in _EXPANDING:
-                budget.check_product([a for a in (*args, *kwargs.values()) if not _is_context(a)])
-            return budget.check_size(function(*args, **kwargs))
-
-        return wrapper
-
-    env.filters = {name: guarded(name, f) for name, f in env.filters.items()}
-
-    def raise_exception(message: str) -> None:
-        raise jinja2.TemplateError(str(message))
-
-    def strftime_now(fmt: str) -> str:
-        import datetime
-
-        return datetime.datetime.now().strftime(str(fmt)[:100])
-
-    def tojson(value: Any, indent: int | None = None) -> str:
-        import json
-
-        return json.dumps(value, ensure_ascii=False, indent=indent)
-
-    env.globals.update(raise_exception=raise_exception, strftime_now=strftime_now)
-    env.filters["tojson"] = guarded("tojson", tojson)
-    return env
-
-
 @dataclass
 class ChatTemplate:
     """A renderer for one model: a built-in format or a sandboxed Jinja template.
@@ -356,7 +143,7 @@ class ChatTemplate:
 
     def __post_init__(self) -> None:
         self._compiled: Any = None
-        self._budget = RenderBudget(0)
+        self._render_state = threading.local()  # each thread's render has its own budget
         if self.jinja_source is not None:
             self._compiled = self._compile(self.jinja_source)
 
@@ -417,9 +204,13 @@ class ChatTemplate:
         if len(source) > MAX_TEMPLATE_CHARS:
             raise self._error(f"is {len(source)} characters long; templates over {MAX_TEMPLATE_CHARS} are refused")
         try:
-            return _sandbox(lambda: self._budget).from_string(source)
+            return sandboxed_environment(self._current_budget).from_string(source)
         except jinja2.TemplateError as exc:
             raise self._error(f"does not parse: {exc}") from None
+
+    def _current_budget(self) -> RenderBudget:
+        """This thread's render budget; outside a render (compiling), none at all."""
+        return getattr(self._render_state, "budget", None) or RenderBudget(0)
 
     def _render_jinja(self, plain: list[dict[str, Any]]) -> str:
         import jinja2
@@ -427,7 +218,7 @@ class ChatTemplate:
 
         given = sum(len(str(m.get("content") or "")) for m in plain)
         # Room for the messages several times over (templates may repeat them) plus the markup.
-        self._budget = budget = RenderBudget(max_chars=8 * given + (1 << 20))
+        self._render_state.budget = budget = RenderBudget(max_chars=8 * given + (1 << 20))
         variables = {
             "messages": plain,
             "bos_token": self.bos_token,
@@ -454,11 +245,28 @@ class ChatTemplate:
             MemoryError,
         ) as exc:
             raise self._error(f"failed to render: {type(exc).__name__}: {exc}") from None
+        finally:
+            self._render_state.budget = None
+
+
+def text_in_markup(parts: Sequence[Part], messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Message texts a render could not keep apart from its markup (a template that rewrites them).
+
+    Such a prompt is tokenized whole as markup, so an engine must refuse it
+    when one of these texts spells a special token of the model.
+    """
+    if any(not markup for _, markup in parts):
+        return []
+    return [text for text in (message_text(m) for m in messages) if text]
+
+
+def is_jinja_source(value: str) -> bool:
+    return "{{" in value or "{%" in value
 
 
 def read_template_option(value: str | None) -> str | None:
-    """A ``--chat-template`` value: a built-in name or 'gguf' as is, else a file of Jinja source."""
-    if value is None or value in BUILTIN_TEMPLATES or value in ("gguf", "embedded") or "{" in value:
+    """A ``--chat-template`` value: a built-in name, 'gguf' or Jinja source as is, else a file of Jinja source."""
+    if value is None or value in BUILTIN_TEMPLATES or value in ("gguf", "embedded") or is_jinja_source(value):
         return value
     path = Path(value).expanduser()
     if not path.is_file():
@@ -497,7 +305,7 @@ def resolve_chat_template(
             if not embedded:
                 raise UsageError(f"chat_template={override!r} was asked for, but {model_name} embeds no chat template")
             return ChatTemplate(label, label, jinja_source=embedded, **tokens)
-        if "{{" in override or "{%" in override:
+        if is_jinja_source(override):
             return ChatTemplate("custom", "user", jinja_source=override, **tokens)
         raise UsageError(
             f"Unknown chat template {override!r}: use one of {sorted(BUILTIN_TEMPLATES)}, 'gguf', or Jinja source"

@@ -3,10 +3,12 @@
 A cold ``localjudge score`` otherwise spends ~1.5 s reading 262k token pieces
 through ctypes and ~3 s building the outlines-core index; from the cache both
 load in tens of milliseconds. Entries are plain bytes (no pickle), written
-atomically, keyed by a hash of everything they depend on. Cache files are
-untrusted: each carries the sha256 of its payload, and an entry that fails
-the check (a flipped byte, a cut file, a directory in its place) is simply
-rebuilt, never used.
+atomically, keyed by a hash of everything they depend on. Each carries the
+sha256 of its payload, so damage (a flipped byte, a cut file, a directory in
+its place, a file far too large) means a rebuild, never a wrong entry; what
+an entry decodes to is checked again by its reader (the pieces' count and
+lengths, outlines-core's own index format). A checksum stops accidents, not
+someone who can write the cache directory and recompute it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ __all__ = ["decode_pieces", "encode_pieces", "entry_path", "load", "load_pieces"
 
 # Bumped whenever what we store (or how we derive it) changes.
 FORMAT_VERSION = "2"
+MAX_ENTRY_BYTES = 512 * 1024 * 1024  # an index over a large vocabulary is tens of MB
 _MAGIC = b"LJC2"
 _HEADER = len(_MAGIC) + hashlib.sha256().digest_size
 
@@ -37,8 +40,11 @@ def entry_path(kind: str, parts: Sequence[str]) -> Path:
 
 def load(kind: str, parts: Sequence[str]) -> bytes | None:
     """The payload stored under ``parts``, or None when absent or failing its checksum."""
+    path = entry_path(kind, parts)
     try:
-        data = entry_path(kind, parts).read_bytes()
+        if path.stat().st_size > MAX_ENTRY_BYTES:
+            return None
+        data = path.read_bytes()
     except OSError:
         return None
     payload = data[_HEADER:]

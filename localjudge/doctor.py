@@ -14,12 +14,16 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 from .cpu import cpu_features
+from .errors import LocalJudgeError
 
 __all__ = ["Check", "run_checks"]
 
 SMOKE_TIMEOUT_S = 180
+# hf: on a GGUF converts it on first load: minutes for a small model, more for a large one
+CONVERSION_TIMEOUT_S = 1800
 
 _SMOKE = """
 import json, sys, time
@@ -79,10 +83,11 @@ def run_checks(model_spec: str = "default") -> Iterator[Check]:
 
 
 def _model_checks(model_spec: str) -> Iterator[Check]:
-    from .errors import LocalJudgeError
     from .models import find_card, verify_file
 
-    card = find_card(model_spec)
+    prefix, _, target = model_spec.partition(":")
+    transformers = prefix in ("hf", "transformers") and bool(target)
+    card = find_card(target if transformers else model_spec)
     if card is not None:
         if card.is_present():
             good = verify_file(card.path, card.sha256, trust_stamp=False)  # hashed now, whatever the mtime says
@@ -93,15 +98,18 @@ def _model_checks(model_spec: str) -> Iterator[Check]:
             )
         else:
             yield Check("model file", "info", f"{card.path} not present yet; it is assembled on first use")
+    if transformers:
+        yield from _conversion_check(card.path if card is not None else Path(target).expanduser())
+    timeout = CONVERSION_TIMEOUT_S if transformers else SMOKE_TIMEOUT_S
     try:
         result = subprocess.run(
             [sys.executable, "-c", _SMOKE, model_spec],
             capture_output=True,
             text=True,
-            timeout=SMOKE_TIMEOUT_S,
+            timeout=timeout,
         )
     except subprocess.TimeoutExpired:
-        yield Check("smoke decode", "fail", f"no answer within {SMOKE_TIMEOUT_S} s")
+        yield Check("smoke decode", "fail", f"no answer within {timeout} s")
         return
     except (OSError, LocalJudgeError) as exc:
         yield Check("smoke decode", "fail", str(exc))
@@ -117,6 +125,26 @@ def _model_checks(model_spec: str) -> Iterator[Check]:
         "ok",
         f"loaded in {report['load_s']} s; one token ({report['text']!r}) in {report['decode_s']} s",
     )
+
+
+def _conversion_check(gguf: Path) -> Iterator[Check]:
+    """For a GGUF run through transformers: its converted copy, hashed file by file against the manifest."""
+    from .runtimes import gguf_conversion
+
+    if not gguf.is_file():
+        return
+    try:
+        verdict = gguf_conversion.verify(gguf)
+        where = gguf_conversion.converted_location(gguf)[0]
+    except LocalJudgeError as exc:
+        yield Check("converted model", "fail", str(exc))
+        return
+    if verdict is None:
+        yield Check("converted model", "info", "not converted yet; the smoke decode below converts it (minutes)")
+    elif verdict:
+        yield Check("converted model", "ok", f"{where}: every file matches its manifest (hashed now)")
+    else:
+        yield Check("converted model", "fail", f"{where} DOES NOT match its manifest; the next load converts again")
 
 
 def _describe_failure(returncode: int, stderr: str) -> str:

@@ -8,7 +8,9 @@ from typing import Any
 
 from .errors import UsageError
 
-__all__ = ["message_text", "render_value"]
+__all__ = ["Part", "message_text", "render_value"]
+
+Part = tuple[str, bool]  # (text, is_markup) of a rendered prompt: markup may spell special tokens, text may not
 
 
 def message_text(message: Mapping[str, Any]) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import os
 import sys
 import tempfile
@@ -164,9 +165,14 @@ _client_cache_lock = threading.Lock()
 LOCAL_OPTIONS = frozenset({"chat_template", "n_ctx", "n_threads", "max_tokens", "reasoning_budget", "close_loops"})
 LLAMACPP_OPTIONS = frozenset({"n_gpu_layers", "n_batch", "use_extra_bufts", "verbose"})
 TRANSFORMERS_OPTIONS = frozenset({"device", "dtype"})
-_OPTION_FLAGS = {
-    name: "--" + name.replace("_", "-") for name in LOCAL_OPTIONS | LLAMACPP_OPTIONS | TRANSFORMERS_OPTIONS
-}
+ENGINE_OPTIONS = LOCAL_OPTIONS | LLAMACPP_OPTIONS | TRANSFORMERS_OPTIONS
+# The options the command line passes as None when not given (a None there is not "no limit").
+_NONE_IS_UNSET = frozenset({"chat_template", "n_ctx", "n_threads", "n_gpu_layers", "device", "dtype"})
+_OPTION_FLAGS = {name: "--" + name.replace("_", "-") for name in ENGINE_OPTIONS}
+
+
+def _given(options: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in options.items() if v is not None or k not in _NONE_IS_UNSET}
 
 
 def resolve_model(spec: str, *, base_url: Optional[str] = None, api_key: Optional[str] = None, **options: Any) -> Any:
@@ -175,18 +181,18 @@ def resolve_model(spec: str, *, base_url: Optional[str] = None, api_key: Optiona
     ``options`` go to the client: ``n_ctx``, ``n_threads``, ``chat_template``
     for any local model; ``n_gpu_layers`` for llama.cpp; ``device`` and
     ``dtype`` for transformers; timeouts and retries for a remote one. An
-    option the spec's engine does not take is an error, not ignored. None
-    means "not given".
+    option the spec's engine does not take is an error, not ignored. For the
+    loading options a None means "not given".
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ModelSpecError(f"A model spec must be a non-empty string, got {spec!r}")
     spec = spec.strip()
-    options = {k: v for k, v in options.items() if v is not None}
+    options = _given(options)
     if "," in spec and not Path(spec).expanduser().exists():
         return resolve_chain(spec.split(","), base_url=base_url, api_key=api_key, **options)
     engine, target = _engine_and_target(spec)
     if engine == "remote":
-        _refuse(options, LOCAL_OPTIONS | LLAMACPP_OPTIONS | TRANSFORMERS_OPTIONS, spec, "a server's model")
+        _refuse(options, ENGINE_OPTIONS, spec, "a server's model")
         return _remote_client(target, base_url=base_url, api_key=api_key, **options)
     refused = TRANSFORMERS_OPTIONS if engine == "llama.cpp" else LLAMACPP_OPTIONS
     _refuse(options, refused, spec, f"a {engine} model")
@@ -199,8 +205,8 @@ def resolve_model(spec: str, *, base_url: Optional[str] = None, api_key: Optiona
             "chat_template": card.chat_template,
             "model_name": card.name,
         }
-    settings = {k: v for k, v in {**settings, **options}.items() if v is not None}
-    return _cached_client(engine, path, settings)
+    settings = {k: v for k, v in settings.items() if v is not None}
+    return _cached_client(engine, path, {**settings, **options})
 
 
 def _engine_and_target(spec: str) -> tuple[str, str]:
@@ -258,10 +264,11 @@ def resolve_chain(specs: Sequence[str], *, base_url: Optional[str] = None, **opt
     specs = [s.strip() for s in specs]
     if len(specs) < 2 or not all(specs):
         raise ModelSpecError(f"A fallback chain needs two or more non-empty specs, got {specs!r}")
-    options = {k: v for k, v in options.items() if v is not None}
-    engine_only = LOCAL_OPTIONS | LLAMACPP_OPTIONS | TRANSFORMERS_OPTIONS
-    remote_options = {k: v for k, v in options.items() if k not in engine_only}
-    local_options = {k: v for k, v in options.items() if k in engine_only}
+    options = _given(options)
+    remote_options = {k: v for k, v in options.items() if k not in ENGINE_OPTIONS}
+    local_options = {k: v for k, v in options.items() if k in ENGINE_OPTIONS}
+    if local_options and all(s.startswith("openai:") for s in specs):
+        _refuse(local_options, ENGINE_OPTIONS, ",".join(specs), "a chain of servers' models")
     clients = [
         resolve_model(s, base_url=base_url, **remote_options)
         if s.startswith("openai:")
@@ -273,13 +280,17 @@ def resolve_chain(specs: Sequence[str], *, base_url: Optional[str] = None, **opt
 
 def _cached_client(engine: str, path: Path, settings: dict[str, Any]) -> Any:
     """Each model is loaded once per process and shared by every evaluator that names it."""
+    if engine == "transformers":
+        from .clients.transformers import TransformersClient as client_class
+    else:
+        from .clients.llamacpp import LlamaCppClient as client_class
+    try:
+        inspect.signature(client_class).bind(path, **settings)
+    except TypeError as exc:
+        raise ModelSpecError(f"{client_class.__name__} does not take these options: {exc}") from None
     key = (engine, str(path.resolve()), tuple(sorted(settings.items())))
     with _client_cache_lock:
         if key not in _client_cache:
-            if engine == "transformers":
-                from .clients.transformers import TransformersClient as client_class
-            else:
-                from .clients.llamacpp import LlamaCppClient as client_class
             _client_cache[key] = client_class(path, **settings)
         return _client_cache[key]
 

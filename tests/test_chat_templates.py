@@ -164,9 +164,19 @@ COSTLY = {
     "a huge power": "{{ 2 ** 100000000 }}",
     "a multiplying join": "{{ range(100000) | join('x' * 1000) }}",
     "a multiplying replace": "{{ ('x' * 100000) | replace('x', 'y' * 1000) }}",
-    "expanded tabs": "{{ ('\t' * 100000).expandtabs(100000) }}",
     "endless output": "{% for i in range(100000) %}{{ 'y' * 1000 }}{% endfor %}",
+    "a join of large items": "{% set a = 'A' * 999999 %}{{ ([a] * 60) | join }}",
+    "a repeated wide format": "{{ ('{0:>999999}' * 60).format(1) }}",
+    "a long concatenation": "{% set a = 'A' * 999999 %}{{ " + " ~ ".join(["a"] * 40) + " }}",
+    "shared references printed": (
+        "{% set a = ['x' * 1000] * 1000 %}{% set b = [a, a, a, a, a, a, a, a, a, a] %}{{ b }}"
+    ),
+    "a deep structure repeated": "{% set z = [[['x' * 1000]]] %}{{ [z] * 1000000 }}",
+    "a sum of lists": "{% set a = [1] * 1000 %}{{ ([a] * 1000) | sum(start=[]) | length }}",
 }
+
+
+RENDER_SECONDS = 2.0
 
 
 @pytest.mark.parametrize("source", list(COSTLY.values()), ids=list(COSTLY))
@@ -184,10 +194,51 @@ def test_a_costly_template_is_stopped_quickly_and_small(source):
     finally:
         tracemalloc.stop()
     assert time.perf_counter() - started < 10 * RENDER_SECONDS
-    assert peak < 64 * 1024 * 1024
+    assert peak < 16 * 1024 * 1024
 
 
-RENDER_SECONDS = 2.0
+@pytest.mark.parametrize(
+    ("source", "error"),
+    [
+        ("{{ lipsum(1000000) }}", "'lipsum' is undefined"),  # one call that runs for minutes: not offered
+        ("{{ 'a'.expandtabs(100000000) }}", "not available to a chat template"),
+        ("{{ messages.pop() }}", "unsafe"),
+    ],
+)
+def test_costly_or_mutating_helpers_are_not_offered(source, error):
+    template = resolve_chat_template({"general.architecture": "x", "tokenizer.chat_template": source})
+    with pytest.raises(ModelError, match=error):
+        template.render([{"role": "user", "content": "hi"}])
+
+
+def test_common_template_idioms_still_render():
+    source = (
+        "{% set ns = namespace(text='') %}{% for m in messages %}{% set ns.text = ns.text + m.content %}"
+        "{{ loop.cycle('<a>', '<b>') }}{{ m['content'] | trim | replace('x', 'y') }}{% endfor %}"
+        "{{ messages | map(attribute='role') | join(',') }}|{{ messages | tojson(indent=2, sort_keys=True) | length }}"
+        "|{{ 'Call 5551234567: {}'.format(ns.text[:3]) }}|{{ '%5d' | format(7) }}|{{ 'ab'.upper().startswith('A') }}"
+    )
+    template = resolve_chat_template({"general.architecture": "x", "tokenizer.chat_template": source})
+    out = template.render([{"role": "user", "content": " xx "}, {"role": "assistant", "content": "z"}])
+    assert out.startswith("<a>yy<b>z") and "user,assistant|" in out
+    assert out.endswith("|Call 5551234567:  xx|    7|True")
+
+
+def test_renders_in_several_threads_each_keep_their_own_budget():
+    """A large render and many small ones at once: the small ones' budgets must not reach the large one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    template = resolve_chat_template({"general.architecture": "x", "tokenizer.chat_template": REALISTIC})
+    large = [{"role": "user", "content": "long answer " * 100_000}]
+
+    def render(i: int) -> str:
+        return template.render(large if i % 8 == 0 else [{"role": "user", "content": f"short {i}"}])
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        rendered = list(pool.map(render, range(64)))
+    assert all(text.endswith("<|im_start|>assistant\n") for text in rendered)
+    assert sum(len(text) > 1_000_000 for text in rendered) == 8
+
 
 # ChatML with a system default and tool-call branches, the shape of common open models' templates.
 REALISTIC = """{%- if messages[0]['role'] == 'system' %}{%- set system = messages[0]['content'] %}{%- set rest = messages[1:] %}

@@ -81,6 +81,35 @@ def test_score_passes_every_option_through(scripted, tmp_path):
     assert scripted.asked == [("some.gguf", "http://127.0.0.1:9", ("openai:m",))]
 
 
+def test_model_loading_options_reach_the_resolver(scripted, tmp_path):
+    template = tmp_path / "t.jinja"
+    template.write_text("{{ messages[0]['content'] }}", encoding="utf-8")
+    result = run(
+        "score", "--outputs", "x", "--model", "hf:dir", "--chat-template", str(template),
+        "--n-ctx", "2048", "--n-threads", "3", "--device", "cpu", "--dtype", "bfloat16",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert scripted.model_options == {
+        "chat_template": str(template),
+        "n_ctx": 2048,
+        "n_threads": 3,
+        "n_gpu_layers": None,
+        "device": "cpu",
+        "dtype": "bfloat16",
+    }
+
+
+def test_build_judge_reads_a_template_file_and_refuses_misplaced_options(tmp_path):
+    from localjudge.errors import ModelSpecError, UsageError
+
+    template = tmp_path / "t.jinja"
+    template.write_text("{{ messages[0]['content'] }}", encoding="utf-8")
+    with pytest.raises(ModelSpecError, match="--chat-template does not apply"):
+        cli.build_judge("openai:m", "http://127.0.0.1:9", (), chat_template=str(template))
+    with pytest.raises(UsageError, match="neither a built-in template"):
+        cli.build_judge("default", None, (), chat_template=str(tmp_path / "missing.jinja"))
+
+
 def test_score_no_reasoning_and_continuous(scripted):
     scripted._script = iter(['{"score": 0.25}'])
     result = run("score", "--outputs", "x", "--continuous", "--no-reasoning")

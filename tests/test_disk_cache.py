@@ -65,3 +65,9 @@ def test_pieces_helpers_check_the_vocabulary_size():
     disk_cache.store_pieces(("m",), [b"a", None, b"c"])
     assert disk_cache.load_pieces(("m",), 3) == [b"a", None, b"c"]
     assert disk_cache.load_pieces(("m",), 4) is None
+
+
+def test_an_oversized_file_is_a_miss_without_being_read(monkeypatch):
+    disk_cache.store("index", ("m",), b"x" * 100)
+    monkeypatch.setattr(disk_cache, "MAX_ENTRY_BYTES", 64)
+    assert disk_cache.load("index", ("m",)) is None

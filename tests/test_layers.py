@@ -16,7 +16,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / "localjudge"
 # Bottom to top. A module may import its own layer (without a cycle) and any below.
 LAYERS: list[tuple[str, ...]] = [
     ("localjudge._lazy", "localjudge.errors", "localjudge.paths", "localjudge.cpu", "localjudge.types"),
-    ("localjudge.messages", "localjudge.disk_cache", "localjudge.schema", "localjudge.parsing"),
+    (
+        "localjudge.messages",
+        "localjudge.disk_cache",
+        "localjudge.schema",
+        "localjudge.parsing",
+        "localjudge.template_sandbox",
+    ),
     ("localjudge.chat_templates", "localjudge.runtimes", "localjudge.runtimes.*"),
     ("localjudge.decoding", "localjudge.decoding.*"),
     ("localjudge.clients", "localjudge.clients.*", "localjudge.grammars"),

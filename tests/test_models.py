@@ -107,3 +107,43 @@ def test_hf_spec_resolves_to_the_transformers_backend(tmp_path):
     with pytest.raises(ModelLoadError) as info:
         models.resolve_model(f"hf:{missing}")
     assert info.value.path == str(missing)
+
+
+@pytest.mark.parametrize(
+    ("spec", "options", "message"),
+    [
+        ("default", {"device": "cuda"}, "--device does not apply to 'default', a llama.cpp model"),
+        ("hf:default", {"n_gpu_layers": 4}, "--n-gpu-layers does not apply to 'hf:default', a transformers model"),
+        ("openai:judge", {"n_ctx": 2048}, "--n-ctx does not apply to 'openai:judge', a server's model"),
+        ("openai:a,openai:b", {"chat_template": "gemma"}, "--chat-template does not apply"),
+        ("default", {"no_such_option": 1}, "does not take these options"),
+    ],
+)
+def test_an_option_the_engine_does_not_take_is_an_error_not_ignored(spec, options, message):
+    with pytest.raises(ModelSpecError, match=message):
+        models.resolve_model(spec, base_url="http://127.0.0.1:9/v1", **options)
+
+
+def test_loading_options_given_as_none_are_not_given_but_other_nones_are_passed(monkeypatch):
+    built = []
+
+    class Recorder:
+        def __init__(self, path, **settings):
+            built.append(settings)
+
+    import localjudge.clients.llamacpp as llamacpp_client
+
+    monkeypatch.setattr(llamacpp_client, "LlamaCppClient", Recorder)
+    models._client_cache.clear()
+    models.resolve_model("some.gguf", n_ctx=None, device=None, reasoning_budget=None, chat_template="chatml")
+    assert built == [{"reasoning_budget": None, "chat_template": "chatml"}]
+    models._client_cache.clear()
+
+
+def test_a_chain_gives_loading_options_to_its_local_members_only():
+    from localjudge.clients.remote import OpenAICompatibleClient
+
+    chain = models.resolve_model("missing.gguf,openai:judge", base_url="http://127.0.0.1:9/v1", n_ctx=512)
+    local, remote = chain.clients
+    assert local._load.keywords == {"n_ctx": 512}
+    assert isinstance(remote, OpenAICompatibleClient)

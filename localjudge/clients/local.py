@@ -19,11 +19,11 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from ..chat_templates import ChatTemplate, resolve_chat_template
+from ..chat_templates import ChatTemplate, resolve_chat_template, text_in_markup
 from ..errors import ModelError, UsageError
 from ..runtimes.base import Runtime
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
-from .request import read_request
+from .request import check_max_tokens, read_request, refuse_special_spellings
 
 __all__ = ["DECODE_STATS_FIELD", "DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "LocalClient"]
 
@@ -57,13 +57,11 @@ class LocalClient(ChatClient):
         super().__init__()
         if reasoning_budget is not None and (isinstance(reasoning_budget, bool) or reasoning_budget < 1):
             raise UsageError("reasoning_budget must be a positive number of tokens, or None for no cap")
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-            raise UsageError(f"max_tokens must be a positive integer, got {max_tokens!r}")
         self.runtime = runtime
         self.name = runtime.backend
         self.reasoning_budget = reasoning_budget
         self.close_loops = close_loops
-        self.max_tokens = max_tokens
+        self.max_tokens = check_max_tokens(max_tokens)
         self.model_name = model_name or (runtime.path.stem if runtime.path.suffix == ".gguf" else runtime.path.name)
         self.template: ChatTemplate = resolve_chat_template(
             runtime.template_metadata,
@@ -79,6 +77,7 @@ class LocalClient(ChatClient):
 
         messages, options = read_request(request, self.name)
         prompt = self.template.render_parts(messages)
+        refuse_special_spellings(text_in_markup(prompt, messages), self.runtime.spells_special, self.name)
         guide = self._guide_for(request.get("response_format"))
         sampler = Sampler(
             options.temperature,

@@ -33,184 +33,25 @@ models get the messages as an outlines ``Chat`` and apply their own template.
 
 from __future__ import annotations
 
-import copy
-import importlib
 import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from ..chat_templates import ChatTemplate, resolve_chat_template
-from ..errors import ContextOverflowError, MissingDependencyError, ModelError, UnsupportedSchemaError, UsageError
+from ..chat_templates import text_in_markup
+from ..errors import ContextOverflowError, ModelError, UnsupportedSchemaError, UsageError
 from ..runtimes.base import check_fits
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
 from .local import DEFAULT_MAX_TOKENS
-from .request import RequestOptions, read_request
+from .outlines_engines import engine_for
+from .request import RequestOptions, check_max_tokens, read_request, refuse_special_spellings
 
-__all__ = ["WHITESPACE_PATTERN", "OutlinesClient", "generation_kwargs"]
+__all__ = ["WHITESPACE_PATTERN", "OutlinesClient"]
 
 #: JSON whitespace outlines may write between tokens: at most one space
 WHITESPACE_PATTERN = r"[ ]?"
 _GENERATOR_CACHE_SIZE = 16
-
-
-def generation_kwargs(kind: str, options: RequestOptions, max_tokens: int) -> dict[str, Any]:
-    """The keyword arguments each engine's ``generate`` takes for our sampling options.
-
-    Greedy at temperature 0 (one input, one verdict), as our own clients.
-    Options an engine cannot honour are refused, not dropped.
-    """
-    sampling = options.temperature > 0
-    if kind == "llama.cpp":
-        return {
-            "max_tokens": max_tokens,
-            "temperature": options.temperature,
-            "top_p": options.top_p,
-            "seed": options.seed,
-            "frequency_penalty": options.frequency_penalty,
-            "presence_penalty": options.presence_penalty,
-            "stop": list(options.stop),
-        }
-    _refuse_penalties(kind, options)
-    if kind == "transformers":
-        kwargs: dict[str, Any] = {"max_new_tokens": max_tokens, "do_sample": sampling}
-        if sampling:
-            kwargs.update(temperature=options.temperature, top_p=options.top_p)
-        return kwargs
-    if kind == "mlx-lm":
-        from mlx_lm.sample_utils import make_sampler
-
-        return {"max_tokens": max_tokens, "sampler": make_sampler(temp=options.temperature, top_p=options.top_p)}
-    if kind == "vllm":
-        from vllm import SamplingParams
-
-        params = SamplingParams(
-            max_tokens=max_tokens, temperature=options.temperature, top_p=options.top_p, seed=options.seed
-        )
-        return {"sampling_params": params}
-    raise UsageError(f"Unknown outlines engine {kind!r}")
-
-
-def _refuse_penalties(kind: str, options: RequestOptions) -> None:
-    if options.frequency_penalty or options.presence_penalty:
-        raise UsageError(f"outlines with {kind} does not take frequency_penalty or presence_penalty")
-    if options.stop and kind != "transformers":
-        raise UsageError(f"outlines with {kind} does not take stop strings")
-
-
-@dataclass
-class _Engine:
-    """What the client needs to know about the engine behind an outlines model."""
-
-    kind: str
-    model: Any  # the outlines model generate() is called on
-    name: str
-    n_ctx: int | None = None
-    n_ctx_train: int | None = None
-    template: ChatTemplate | None = None  # None: the engine applies its own template to a Chat
-    adds_bos: bool = False
-
-    def count_tokens(self, text: str) -> int:
-        if self.kind == "llama.cpp":
-            return len(self.model.model.tokenize(text.encode("utf-8"), add_bos=False, special=True))
-        if self.kind == "transformers":
-            return len(self.model.hf_tokenizer(text, add_special_tokens=False)["input_ids"])
-        return 0
-
-    def spells_special(self, text: str) -> bool:
-        """Whether the engine would read part of ``text`` as a special token."""
-        if self.kind == "llama.cpp":
-            llm = self.model.model
-            data = text.encode("utf-8")
-            return llm.tokenize(data, add_bos=False, special=True) != llm.tokenize(data, add_bos=False, special=False)
-        if self.kind == "transformers":
-            tokenizer = self.model.hf_tokenizer
-            plain = tokenizer(text, add_special_tokens=False, split_special_tokens=True)["input_ids"]
-            return tokenizer(text, add_special_tokens=False)["input_ids"] != plain
-        return False
-
-
-def _engine_for(model: Any, chat_template: str | None) -> _Engine:
-    try:
-        from outlines.models.llamacpp import LlamaCpp, LlamaCppTypeAdapter
-        from outlines.models.transformers import Transformers
-    except ImportError as exc:
-        raise MissingDependencyError("OutlinesClient", "outlines", "outlines") from exc
-    if isinstance(model, LlamaCpp):
-        _require_kernels("numpy")
-        llm = model.model
-        raw = copy.copy(model)  # the same Llama and tokenizer, reading strings as prompts, not chat turns
-        raw.type_adapter = LlamaCppTypeAdapter(has_chat_template=False)
-        bos = llm.token_bos()
-        template = resolve_chat_template(
-            llm.metadata,
-            chat_template,
-            bos_token=llm.detokenize([bos], special=True).decode("utf-8", "replace") if bos >= 0 else "",
-            eos_token=llm.detokenize([llm.token_eos()], special=True).decode("utf-8", "replace"),
-            model_name=str(llm.model_path),
-        )
-        return _Engine(
-            "llama.cpp",
-            raw,
-            Path(llm.model_path).stem,
-            n_ctx=llm.n_ctx(),
-            n_ctx_train=llm._model.n_ctx_train(),
-            template=template,
-            adds_bos=bool(llm._model.add_bos_token()),
-        )
-    if isinstance(model, Transformers) and type(model).__name__ == "Transformers":
-        _require_kernels("torch")
-        tokenizer, config = model.hf_tokenizer, model.model.config
-        raw = copy.copy(model)
-        raw.type_adapter = copy.copy(model.type_adapter)
-        raw.type_adapter.has_chat_template = False
-        metadata = {"general.architecture": str(getattr(config, "model_type", ""))}
-        if isinstance(getattr(tokenizer, "chat_template", None), str):
-            metadata["tokenizer.chat_template"] = tokenizer.chat_template
-        template = resolve_chat_template(
-            metadata,
-            chat_template,
-            bos_token=tokenizer.bos_token or "",
-            eos_token=tokenizer.eos_token or "",
-            model_name=str(getattr(config, "name_or_path", "the model")),
-            backend="transformers",
-        )
-        n_ctx = getattr(config, "max_position_embeddings", None)
-        bos_id = tokenizer.bos_token_id
-        return _Engine(
-            "transformers",
-            raw,
-            Path(str(getattr(config, "name_or_path", "") or "transformers")).name,
-            n_ctx=n_ctx,
-            n_ctx_train=n_ctx,
-            template=template,
-            adds_bos=bos_id is not None and tokenizer("a")["input_ids"][:1] == [bos_id],
-        )
-    kind = {"MLXLM": "mlx-lm", "VLLMOffline": "vllm"}.get(type(model).__name__)
-    if kind is None:
-        raise UsageError(
-            f"OutlinesClient takes an outlines model from from_llamacpp, from_transformers, from_mlxlm or "
-            f"from_vllm_offline; got {type(model).__name__}"
-        )
-    if chat_template is not None:
-        raise UsageError(f"chat_template= is not used with {kind}: the engine applies its own chat template")
-    return _Engine(kind, model, kind)
-
-
-def _require_kernels(library: str) -> None:
-    """outlines-core's mask kernels for this tensor library, checked up front.
-
-    Without them the logits processor fails inside llama-cpp-python's sampler
-    callback, which only logs the error and samples unconstrained.
-    """
-    try:
-        importlib.import_module(f"outlines_core.kernels.{library}")
-    except ImportError as exc:
-        missing = "numba" if library == "numpy" else library
-        raise MissingDependencyError(f"outlines' constraints on {library} logits", missing, "outlines") from exc
 
 
 class OutlinesClient(ChatClient):
@@ -234,15 +75,13 @@ class OutlinesClient(ChatClient):
         model_name: str | None = None,
     ) -> None:
         super().__init__()
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-            raise UsageError(f"max_tokens must be a positive integer, got {max_tokens!r}")
         if schema_compiler not in ("localjudge", "outlines"):
             raise UsageError(f"schema_compiler must be 'localjudge' or 'outlines', got {schema_compiler!r}")
         self.schema_compiler = schema_compiler
-        self.engine = _engine_for(model, chat_template)
+        self.engine = engine_for(model, chat_template)
         self.name = f"outlines:{self.engine.kind}"
         self.model_name = model_name or self.engine.name
-        self.max_tokens = max_tokens
+        self.max_tokens = check_max_tokens(max_tokens)
         self.backend = backend
         self.whitespace_pattern = whitespace_pattern
         self._lock = threading.Lock()
@@ -266,14 +105,7 @@ class OutlinesClient(ChatClient):
             generator = self._generator(kind, schema)
             n_prompt = self._check_fits(prompt, options)
             max_tokens = options.max_tokens or self._default_max_tokens(n_prompt)
-            kwargs = generation_kwargs(self.engine.kind, options, max_tokens)
-            if self.engine.kind == "transformers" and options.stop:
-                kwargs.update(stop_strings=list(options.stop), tokenizer=self.engine.model.hf_tokenizer)
-            if self.engine.kind == "transformers" and options.seed is not None:
-                import transformers
-
-                transformers.set_seed(options.seed)
-            text = self._generate(generator, prompt, kwargs)
+            text = self._generate(generator, prompt, self.engine.generation_kwargs(options, max_tokens))
         completion_tokens = self.engine.count_tokens(text)
         return make_chat_completion(
             text,
@@ -290,15 +122,12 @@ class OutlinesClient(ChatClient):
 
             return Chat([dict(m) for m in messages])
         parts = template.render_parts(messages)
-        for text, markup in parts:
-            if not markup and self.engine.spells_special(text):
-                raise UsageError(
-                    f"A message spells a special token of the model ({_clip(text)!r}); outlines would read it as "
-                    "markup. Judge such text with LlamaCppClient or TransformersClient, which keep it apart."
-                )
-        if self.engine.adds_bos and parts and parts[0] == (template.bos_token, True) and template.bos_token:
-            parts = parts[1:]  # the engine adds BOS itself
-        return "".join(text for text, _ in parts)
+        texts = [text for text, markup in parts if not markup] + text_in_markup(parts, messages)
+        refuse_special_spellings(texts, self.engine.spells_special, self.name)  # outlines parses them all
+        prompt = "".join(text for text, _ in parts)
+        if self.engine.adds_bos and template.bos_token and prompt.startswith(template.bos_token):
+            prompt = prompt[len(template.bos_token) :]  # the engine adds BOS itself
+        return prompt
 
     def _check_fits(self, prompt: Any, options: RequestOptions) -> int:
         engine = self.engine
@@ -399,7 +228,3 @@ def _finish_reason(kind: str, text: str, completion_tokens: int, max_tokens: int
     except ValueError:
         return "length"
     return "stop"
-
-
-def _clip(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."

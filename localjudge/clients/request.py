@@ -7,13 +7,20 @@ client over any runtime and for the outlines client.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import UsageError
 
-__all__ = ["HONOURED_FIELDS", "IGNORED_FIELDS", "RequestOptions", "read_request"]
+__all__ = [
+    "HONOURED_FIELDS",
+    "IGNORED_FIELDS",
+    "RequestOptions",
+    "check_max_tokens",
+    "read_request",
+    "refuse_special_spellings",
+]
 
 HONOURED_FIELDS = frozenset(
     {
@@ -64,9 +71,10 @@ def read_request(request: Mapping[str, Any], client: str) -> tuple[list[Mapping[
         raise UsageError(f"{client} does not return logprobs")
     if request.get("stream"):
         raise UsageError(f"{client} does not stream; call without stream=True")
-    max_tokens = request.get("max_tokens", request.get("max_completion_tokens"))
-    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1):
-        raise UsageError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+    given = [request[k] for k in ("max_tokens", "max_completion_tokens") if request.get(k) is not None]
+    if len(set(given)) > 1:
+        raise UsageError(f"max_tokens and max_completion_tokens disagree ({given[0]} and {given[1]}); give one")
+    max_tokens = check_max_tokens(given[0]) if given else None
     temperature = _number(request, "temperature", 0.0)
     top_p = _number(request, "top_p", 1.0)
     if not 0 <= temperature <= 2:
@@ -74,17 +82,21 @@ def read_request(request: Mapping[str, Any], client: str) -> tuple[list[Mapping[
     if not 0 < top_p <= 1:
         raise UsageError(f"top_p must be in (0, 1], got {top_p!r}")
     stop = request.get("stop") or ()
-    stop = (stop,) if isinstance(stop, str) else tuple(stop)
-    if not all(isinstance(s, str) for s in stop):
+    if isinstance(stop, str):
+        stop = (stop,)
+    if not isinstance(stop, (list, tuple)) or not all(isinstance(s, str) for s in stop):
         raise UsageError(f"stop must be a string or a list of strings, got {request.get('stop')!r}")
+    seed = request.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise UsageError(f"seed must be an integer, got {seed!r}")
     return list(messages), RequestOptions(
         max_tokens=max_tokens,
         temperature=temperature,
         top_p=top_p,
-        seed=request.get("seed"),
+        seed=seed,
         frequency_penalty=_number(request, "frequency_penalty", 0.0),
         presence_penalty=_number(request, "presence_penalty", 0.0),
-        stop=stop,
+        stop=tuple(stop),
     )
 
 
@@ -95,3 +107,21 @@ def _number(request: Mapping[str, Any], key: str, default: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise UsageError(f"{key} must be a number, got {value!r}")
     return float(value)
+
+
+def check_max_tokens(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UsageError(f"max_tokens must be a positive integer, got {value!r}")
+    return value
+
+
+def refuse_special_spellings(texts: Iterable[str], spells_special: Callable[[str], bool], client: str) -> None:
+    """Refuse message text the engine would read as markup: it could close its turn and write the verdict."""
+    for text in texts:
+        if spells_special(text):
+            clipped = text if len(text) <= 60 else text[:60] + "..."
+            raise UsageError(
+                f"A message spells a special token of the model ({clipped!r}), and {client} would read it as "
+                "markup here. Use a chat template that keeps message text apart (a built-in one, chat_template=), "
+                "or LlamaCppClient / TransformersClient, which never read message text as markup."
+            )

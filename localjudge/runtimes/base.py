@@ -18,12 +18,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import ContextOverflowError, ModelError
+from ..errors import ContextOverflowError, ModelError, UsageError
+from ..messages import Part
 from .vocabulary import TokenVocabulary
 
-__all__ = ["Part", "Runtime", "check_fits"]
-
-Part = tuple[str, bool]  # (text, is_markup): markup may spell special tokens, message text may not
+__all__ = ["Runtime", "check_fits", "check_positive"]
 
 
 class Runtime(abc.ABC):
@@ -47,8 +46,9 @@ class Runtime(abc.ABC):
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        self._n_past = 0
 
-    # --- what each engine implements --------------------------------------------------
+    # --- what each engine implements ---------------------------------------------------
 
     @abc.abstractmethod
     def tokenize(self, text: str, *, special: bool) -> list[int]:
@@ -63,12 +63,12 @@ class Runtime(abc.ABC):
         """The token as the tokenizer spells it, special tokens included (for chat templates)."""
 
     @abc.abstractmethod
-    def start(self, prompt_tokens: Sequence[int]) -> np.ndarray:
-        """Evaluate a fresh prompt; return the logits after its last token."""
+    def _reset(self) -> None:
+        """Forget everything evaluated (clear the KV cache)."""
 
     @abc.abstractmethod
-    def extend(self, tokens: Sequence[int]) -> np.ndarray:
-        """Evaluate more tokens after what was evaluated; return the last logits."""
+    def _evaluate(self, tokens: Sequence[int], n_past: int) -> np.ndarray:
+        """Evaluate ``tokens`` after the ``n_past`` already evaluated; the logits after the last one."""
 
     @abc.abstractmethod
     def load_info(self) -> dict[str, Any]:
@@ -88,6 +88,22 @@ class Runtime(abc.ABC):
         if self.closed:
             raise ModelError(f"The model {self.path} was closed", backend=self.backend, retryable=False)
 
+    def start(self, prompt_tokens: Sequence[int]) -> np.ndarray:
+        """Evaluate a fresh prompt; return the logits after its last token."""
+        self.require_open()
+        self._reset()
+        self._n_past = 0
+        return self.extend(prompt_tokens)
+
+    def extend(self, tokens: Sequence[int]) -> np.ndarray:
+        """Evaluate more tokens after what was evaluated; return the last logits."""
+        self.require_open()
+        if self._n_past + len(tokens) > self.n_ctx:
+            raise ContextOverflowError(f"Generation ran past the context of {self.n_ctx} tokens", backend=self.backend)
+        logits = self._evaluate(tokens, self._n_past)
+        self._n_past += len(tokens)
+        return logits
+
     def prompt_tokens(self, prompt: str | Sequence[Part]) -> list[int]:
         """Tokens for a rendered chat prompt, with exactly one BOS when the model wants one.
 
@@ -104,13 +120,12 @@ class Runtime(abc.ABC):
                 tokens.insert(0, self.bos_id)
         return tokens
 
+    def spells_special(self, text: str) -> bool:
+        """Whether ``text``, read as markup, would contain a special token of the model."""
+        return self.tokenize(text, special=True) != self.tokenize(text, special=False)
+
     def check_fits(self, n_prompt: int, max_tokens: int, *, max_tokens_given: bool = True) -> None:
         check_fits(n_prompt, max_tokens, self.n_ctx, self.n_ctx_train, backend=self.backend, given=max_tokens_given)
-
-    def check_room(self, n_evaluated: int, n_more: int) -> None:
-        """Refuse to evaluate past the context (a generation that outgrew its checked budget)."""
-        if n_evaluated + n_more > self.n_ctx:
-            raise ContextOverflowError(f"Generation ran past the context of {self.n_ctx} tokens", backend=self.backend)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self.path)!r}, n_ctx={self.n_ctx})"
@@ -140,3 +155,10 @@ def check_fits(n_prompt: int, max_tokens: int, n_ctx: int, n_ctx_train: int, *, 
             f"{n_ctx}. Shorten the prompt, or {larger}."
         )
     raise ContextOverflowError(message, backend=backend)
+
+
+def check_positive(**values: int | None) -> None:
+    """Sizes and counts a caller gave (None: not given) must be positive integers."""
+    for name, value in values.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise UsageError(f"{name} must be a positive integer, got {value!r}")

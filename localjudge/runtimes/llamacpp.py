@@ -15,19 +15,17 @@ import ctypes
 import hashlib
 import os
 import sys
-import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
-from .. import disk_cache
 from ..cpu import cpu_features, default_threads, usable_cpus
 from ..errors import MissingDependencyError, ModelError, ModelLoadError, UsageError
-from .base import Runtime
+from .base import Runtime, check_positive
 from .gguf import check_gguf_file
-from .vocabulary import TokenVocabulary
+from .vocabulary import TokenVocabulary, load_vocabulary
 
 __all__ = [
     "LlamaCppRuntime",
@@ -37,8 +35,6 @@ __all__ = [
 ]
 
 BACKEND = "llama.cpp"
-_vocab_cache: dict[str, TokenVocabulary] = {}
-_vocab_lock = threading.Lock()
 
 
 _log_lines: deque[str] = deque(maxlen=200)
@@ -132,7 +128,7 @@ class LlamaCppRuntime(Runtime):
     ) -> None:
         super().__init__()
         self.path = check_gguf_file(path)
-        _check_positive(n_ctx=n_ctx, n_batch=n_batch, n_threads=n_threads)
+        check_positive(n_ctx=n_ctx, n_batch=n_batch, n_threads=n_threads)
         llama_cpp = import_llama_cpp()
         from llama_cpp import _internals
 
@@ -170,7 +166,6 @@ class LlamaCppRuntime(Runtime):
         self.add_bos = bool(self._model.add_bos_token())
         self.n_batch = n_batch
         self.n_ctx = 0 if vocab_only else self._create_context(_internals, n_ctx, n_batch, n_threads)
-        self._n_past = 0
         self.vocab = self._load_vocabulary()
 
     def _create_context(self, internals: Any, n_ctx: int, n_batch: int, n_threads: int | None) -> int:
@@ -206,25 +201,18 @@ class LlamaCppRuntime(Runtime):
     def _load_vocabulary(self) -> TokenVocabulary:
         """Token id -> bytes, once per model file (262k ctypes calls take ~1 s)."""
         stat = self.path.stat()
-        key = hashlib.sha1(f"{self.path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()
-        with _vocab_lock:
-            cached = _vocab_cache.get(key)
-        if cached is not None:
-            return cached
-        lib, vocab = self._llama_cpp, self._model.vocab
-        parts = ("pieces", getattr(lib, "__version__", "?"), key)
-        pieces = disk_cache.load_pieces(parts, self.n_vocab)
-        if pieces is None:
-            pieces = self._read_pieces()
-            disk_cache.store_pieces(parts, pieces)
-        is_eog = lib.llama_vocab_is_eog
-        stops = [t for t in (lib.llama_vocab_eos(vocab), lib.llama_vocab_eot(vocab)) if t >= 0]
-        stops += [t for t, p in enumerate(pieces) if p is None and is_eog(vocab, t)]
-        eos = lib.llama_vocab_eos(vocab)
-        result = TokenVocabulary(pieces, eos_id=eos if eos >= 0 else stops[0], stop_ids=stops, key=key)
-        with _vocab_lock:
-            _vocab_cache[key] = result
-        return result
+        lib = self._llama_cpp
+        stamp = f"{self.path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{getattr(lib, '__version__', '?')}"
+        key = hashlib.sha1(stamp.encode()).hexdigest()
+
+        def build(pieces: list[bytes | None]) -> TokenVocabulary:
+            vocab = self._model.vocab
+            stops = [t for t in (lib.llama_vocab_eos(vocab), lib.llama_vocab_eot(vocab)) if t >= 0]
+            stops += [t for t, p in enumerate(pieces) if p is None and lib.llama_vocab_is_eog(vocab, t)]
+            eos = lib.llama_vocab_eos(vocab)
+            return TokenVocabulary(pieces, eos_id=eos if eos >= 0 else stops[0], stop_ids=stops, key=key)
+
+        return load_vocabulary(key, self.n_vocab, self._read_pieces, build)
 
     def _read_pieces(self) -> list[bytes | None]:
         lib, vocab = self._llama_cpp, self._model.vocab
@@ -258,22 +246,17 @@ class LlamaCppRuntime(Runtime):
         if self.vocab_only:
             raise ModelError(f"{self.path} was loaded vocab_only: it tokenizes but cannot evaluate", backend=BACKEND)
 
-    def start(self, prompt_tokens: Sequence[int]) -> np.ndarray:
-        self.require_open()
+    def _reset(self) -> None:
         self._ctx.kv_cache_clear()
-        self._n_past = 0
-        return self.extend(prompt_tokens)
 
-    def extend(self, tokens: Sequence[int]) -> np.ndarray:
-        self.check_room(self._n_past, len(tokens))
+    def _evaluate(self, tokens: Sequence[int], n_past: int) -> np.ndarray:
         for i in range(0, len(tokens), self.n_batch):
             chunk = list(tokens[i : i + self.n_batch])
-            self._batch.set_batch(chunk, n_past=self._n_past, logits_all=False)
+            self._batch.set_batch(chunk, n_past=n_past + i, logits_all=False)
             try:
                 self._ctx.decode(self._batch)
             except RuntimeError as exc:
                 raise ModelError(f"llama.cpp failed to decode: {exc}", backend=BACKEND) from exc
-            self._n_past += len(chunk)
         pointer = self._ctx.get_logits_ith(-1)
         return np.ctypeslib.as_array(pointer, shape=(self.n_vocab,))
 
@@ -301,9 +284,3 @@ class LlamaCppRuntime(Runtime):
             obj = getattr(self, part, None)
             if obj is not None:
                 obj.close()
-
-
-def _check_positive(**values: int | None) -> None:
-    for name, value in values.items():
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-            raise UsageError(f"{name} must be a positive integer, got {value!r}")

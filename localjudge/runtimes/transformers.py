@@ -15,17 +15,15 @@ import hashlib
 import inspect
 import json
 import os
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .. import disk_cache
 from ..errors import MissingDependencyError, ModelError, ModelLoadError, UsageError
-from .base import Runtime
-from .vocabulary import TokenVocabulary
+from .base import Runtime, check_positive
+from .vocabulary import TokenVocabulary, load_vocabulary
 
 __all__ = ["TransformersRuntime", "check_model_dir", "import_transformers", "pick_device", "token_pieces"]
 
@@ -36,8 +34,6 @@ DEFAULT_N_CTX = 4096
 # not <end_of_turn>), yet a chat model ends its turn with these; llama.cpp
 # recognises the same names.
 END_OF_TURN_MARKERS = ("<end_of_turn>", "<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end|>", "<|endoftext|>")
-_vocab_cache: dict[str, TokenVocabulary] = {}
-_vocab_lock = threading.Lock()
 
 
 def import_transformers():
@@ -173,7 +169,9 @@ class TransformersRuntime(Runtime):
         n_threads: int | None = None,
     ) -> None:
         super().__init__()
+        check_positive(n_ctx=n_ctx, n_threads=n_threads)
         torch, transformers = import_transformers()
+        self.device, self.dtype = pick_device(torch, device, dtype)  # before a conversion that takes minutes
         self.path = Path(path).expanduser()
         if self.path.is_file():  # a GGUF: converted once, then loaded like any directory
             from .gguf_conversion import converted_dir
@@ -185,7 +183,6 @@ class TransformersRuntime(Runtime):
         if n_threads:
             torch.set_num_threads(n_threads)
         self.n_threads = torch.get_num_threads()
-        self.device, self.dtype = pick_device(torch, device, dtype)
         options = {"local_files_only": True, "trust_remote_code": False}
         try:
             self.config = transformers.AutoConfig.from_pretrained(self.model_dir, **options)
@@ -199,13 +196,17 @@ class TransformersRuntime(Runtime):
         self.model_type = str(getattr(self.config, "model_type", "") or "")
         trained = getattr(self.config, "max_position_embeddings", None) or DEFAULT_N_CTX
         self.n_ctx_train = int(trained)
-        self.n_ctx = min(int(n_ctx), self.n_ctx_train) if n_ctx else self.n_ctx_train
+        if n_ctx and n_ctx > self.n_ctx_train:
+            raise UsageError(
+                f"n_ctx={n_ctx} is more than {self.path} was trained for ({self.n_ctx_train} positions); "
+                f"use at most {self.n_ctx_train}"
+            )
+        self.n_ctx = n_ctx or self.n_ctx_train
         self.n_vocab = int(self._model.get_output_embeddings().out_features)
         self.bos_id = self.tokenizer.bos_token_id
         self.add_bos = self.bos_id is not None and self.tokenizer("a")["input_ids"][:1] == [self.bos_id]
         self._cache_arg = "cache" if "cache" in inspect.signature(self._model.forward).parameters else "past_key_values"
         self._cache: Any = None
-        self._n_past = 0
         self.template_metadata = self._template_metadata()
         self.vocab = self._load_vocabulary()
 
@@ -224,30 +225,21 @@ class TransformersRuntime(Runtime):
     # --- vocabulary ----------------------------------------------------------
 
     def _load_vocabulary(self) -> TokenVocabulary:
-        key = _dir_key(self.model_dir)
-        with _vocab_lock:
-            cached = _vocab_cache.get(key)
-        if cached is not None:
-            return cached
-        parts = ("hf-pieces", key, str(self.n_vocab))
-        pieces = disk_cache.load_pieces(parts, self.n_vocab)
-        if pieces is None:  # ~3 s for a 262k vocabulary
-            pieces = token_pieces(self.tokenizer, self.n_vocab)
-            disk_cache.store_pieces(parts, pieces)
+        key = f"hf:{_dir_key(self.model_dir)}"
+        read = lambda: token_pieces(self.tokenizer, self.n_vocab)  # noqa: E731
+        return load_vocabulary(key, self.n_vocab, read, lambda pieces: self._build(pieces, key))
+
+    def _build(self, pieces: list[bytes | None], key: str) -> TokenVocabulary:
         generation = getattr(self._model, "generation_config", None)
         stops = _ids(self.tokenizer.eos_token_id) + _ids(getattr(generation, "eos_token_id", None))
         stops += _ids(getattr(self.config, "eos_token_id", None))
-        special = {
-            t.content: i for i, t in (getattr(self.tokenizer, "added_tokens_decoder", {}) or {}).items() if t.special
-        }
+        added = getattr(self.tokenizer, "added_tokens_decoder", {}) or {}
+        special = {token.content: token_id for token_id, token in added.items() if token.special}
         stops += [special[name] for name in END_OF_TURN_MARKERS if name in special]
         stops = [t for t in dict.fromkeys(stops) if 0 <= t < self.n_vocab]
         if not stops:
             raise ModelLoadError(f"{self.path} names no end-of-sequence token", path=str(self.path), backend=BACKEND)
-        vocab = TokenVocabulary(pieces, eos_id=stops[0], stop_ids=stops, key=f"hf:{key}")
-        with _vocab_lock:
-            _vocab_cache[key] = vocab
-        return vocab
+        return TokenVocabulary(pieces, eos_id=stops[0], stop_ids=stops, key=key)
 
     def token_text(self, token: int | None) -> str:
         if token is None or token < 0:
@@ -269,16 +261,12 @@ class TransformersRuntime(Runtime):
     def closed(self) -> bool:
         return self._model is None
 
-    def start(self, prompt_tokens: Sequence[int]) -> np.ndarray:
+    def _reset(self) -> None:
         from transformers import DynamicCache
 
-        self.require_open()
         self._cache = DynamicCache()
-        self._n_past = 0
-        return self.extend(prompt_tokens)
 
-    def extend(self, tokens: Sequence[int]) -> np.ndarray:
-        self.check_room(self._n_past, len(tokens))
+    def _evaluate(self, tokens: Sequence[int], n_past: int) -> np.ndarray:
         torch = self._torch
         try:
             with torch.inference_mode():
@@ -290,7 +278,6 @@ class TransformersRuntime(Runtime):
                 )
         except (RuntimeError, ValueError, IndexError) as exc:
             raise ModelError(f"transformers failed to evaluate the model: {exc}", backend=BACKEND) from exc
-        self._n_past += len(tokens)
         return output.logits[0, -1].float().cpu().numpy()
 
     # --- diagnostics -----------------------------------------------------------

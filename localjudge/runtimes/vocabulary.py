@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["TokenVocabulary"]
+from .. import disk_cache
+
+__all__ = ["TokenVocabulary", "load_vocabulary"]
+
+_loaded: dict[str, TokenVocabulary] = {}
+_lock = threading.Lock()
 
 
 class TokenVocabulary:
@@ -40,3 +46,27 @@ class TokenVocabulary:
 
     def decode(self, tokens: Iterable[int]) -> bytes:
         return b"".join(self.pieces[t] or b"" for t in tokens)
+
+
+def load_vocabulary(
+    key: str,
+    n_vocab: int,
+    read_pieces: Callable[[], list[bytes | None]],
+    build: Callable[[list[bytes | None]], TokenVocabulary],
+) -> TokenVocabulary:
+    """One vocabulary per model per process; its pieces from the disk cache when sound, else read and stored.
+
+    Reading a 262k vocabulary token by token takes seconds (ctypes calls, or a
+    tokenizer's id -> token walk); the checked disk cache takes milliseconds.
+    """
+    with _lock:
+        if key in _loaded:
+            return _loaded[key]
+    parts = ("pieces", key, str(n_vocab))
+    pieces = disk_cache.load_pieces(parts, n_vocab)
+    if pieces is None:
+        pieces = read_pieces()
+        disk_cache.store_pieces(parts, pieces)
+    vocab = build(pieces)
+    with _lock:
+        return _loaded.setdefault(key, vocab)

@@ -17,7 +17,9 @@ import json
 
 import jsonschema
 import pytest
+import regex
 
+from localjudge.decoding import schema_to_regex
 from localjudge.errors import ContextOverflowError, TruncatedOutputError, UnsupportedSchemaError, UsageError
 from localjudge.grammars import DEFAULT_VARIANTS
 from localjudge.parsing import parse_json_output
@@ -75,7 +77,11 @@ def create(engine, schema: dict | None = None, **request):
 
 
 def check_answer(engine, response, schema: dict) -> dict | None:
-    """The contract on one answer: valid, or cut at max_tokens and reported as such with its raw text."""
+    """The contract on one answer: valid, or cut at max_tokens and reported as such with its raw text.
+
+    A cut answer is still a prefix of what the grammar admits: an engine that
+    wrote garbage and called it "length" fails here.
+    """
     content = response.choices[0].message.content
     finish = response.choices[0].finish_reason
     if finish == "stop":
@@ -83,6 +89,7 @@ def check_answer(engine, response, schema: dict) -> dict | None:
         jsonschema.validate(value, schema)
         return value
     assert finish == "length", finish
+    assert regex.fullmatch(schema_to_regex(schema), content, partial=True), content
     with pytest.raises(TruncatedOutputError) as info:
         parse_json_output(content, schema, finish_reason=finish)
     assert info.value.raw_output == content

@@ -7,12 +7,16 @@ transformers model and on the default model through ``outlines.from_llamacpp``.
 
 from __future__ import annotations
 
+import json
+
+import jsonschema
 import pytest
 
 outlines = pytest.importorskip("outlines")
 
 from localjudge import OutlinesClient, create_llm_as_judge  # noqa: E402
-from localjudge.clients.outlines import _finish_reason, _refuse_what_outlines_ignores, generation_kwargs  # noqa: E402
+from localjudge.clients.outlines import _finish_reason, _refuse_what_outlines_ignores  # noqa: E402
+from localjudge.clients.outlines_engines import LlamaCppEngine, TransformersEngine  # noqa: E402
 from localjudge.clients.request import read_request  # noqa: E402
 from localjudge.errors import MissingDependencyError, UnsupportedSchemaError, UsageError  # noqa: E402
 from localjudge.schema import default_output_schema  # noqa: E402
@@ -25,7 +29,7 @@ def options(**request):
 
 
 def test_llama_cpp_takes_every_sampling_option():
-    kwargs = generation_kwargs("llama.cpp", options(temperature=0.5, seed=3, stop="x", frequency_penalty=0.2), 40)
+    kwargs = LlamaCppEngine.sampling_kwargs(options(temperature=0.5, seed=3, stop="x", frequency_penalty=0.2), 40)
     assert kwargs == {
         "max_tokens": 40,
         "temperature": 0.5,
@@ -38,11 +42,11 @@ def test_llama_cpp_takes_every_sampling_option():
 
 
 def test_transformers_is_greedy_at_temperature_zero_and_refuses_penalties():
-    assert generation_kwargs("transformers", options(), 9) == {"max_new_tokens": 9, "do_sample": False}
-    sampled = generation_kwargs("transformers", options(temperature=0.7, top_p=0.9), 9)
+    assert TransformersEngine.sampling_kwargs(options(), 9) == {"max_new_tokens": 9, "do_sample": False}
+    sampled = TransformersEngine.sampling_kwargs(options(temperature=0.7, top_p=0.9), 9)
     assert sampled == {"max_new_tokens": 9, "do_sample": True, "temperature": 0.7, "top_p": 0.9}
     with pytest.raises(UsageError, match="frequency_penalty"):
-        generation_kwargs("transformers", options(presence_penalty=0.5), 9)
+        TransformersEngine.sampling_kwargs(options(presence_penalty=0.5), 9)
 
 
 def test_the_finish_reason_follows_from_the_text():
@@ -99,7 +103,11 @@ def test_outlines_own_compiler_on_request(tiny):
     schema, _ = default_output_schema(use_reasoning=False)
     fmt = {"type": "json_schema", "json_schema": {"name": "s", "schema": schema}}
     response = client.chat.completions.create(messages=MESSAGES, response_format=fmt, max_tokens=24)
-    assert response.choices[0].finish_reason in ("stop", "length")
+    content = response.choices[0].message.content
+    if response.choices[0].finish_reason == "stop":  # outlines' own grammar: whitespace allowed, the shape kept
+        jsonschema.validate(json.loads(content), schema)
+    else:
+        assert content.lstrip().startswith("{") and response.usage.completion_tokens > 0
     with pytest.raises(UsageError, match="schema_compiler"):
         OutlinesClient(tiny, schema_compiler="xgrammar")
 
@@ -120,3 +128,12 @@ def test_the_default_model_judges_through_outlines(engines):
         evaluator = create_llm_as_judge(prompt="Is this right? {inputs} -> {outputs}", judge=client, **kwargs)
         result = evaluator(inputs="What is 2+2?", outputs="4")
         assert result["score"] in (True, False, 0.0, 0.5, 1.0)
+
+
+@pytest.mark.model
+def test_bos_is_written_once_when_the_engine_adds_it(engines):
+    model = engines("outlines-llama.cpp").client.engine.model
+    jinja = "{{ bos_token }}<start_of_turn>user\n{{ messages[0]['content'] }}<end_of_turn>\n<start_of_turn>model\n"
+    for client in (OutlinesClient(model), OutlinesClient(model, chat_template=jinja)):
+        prompt = client._prompt(MESSAGES)
+        assert prompt.startswith("<start_of_turn>user\nIs 2+2=4?") and "<bos>" not in prompt

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 import numpy as np
@@ -16,9 +15,7 @@ def fake_conversion(directory, source_sha256: str, files: dict[str, bytes]) -> N
     directory.mkdir(parents=True)
     for name, data in files.items():
         (directory / name).write_bytes(data)
-    digests = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
-    manifest = {"format": gguf_conversion.FORMAT, "source_sha256": source_sha256, "files": digests}
-    (directory / gguf_conversion.MANIFEST).write_text(json.dumps(manifest))
+    gguf_conversion._write_manifest(directory, directory / "model.gguf", source_sha256, "t", "t")
 
 
 @pytest.mark.parametrize(
@@ -28,7 +25,7 @@ def fake_conversion(directory, source_sha256: str, files: dict[str, bytes]) -> N
 def test_a_damaged_conversion_is_not_intact(tmp_path, damage):
     target = tmp_path / "converted"
     fake_conversion(target, "a" * 64, {"config.json": b"{}", "model.safetensors": b"weights" * 100})
-    assert gguf_conversion._intact(target, "a" * 64)
+    assert gguf_conversion._intact(target, "a" * 64, full=True)
     if damage == "flip a byte":
         (target / "model.safetensors").write_bytes(b"weightz" + b"weights" * 99)
     elif damage == "remove a file":
@@ -40,7 +37,20 @@ def test_a_damaged_conversion_is_not_intact(tmp_path, damage):
     elif damage == "garbled manifest":
         (target / gguf_conversion.MANIFEST).write_text("{not json")
     source = "b" * 64 if damage == "other source" else "a" * 64
-    assert not gguf_conversion._intact(target, source)
+    assert not gguf_conversion._intact(target, source, full=False)  # what a load checks catches it too
+
+
+def test_a_load_trusts_an_unchanged_stamp_and_verify_hashes_anyway(tmp_path):
+    import os
+
+    target = tmp_path / "converted"
+    fake_conversion(target, "a" * 64, {"model.safetensors": b"weights" * 100})
+    weights = target / "model.safetensors"
+    stat = weights.stat()
+    weights.write_bytes(b"weightz" + b"weights" * 99)  # same size, then the old mtime back
+    os.utime(weights, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert gguf_conversion._intact(target, "a" * 64, full=False)
+    assert not gguf_conversion._intact(target, "a" * 64, full=True)
 
 
 @pytest.fixture(scope="module")
@@ -83,3 +93,22 @@ def test_both_engines_see_the_same_model(default_gguf, converted):
     finally:
         llama.close()
         hf.close()
+
+
+def test_a_gguf_transformers_cannot_read_is_a_load_error_that_leaves_nothing_behind(tmp_path, monkeypatch):
+    gguf = pytest.importorskip("gguf")
+    pytest.importorskip("transformers")
+    from localjudge.errors import ModelLoadError
+
+    monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path / "cache"))
+    path = tmp_path / "odd.gguf"
+    writer = gguf.GGUFWriter(str(path), arch="nosucharch")
+    writer.add_tensor("token_embd.weight", np.zeros((64, 8), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    with pytest.raises(ModelLoadError, match="could not convert") as info:
+        gguf_conversion.converted_dir(path)
+    assert "drop the hf: prefix" in str(info.value) and info.value.path == str(path)
+    assert list((tmp_path / "cache" / "converted").iterdir()) == []

@@ -109,12 +109,12 @@ def test_a_tampered_pieces_cache_is_rebuilt_and_the_verdict_is_unchanged(default
     from localjudge import create_llm_as_judge, disk_cache
     from localjudge.clients.llamacpp import LlamaCppClient
     from localjudge.decoding import guide
-    from localjudge.runtimes import llamacpp
+    from localjudge.runtimes import vocabulary
 
     monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path))
 
     def fresh_client() -> LlamaCppClient:
-        for cache in (llamacpp._vocab_cache, guide._guide_cache, guide._index_cache, guide._outlines_vocabularies):
+        for cache in (vocabulary._loaded, guide._guide_cache, guide._index_cache, guide._outlines_vocabularies):
             cache.clear()  # as a new process would start
         return LlamaCppClient(default_gguf, n_ctx=512)
 
@@ -145,3 +145,13 @@ def test_a_tampered_pieces_cache_is_rebuilt_and_the_verdict_is_unchanged(default
     finally:
         client.close()
     assert disk_cache.decode_pieces(entry.read_bytes()[header:]) == honest_pieces  # rebuilt on disk too
+
+
+@pytest.mark.model
+def test_a_closed_runtime_refuses_to_evaluate_instead_of_crashing(default_gguf):
+    closed = LlamaCppRuntime(default_gguf, n_ctx=256)
+    closed.start([closed.bos_id])
+    closed.close()
+    for call in (closed.start, closed.extend):
+        with pytest.raises(ModelError, match="closed"):
+            call([closed.bos_id])

@@ -41,10 +41,12 @@ class CharRuntime(Runtime):
     def token_text(self, token: int | None) -> str:
         return "<s>" if token == BOS else chr(token or 0)
 
-    def start(self, prompt_tokens: Sequence[int]) -> np.ndarray:
-        return np.zeros(self.n_vocab, dtype=np.float32)
+    def _reset(self) -> None:
+        self.evaluated: list[int] = []
 
-    def extend(self, tokens: Sequence[int]) -> np.ndarray:
+    def _evaluate(self, tokens: Sequence[int], n_past: int) -> np.ndarray:
+        assert n_past == len(self.evaluated)
+        self.evaluated += tokens
         return np.zeros(self.n_vocab, dtype=np.float32)
 
     def load_info(self) -> dict[str, Any]:
@@ -73,11 +75,14 @@ def test_message_text_cannot_spell_a_special_token():
     assert tokens[1:] == [ord(c) for c in "<s>x"]
 
 
-def test_a_closed_runtime_refuses_work():
+def test_a_closed_runtime_refuses_to_evaluate():
     runtime = CharRuntime()
+    runtime.start([BOS, 65])
     runtime.close()
-    with pytest.raises(ModelError, match="closed"):
-        runtime.require_open()
+    for call in (runtime.start, runtime.extend):
+        with pytest.raises(ModelError, match="closed"):
+            call([66])
+    assert runtime.evaluated == [BOS, 65]
 
 
 def test_overflow_advice_names_max_tokens_only_when_the_caller_chose_it():
@@ -92,8 +97,12 @@ def test_overflow_advice_names_max_tokens_only_when_the_caller_chose_it():
     check_fits(54, 10, 64, 128, backend="x", given=True)  # fits exactly
 
 
-def test_check_room_stops_a_generation_that_outgrew_the_context():
+def test_evaluation_stops_at_the_context_and_counts_what_was_evaluated():
     runtime = CharRuntime()
-    runtime.check_room(60, 4)
+    runtime.start(list(range(60)))
+    runtime.extend([1, 2, 3, 4])
+    assert len(runtime.evaluated) == 64
     with pytest.raises(ContextOverflowError, match="context of 64"):
-        runtime.check_room(60, 5)
+        runtime.extend([5])
+    runtime.start([1])  # a fresh start forgets the rest
+    assert runtime.evaluated == [1]

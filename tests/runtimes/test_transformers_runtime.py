@@ -122,3 +122,26 @@ def test_a_gpu_means_cuda_and_bfloat16_by_default(monkeypatch):
     assert pick_device(torch, None, None) == (torch.device("cuda"), torch.bfloat16)
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: False)
     assert pick_device(torch, None, None)[1] == torch.float16
+
+
+def test_a_closed_runtime_refuses_to_evaluate(tiny_model_dir):
+    from localjudge.errors import ModelError
+
+    closed = TransformersRuntime(tiny_model_dir)
+    closed.start([0, 5])
+    closed.close()
+    for call in (closed.start, closed.extend):
+        with pytest.raises(ModelError, match="closed"):
+            call([5])
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"n_ctx": 100_000}, r"trained for \(256 positions\)"),
+        ({"n_threads": 0}, "n_threads must be a positive integer"),
+    ],
+)
+def test_options_it_cannot_honour_are_refused_not_clamped(tiny_model_dir, options, message):
+    with pytest.raises(UsageError, match=message):
+        TransformersRuntime(tiny_model_dir, **options)
