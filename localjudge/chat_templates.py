@@ -16,6 +16,7 @@ template, rather than a silent guess.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -207,6 +208,8 @@ class ChatTemplate:
             return sandboxed_environment(self._current_budget).from_string(source)
         except jinja2.TemplateError as exc:
             raise self._error(f"does not parse: {exc}") from None
+        except (RecursionError, MemoryError):
+            raise self._error("does not parse: it is nested too deeply to compile") from None
 
     def _current_budget(self) -> RenderBudget:
         """This thread's render budget; outside a render (compiling), none at all."""
@@ -270,14 +273,17 @@ def read_template_option(value: str | None) -> str | None:
         return value
     path = Path(value).expanduser()
     if not path.is_file():
-        raise UsageError(
-            f"--chat-template {value!r} is neither a built-in template ({', '.join(sorted(BUILTIN_TEMPLATES))}, "
-            "gguf) nor a file of Jinja source"
-        )
+        names = ", ".join([*sorted(BUILTIN_TEMPLATES), "gguf"])
+        if path.suffix or os.sep in value:
+            raise UsageError(f"--chat-template {value!r}: no such file")
+        raise UsageError(f"--chat-template {value!r} is not a built-in template ({names}) nor a file of Jinja source")
     try:
-        return path.read_text(encoding="utf-8")
+        source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"Cannot read the chat template file {path}: {exc}") from None
+    if not is_jinja_source(source):
+        raise UsageError(f"{path} holds no Jinja template (no {{{{ or {{%): pass a chat template file")
+    return source
 
 
 def resolve_chat_template(

@@ -322,13 +322,16 @@ def models_fetch(name: str) -> None:
 
 
 @main.command()
-@click.option("--model", "-m", "model_spec", default="default", show_default=True)
-def doctor(model_spec: str) -> None:
+@click.option(
+    "--model", "-m", "model_spec", default="default", show_default=True, help="The judge model spec to check."
+)
+@click.option("--base-url", help="Server URL for openai:NAME specs (else $LOCALJUDGE_BASE_URL).")
+def doctor(model_spec: str, base_url: Optional[str]) -> None:
     """Check that this machine can run the judge; exit 0 when ready, 1 when not."""
     from .doctor import run_checks
 
     ok = True
-    for check in run_checks(model_spec):
+    for check in run_checks(model_spec, base_url):
         mark = {"ok": "ok  ", "warn": "warn", "fail": "FAIL", "info": "    "}[check.status]
         click.echo(f"[{mark}] {check.name}: {check.detail}")
         ok = ok and check.status != "fail"

@@ -29,11 +29,16 @@ _SMOKE = """
 import json, sys, time
 from localjudge.models import resolve_model
 started = time.perf_counter()
-client = resolve_model(sys.argv[1])
+client = resolve_model(sys.argv[1], base_url=sys.argv[2] or None)
 loaded = time.perf_counter()
-smoke = client.smoke_decode()
+if hasattr(client, "smoke_decode"):
+    smoke = client.smoke_decode()
+else:  # a server, or a chain: one short request
+    response = client.chat.completions.create(messages=[{"role": "user", "content": "Say OK."}], max_tokens=1)
+    smoke = {"text": response.choices[0].message.content, "seconds": time.perf_counter() - loaded}
+info = client.runtime_info() if hasattr(client, "runtime_info") else {"client": repr(client)}
 print(json.dumps({
-    "runtime": client.runtime_info(),
+    "runtime": info,
     "load_s": round(loaded - started, 2),
     "decode_s": round(smoke["seconds"], 2),
     "text": smoke["text"],
@@ -55,7 +60,7 @@ def _version(package: str) -> str | None:
         return None
 
 
-def run_checks(model_spec: str = "default") -> Iterator[Check]:
+def run_checks(model_spec: str = "default", base_url: str | None = None) -> Iterator[Check]:
     yield Check("python", "info", f"{platform.python_version()} on {platform.machine()} {platform.system()}")
     yield Check("localjudge", "info", _version("localjudge") or "not installed as a package")
     for package, needed in (
@@ -79,10 +84,10 @@ def run_checks(model_spec: str = "default") -> Iterator[Check]:
         "cpu", "info", f"{platform.processor() or platform.machine()}; features: {' '.join(features) or 'unknown'}"
     )
 
-    yield from _model_checks(model_spec)
+    yield from _model_checks(model_spec, base_url)
 
 
-def _model_checks(model_spec: str) -> Iterator[Check]:
+def _model_checks(model_spec: str, base_url: str | None = None) -> Iterator[Check]:
     from .models import find_card, verify_file
 
     prefix, _, target = model_spec.partition(":")
@@ -103,7 +108,7 @@ def _model_checks(model_spec: str) -> Iterator[Check]:
     timeout = CONVERSION_TIMEOUT_S if transformers else SMOKE_TIMEOUT_S
     try:
         result = subprocess.run(
-            [sys.executable, "-c", _SMOKE, model_spec],
+            [sys.executable, "-c", _SMOKE, model_spec, base_url or ""],
             capture_output=True,
             text=True,
             timeout=timeout,

@@ -196,6 +196,8 @@ def resolve_model(spec: str, *, base_url: Optional[str] = None, api_key: Optiona
         return _remote_client(target, base_url=base_url, api_key=api_key, **options)
     refused = TRANSFORMERS_OPTIONS if engine == "llama.cpp" else LLAMACPP_OPTIONS
     _refuse(options, refused, spec, f"a {engine} model")
+    if base_url:
+        raise ModelSpecError(f"--base-url (base_url=) is for openai:NAME specs; {spec!r} is a local {engine} model")
     path, card = _local_target(target, hf=engine == "transformers")
     settings: dict[str, Any] = {}
     if card is not None:

@@ -289,5 +289,16 @@ def test_template_option_reads_a_name_or_a_file(tmp_path):
     path = tmp_path / "t.jinja"
     path.write_text("{{ messages[0]['content'] }}", encoding="utf-8")
     assert read_template_option(str(path)) == "{{ messages[0]['content'] }}"
-    with pytest.raises(UsageError, match="neither a built-in template"):
+    with pytest.raises(UsageError, match="no such file"):
         read_template_option(str(tmp_path / "absent.jinja"))
+    with pytest.raises(UsageError, match="not a built-in template"):
+        read_template_option("gemmma")
+    empty = tmp_path / "empty.jinja"
+    empty.write_text("\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="holds no Jinja template"):
+        read_template_option(str(empty))
+
+
+def test_a_template_nested_too_deeply_to_compile_is_a_clear_error():
+    with pytest.raises(ModelError, match="nested too deeply"):
+        resolve_chat_template({"tokenizer.chat_template": "{{ " + "(" * 5000 + "1" + ")" * 5000 + " }}"})

@@ -72,3 +72,12 @@ def test_the_model_check_hashes_the_file_even_when_its_stamp_looks_current(tmp_p
     assert models.verify_file(model, card.sha256)  # a load trusts the stamp...
     first = next(doctor._model_checks("default"))  # ...the doctor does not
     assert first.status == "fail" and "DOES NOT match" in first.detail
+
+
+@pytest.mark.server
+@pytest.mark.model
+def test_doctor_checks_a_model_on_a_server_with_one_short_request(llama_server):
+    process = _doctor("--model", "openai:gemma-3-270m", "--base-url", llama_server.base_url)
+    assert process.returncode == 0, process.stdout + process.stderr
+    assert "[ok  ] smoke decode: loaded in" in process.stdout
+    assert "OpenAICompatibleClient" in process.stdout

@@ -120,8 +120,9 @@ def test_hf_spec_resolves_to_the_transformers_backend(tmp_path):
     ],
 )
 def test_an_option_the_engine_does_not_take_is_an_error_not_ignored(spec, options, message):
+    base_url = "http://127.0.0.1:9/v1" if "openai:" in spec else None
     with pytest.raises(ModelSpecError, match=message):
-        models.resolve_model(spec, base_url="http://127.0.0.1:9/v1", **options)
+        models.resolve_model(spec, base_url=base_url, **options)
 
 
 def test_loading_options_given_as_none_are_not_given_but_other_nones_are_passed(monkeypatch):
@@ -147,3 +148,8 @@ def test_a_chain_gives_loading_options_to_its_local_members_only():
     local, remote = chain.clients
     assert local._load.keywords == {"n_ctx": 512}
     assert isinstance(remote, OpenAICompatibleClient)
+
+
+def test_a_base_url_for_a_local_model_is_refused():
+    with pytest.raises(ModelSpecError, match="--base-url"):
+        models.resolve_model("some.gguf", base_url="http://127.0.0.1:9/v1")

@@ -77,7 +77,6 @@ class LocalClient(ChatClient):
 
         messages, options = read_request(request, self.name)
         prompt = self.template.render_parts(messages)
-        refuse_special_spellings(text_in_markup(prompt, messages), self.runtime.spells_special, self.name)
         guide = self._guide_for(request.get("response_format"))
         sampler = Sampler(
             options.temperature,
@@ -89,6 +88,7 @@ class LocalClient(ChatClient):
         runtime = self.runtime
         with runtime.lock:
             runtime.require_open()
+            refuse_special_spellings(text_in_markup(prompt, messages), runtime.spells_special, self.name)
             tokens = runtime.prompt_tokens(prompt)
             max_tokens = options.max_tokens
             if max_tokens is None:

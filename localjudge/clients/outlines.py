@@ -41,7 +41,7 @@ from typing import Any
 
 from ..chat_templates import text_in_markup
 from ..errors import ContextOverflowError, ModelError, UnsupportedSchemaError, UsageError
-from ..runtimes.base import check_fits
+from ..runtimes.base import check_fits, refuse_what_cannot_fit
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
 from .local import DEFAULT_MAX_TOKENS
 from .outlines_engines import engine_for
@@ -133,6 +133,7 @@ class OutlinesClient(ChatClient):
         engine = self.engine
         if not isinstance(prompt, str) or engine.n_ctx is None:
             return 0
+        refuse_what_cannot_fit([prompt], engine.count_tokens, engine.n_ctx, self.name)
         n_prompt = engine.count_tokens(prompt) + int(engine.adds_bos)
         max_tokens = options.max_tokens or 1
         check_fits(

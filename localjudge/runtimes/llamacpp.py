@@ -134,7 +134,8 @@ class LlamaCppRuntime(Runtime):
 
         if n_gpu_layers and not llama_cpp.llama_supports_gpu_offload():
             raise UsageError(
-                f"n_gpu_layers={n_gpu_layers} asks for GPU offload, but this llama-cpp-python build is CPU-only. "
+                f"n_gpu_layers={n_gpu_layers} (--n-gpu-layers) asks for GPU offload, but this llama-cpp-python build "
+                "is CPU-only. "
                 "Rebuild it with CUDA (CMAKE_ARGS='-DGGML_CUDA=on') or Metal (CMAKE_ARGS='-DGGML_METAL=on'): "
                 "see the README's GPU section."
             )
@@ -169,6 +170,16 @@ class LlamaCppRuntime(Runtime):
         self.vocab = self._load_vocabulary()
 
     def _create_context(self, internals: Any, n_ctx: int, n_batch: int, n_threads: int | None) -> int:
+        """The context; returns the size we hold prompts to: what was asked, not llama.cpp's padding of it."""
+        if n_ctx > self.n_ctx_train:
+            self._model.close()
+            raise UsageError(
+                f"n_ctx={n_ctx} is more than {self.path} was trained for ({self.n_ctx_train} tokens); "
+                f"use at most {self.n_ctx_train}"
+            )
+        # llama.cpp clamps a batch to the context it was asked for and asserts (aborting the process) when a
+        # decode call carries more, so batches never exceed the context either.
+        self.n_batch = n_batch = min(n_batch, n_ctx)
         ctx_params = self._llama_cpp.llama_context_default_params()
         ctx_params.n_ctx = n_ctx
         ctx_params.n_batch = n_batch
@@ -184,7 +195,7 @@ class LlamaCppRuntime(Runtime):
             raise ModelLoadError(
                 f"llama.cpp could not create a context for {self.path}: {exc}", path=str(self.path), backend=BACKEND
             ) from exc
-        return self._ctx.n_ctx()
+        return min(n_ctx, self._ctx.n_ctx())
 
     # --- vocabulary ----------------------------------------------------------
 

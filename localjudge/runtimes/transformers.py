@@ -11,11 +11,12 @@ Model directories are untrusted input: nothing is fetched from a hub
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import inspect
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,10 @@ def pick_device(torch: Any, device: str | None, dtype: str | None) -> tuple[Any,
     except (RuntimeError, TypeError) as exc:
         raise UsageError(f"Unknown torch device {device!r}: use cpu, cuda, cuda:N or mps") from exc
     if resolved.type == "cuda" and not torch.cuda.is_available():
-        raise UsageError(f"device={device!r} asks for CUDA, but torch sees no CUDA device here")
+        raise UsageError(f"device={device!r} asks for CUDA, but torch sees no CUDA device here; use --device cpu")
+    mps = getattr(torch.backends, "mps", None)
+    if resolved.type == "mps" and not (mps is not None and mps.is_available()):
+        raise UsageError(f"device={device!r} asks for Apple's MPS, which this torch build cannot use; use --device cpu")
     if dtype is None:
         if resolved.type == "cuda":
             dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"
@@ -81,6 +85,19 @@ def pick_device(torch: Any, device: str | None, dtype: str | None) -> tuple[Any,
     if not isinstance(torch_dtype, torch.dtype) or not torch_dtype.is_floating_point:
         raise UsageError(f"Unknown dtype {dtype!r}: use float32, bfloat16 or float16")
     return resolved, torch_dtype
+
+
+@contextlib.contextmanager
+def _quiet(transformers: Any) -> Iterator[None]:
+    """No "Loading weights" progress bar on every load; what the user had set is put back."""
+    logging = transformers.utils.logging
+    was_enabled = logging.is_progress_bar_enabled()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            logging.enable_progress_bar()
 
 
 def _byte_decoder() -> dict[str, int]:
@@ -186,22 +203,29 @@ class TransformersRuntime(Runtime):
         options = {"local_files_only": True, "trust_remote_code": False}
         try:
             self.config = transformers.AutoConfig.from_pretrained(self.model_dir, **options)
-            self.tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_dir, **options)
-            model = transformers.AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=self.dtype, **options)
-            self._model = model.to(self.device).eval()
         except Exception as exc:
             raise ModelLoadError(
-                f"transformers could not load {self.path}: {exc}", path=str(self.path), backend=BACKEND
+                f"transformers could not read {self.model_dir / 'config.json'}: {exc}",
+                path=str(self.path),
+                backend=BACKEND,
             ) from exc
         self.model_type = str(getattr(self.config, "model_type", "") or "")
-        trained = getattr(self.config, "max_position_embeddings", None) or DEFAULT_N_CTX
-        self.n_ctx_train = int(trained)
-        if n_ctx and n_ctx > self.n_ctx_train:
+        self.n_ctx_train = int(getattr(self.config, "max_position_embeddings", None) or DEFAULT_N_CTX)
+        if n_ctx and n_ctx > self.n_ctx_train:  # before seconds of loading weights
             raise UsageError(
                 f"n_ctx={n_ctx} is more than {self.path} was trained for ({self.n_ctx_train} positions); "
                 f"use at most {self.n_ctx_train}"
             )
         self.n_ctx = n_ctx or self.n_ctx_train
+        try:
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_dir, **options)
+            with _quiet(transformers):
+                model = transformers.AutoModelForCausalLM.from_pretrained(self.model_dir, dtype=self.dtype, **options)
+            self._model = model.to(self.device).eval()
+        except Exception as exc:
+            raise ModelLoadError(
+                f"transformers could not load {self.path}: {exc}", path=str(self.path), backend=BACKEND
+            ) from exc
         self.n_vocab = int(self._model.get_output_embeddings().out_features)
         self.bos_id = self.tokenizer.bos_token_id
         self.add_bos = self.bos_id is not None and self.tokenizer("a")["input_ids"][:1] == [self.bos_id]

@@ -1,26 +1,14 @@
-"""Fixtures for the client tests: scripted fault servers and a real llama-cpp-python server."""
+"""Fixtures for the client tests: scripted fault servers (the real llama-cpp-python server is in tests/conftest.py)."""
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import tempfile
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from fault_server import Blackhole, FaultServer
 
 from localjudge.clients.formats import FORMATS
-
-LAUNCHER = Path(__file__).with_name("llama_server.py")
-SERVER_START_DEADLINE = 120.0
 
 
 @pytest.fixture(autouse=True)
@@ -51,124 +39,3 @@ def blackhole() -> Iterator[Blackhole]:
     hole = Blackhole()
     yield hole
     hole.close()
-
-
-# -- a real llama-cpp-python server -------------------------------------------------
-
-
-@dataclass
-class LlamaServer:
-    process: subprocess.Popen
-    port: int
-    log_path: Path
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def log_tail(self, size: int = 3000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-size:]
-        except OSError:
-            return ""
-
-    def stop(self) -> None:
-        """Terminate, then kill if it does not exit; safe to call twice."""
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=10)
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to stop the server if the test run dies without running its finalizers."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-        import signal
-
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_llama_server(model_path: Path, log_dir: Path) -> LlamaServer:
-    """Start the server on 127.0.0.1 and wait until it answers, or fail with its log."""
-    pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python's [server] extra")
-    port = _free_port()
-    log_path = log_dir / f"llama_server_{port}.log"
-    command = [
-        sys.executable,
-        str(LAUNCHER),
-        "--model", str(model_path),
-        "--model_alias", "gemma-3-270m",
-        "--chat_format", "gemma",
-        "--host", "127.0.0.1",
-        "--port", str(port),
-        "--n_ctx", "2048",
-        "--n_threads", "2",
-        "--n_threads_batch", "2",
-        "--seed", "0",
-    ]  # fmt: skip
-    # The server reads HOST/PORT/MODEL from the environment too: pin them.
-    env = {**os.environ, "HOST": "127.0.0.1", "PORT": str(port)}
-    env.pop("MODEL", None)
-    log = open(log_path, "wb")
-    process = subprocess.Popen(
-        command, stdout=log, stderr=subprocess.STDOUT, env=env, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent
-    )
-    log.close()
-    server = LlamaServer(process, port, log_path)
-    deadline = time.monotonic() + SERVER_START_DEADLINE
-    try:
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise RuntimeError(f"llama server exited with {process.returncode}:\n{server.log_tail()}")
-            try:
-                if httpx.get(f"{server.base_url}/models", timeout=1.0).status_code == 200:
-                    return server
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.25)
-        raise RuntimeError(f"llama server not ready within {SERVER_START_DEADLINE:g} s:\n{server.log_tail()}")
-    except BaseException:
-        server.kill()
-        raise
-
-
-@pytest.fixture(scope="session")
-def server_log_dir() -> Iterator[Path]:
-    with tempfile.TemporaryDirectory(prefix="localjudge-llama-server-") as path:
-        yield Path(path)
-
-
-@pytest.fixture(scope="session")
-def llama_server(default_gguf: Path, server_log_dir: Path) -> Iterator[LlamaServer]:
-    """One real server for the session's tests, always stopped at the end."""
-    server = start_llama_server(default_gguf, server_log_dir)
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture
-def disposable_llama_server(default_gguf: Path, server_log_dir: Path) -> Iterator[LlamaServer]:
-    """A server of the test's own, which the test may kill."""
-    server = start_llama_server(default_gguf, server_log_dir)
-    try:
-        yield server
-    finally:
-        server.kill()

@@ -155,3 +155,33 @@ def test_a_closed_runtime_refuses_to_evaluate_instead_of_crashing(default_gguf):
     for call in (closed.start, closed.extend):
         with pytest.raises(ModelError, match="closed"):
             call([closed.bos_id])
+
+
+@pytest.mark.model
+def test_a_small_context_is_held_as_asked_and_never_aborts_the_process(default_gguf):
+    from localjudge.errors import ContextOverflowError
+
+    small = LlamaCppRuntime(default_gguf, n_ctx=32)  # llama.cpp pads the context to 256; we keep to 32
+    try:
+        assert small.n_ctx == 32 and small.n_batch == 32
+        prompt = small.prompt_tokens("<bos>" + "word " * 20)
+        assert small.start(prompt).shape == (small.n_vocab,)
+        with pytest.raises(ContextOverflowError, match="context of 32"):
+            small.start(small.prompt_tokens("<bos>" + "word " * 40))
+    finally:
+        small.close()
+
+
+@pytest.mark.model
+def test_a_context_past_the_trained_one_is_refused(default_gguf):
+    with pytest.raises(UsageError, match=r"trained for \(32768 tokens\)"):
+        LlamaCppRuntime(default_gguf, n_ctx=100_000)
+
+
+@pytest.mark.model
+def test_text_that_would_tokenize_in_quadratic_time_is_counted_in_pieces_and_refused(runtime):
+    """llama.cpp takes ~14 s to tokenize "x\\n" * 40000 whole; counted in pieces it is refused at once."""
+    from localjudge.errors import ContextOverflowError
+
+    with pytest.raises(ContextOverflowError, match="at least"):
+        runtime.prompt_tokens([("<bos>", True), ("x\n" * 40_000, False)])

@@ -106,3 +106,20 @@ def test_evaluation_stops_at_the_context_and_counts_what_was_evaluated():
         runtime.extend([5])
     runtime.start([1])  # a fresh start forgets the rest
     assert runtime.evaluated == [1]
+
+
+def test_a_long_text_is_counted_in_pieces_and_refused_before_the_whole_count():
+    from localjudge.runtimes.base import LONG_TEXT, refuse_what_cannot_fit
+
+    whole = []
+
+    def count(text: str) -> int:
+        whole.append(len(text))
+        return len(text)  # one token per character
+
+    refuse_what_cannot_fit(["a" * LONG_TEXT], count, 100, "x")  # short enough: not even counted
+    assert whole == []
+    with pytest.raises(ContextOverflowError, match="at least"):
+        refuse_what_cannot_fit(["a" * 100_000], count, 20_000, "x")
+    assert max(whole) <= 4_096  # never the whole text at once
+    refuse_what_cannot_fit(["a" * 100_000], count, 200_000, "x")  # fits: left to the exact count

@@ -108,8 +108,11 @@ def test_device_and_dtype_default_to_cpu_float32_without_a_gpu(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert pick_device(torch, None, None) == (torch.device("cpu"), torch.float32)
     assert pick_device(torch, "cpu", "bfloat16") == (torch.device("cpu"), torch.bfloat16)
-    with pytest.raises(UsageError, match="no CUDA device"):
+    with pytest.raises(UsageError, match="no CUDA device here; use --device cpu"):
         pick_device(torch, "cuda", None)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    with pytest.raises(UsageError, match="MPS"):
+        pick_device(torch, "mps", None)
     with pytest.raises(UsageError, match="Unknown dtype"):
         pick_device(torch, "cpu", "int8")
     with pytest.raises(UsageError, match="Unknown torch device"):
