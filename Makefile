@@ -26,8 +26,9 @@ lint: $(BIN)/python
 demo: $(BIN)/python  ## score one answer with the embedded default model
 	$(BIN)/localjudge score --inputs "What is 2+2?" --outputs "4"
 
-bench: $(BIN)/python  ## constrained decoding speed: ours, outlines, llama.cpp's grammar path, free decoding
+bench: $(BIN)/python  ## decoding speed against outlines and llama.cpp's grammar path; what a verdict costs
 	$(BIN)/python benchmarks/bench_decoding.py
+	$(BIN)/python benchmarks/bench_verdicts.py
 
 stress: $(BIN)/python  ## 10,000 generations from random logits under 22 schemas; prints the counts
 	$(BIN)/python benchmarks/stress_grammar.py --generations 10000

@@ -182,6 +182,9 @@ class RandomLogitsRuntime(Runtime):
     def _reset(self) -> None:
         pass
 
+    def _truncate(self, n_past: int) -> None:
+        pass
+
     def _evaluate(self, tokens: Sequence[int], n_past: int) -> np.ndarray:
         return self.rng.standard_normal(self.n_vocab, dtype=np.float32)
 

@@ -22,6 +22,8 @@ __all__ = ["create_async_llm_as_judge", "create_llm_as_judge"]
 
 #: the field a client may add to its response to say who answered (see FallbackClient)
 RESPONSE_METADATA_FIELD = "localjudge"
+#: the field a local client adds with the probabilities of each field's values (see LocalClient)
+READOUT_FIELD = "readout"
 
 
 @dataclass
@@ -65,7 +67,7 @@ class _JudgeCore:
             "key": self.feedback_key,
             "score": self._score(parsed["score"]),
             "comment": parsed.get("reasoning") if self.use_reasoning else None,
-            "metadata": _response_metadata(response),
+            "metadata": _response_metadata(response, "score"),
         }
 
     def _score(self, score: Any) -> Union[bool, float]:
@@ -97,9 +99,25 @@ def _read_choice(response: Any) -> tuple[Optional[str], Optional[str]]:
     return content, _field(choice, "finish_reason")
 
 
-def _response_metadata(response: Any) -> Optional[dict[str, Any]]:
+def _response_metadata(response: Any, score_field: str) -> Optional[dict[str, Any]]:
+    """Who answered (a fallback chain) and how likely each score was (a local model), merged; None for neither."""
+    metadata: dict[str, Any] = {}
     extra = _field(response, RESPONSE_METADATA_FIELD)
-    return dict(extra) if isinstance(extra, Mapping) else None
+    if isinstance(extra, Mapping):
+        metadata.update(extra)
+    readout = _field(response, READOUT_FIELD)
+    if isinstance(readout, Mapping) and isinstance(readout.get(score_field), Mapping):
+        metadata.update(readout[score_field])
+    return _plain(metadata) or None
+
+
+def _plain(value: Any) -> Any:
+    """Plain dicts and lists, as a result is printed and compared."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
 
 
 def _build_core(

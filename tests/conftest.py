@@ -44,7 +44,7 @@ class Engine:
     name: str
     client: Any
     n_ctx: int
-    closes_strings: bool  # our decoder closes a free-text string at its budget; outlines cannot
+    ours: bool  # our decoder: closes a free-text string at its budget, reads values out, returns logprobs
 
 
 ENGINE_NAMES = ("llama.cpp", "transformers", "tiny-transformers", "outlines-llama.cpp", "outlines-tiny-transformers")

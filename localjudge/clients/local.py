@@ -20,17 +20,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..chat_templates import ChatTemplate, resolve_chat_template, text_in_markup
+from ..decoding.readout import DEFAULT_TOLERANCE, readout_fields
 from ..errors import ModelError, UsageError
 from ..runtimes.base import Runtime
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
 from .request import check_max_tokens, read_request, refuse_special_spellings
 
-__all__ = ["DECODE_STATS_FIELD", "DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "LocalClient"]
+__all__ = ["DECODE_STATS_FIELD", "DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "READOUT_FIELD", "LocalClient"]
 
 DEFAULT_MAX_TOKENS = 1024
 DEFAULT_REASONING_BUDGET = 256
 #: the response field that says how the answer was decoded
 DECODE_STATS_FIELD = "decode_stats"
+#: the response field with the probabilities of each boolean, enum or number field's values
+READOUT_FIELD = "readout"
 
 
 class LocalClient(ChatClient):
@@ -42,6 +45,9 @@ class LocalClient(ChatClient):
     string is closed and the verdict follows. ``close_loops`` closes such a
     string early when greedy decoding is stuck repeating one passage.
     ``max_tokens`` is the default answer length when a request names none.
+    ``readout`` weighs every value the grammar allows for each boolean, enum
+    or number field (the response's ``readout``), leaving out less than
+    ``readout_tolerance`` of the probability (:mod:`localjudge.decoding.readout`).
     """
 
     def __init__(
@@ -53,14 +59,20 @@ class LocalClient(ChatClient):
         close_loops: bool = True,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         model_name: str | None = None,
+        readout: bool = True,
+        readout_tolerance: float = DEFAULT_TOLERANCE,
     ) -> None:
         super().__init__()
+        if not 0 < readout_tolerance < 1:
+            raise UsageError(f"readout_tolerance must be between 0 and 1, got {readout_tolerance!r}")
         if reasoning_budget is not None and (isinstance(reasoning_budget, bool) or reasoning_budget < 1):
             raise UsageError("reasoning_budget must be a positive number of tokens, or None for no cap")
         self.runtime = runtime
         self.name = runtime.backend
         self.reasoning_budget = reasoning_budget
         self.close_loops = close_loops
+        self.readout = readout
+        self.readout_tolerance = readout_tolerance
         self.max_tokens = check_max_tokens(max_tokens)
         self.model_name = model_name or (runtime.path.stem if runtime.path.suffix == ".gguf" else runtime.path.name)
         self.template: ChatTemplate = resolve_chat_template(
@@ -77,7 +89,8 @@ class LocalClient(ChatClient):
 
         messages, options = read_request(request, self.name)
         prompt = self.template.render_parts(messages)
-        guide = self._guide_for(request.get("response_format"))
+        guide, schema = self._guide_for(request.get("response_format"))
+        fields = readout_fields(schema) if self.readout and guide is not None else {}
         sampler = Sampler(
             options.temperature,
             options.top_p,
@@ -104,8 +117,11 @@ class LocalClient(ChatClient):
                 string_budget=self.reasoning_budget,
                 close_loops=self.close_loops,
                 stop=options.stop,
+                readout_after=list(fields.values()),
+                readout_tolerance=self.readout_tolerance,
+                logprobs=options.logprobs,
             )
-        return make_chat_completion(
+        response = make_chat_completion(
             result.text,
             model=str(request.get("model") or self.model_name),
             finish_reason=result.finish_reason,
@@ -113,15 +129,24 @@ class LocalClient(ChatClient):
             completion_tokens=len(result.tokens),
             extra={DECODE_STATS_FIELD: result.stats()},
         )
+        readouts = {
+            name: result.readouts[marker].metadata() for name, marker in fields.items() if marker in result.readouts
+        }
+        if readouts:
+            response[READOUT_FIELD] = ChatCompletion(readouts)
+        if result.logprobs is not None:
+            response.choices[0]["logprobs"] = ChatCompletion({"content": result.logprobs})
+        return response
 
-    def _guide_for(self, response_format: Mapping[str, Any] | None):
+    def _guide_for(self, response_format: Mapping[str, Any] | None) -> tuple[Any, dict[str, Any] | None]:
+        """The guide for the answer's grammar, and its schema (None for free text)."""
         from ..decoding import ANY_JSON_OBJECT_SCHEMA, guide_for, schema_to_regex
 
         kind, schema = read_response_format(response_format)
         if kind == "text":
-            return None
-        regex = schema_to_regex(ANY_JSON_OBJECT_SCHEMA if kind == "json_object" else schema)
-        return guide_for(self.runtime.vocab, regex)
+            return None, None
+        schema = ANY_JSON_OBJECT_SCHEMA if kind == "json_object" else schema
+        return guide_for(self.runtime.vocab, schema_to_regex(schema)), schema
 
     def check_schema(self, schema: Mapping[str, Any]) -> None:
         """Refuse, when an evaluator is built, a schema keyword decoding cannot enforce."""

@@ -96,7 +96,7 @@ class OutlinesClient(ChatClient):
             _refuse_what_outlines_ignores(schema, "#")
 
     def _complete(self, request: dict[str, Any]) -> ChatCompletion:
-        messages, options = read_request(request, self.name)
+        messages, options = read_request(request, self.name, logprobs=False)
         kind, schema = read_response_format(request.get("response_format"))
         if kind == "json_schema":
             self.check_schema(schema or {})

@@ -38,6 +38,7 @@ HONOURED_FIELDS = frozenset(
         "n",
         "stream",
         "logprobs",
+        "top_logprobs",
     }
 )
 # Harmless to accept and ignore: they do not change what a model writes.
@@ -55,10 +56,13 @@ class RequestOptions:
     frequency_penalty: float
     presence_penalty: float
     stop: tuple[str, ...]
+    logprobs: int | None = None  # None: not asked; else how many alternatives per token (top_logprobs)
 
 
-def read_request(request: Mapping[str, Any], client: str) -> tuple[list[Mapping[str, Any]], RequestOptions]:
-    """``(messages, options)``, or a UsageError naming what ``client`` cannot do."""
+def read_request(
+    request: Mapping[str, Any], client: str, *, logprobs: bool = True
+) -> tuple[list[Mapping[str, Any]], RequestOptions]:
+    """``(messages, options)``, or a UsageError naming what ``client`` cannot do (``logprobs``: whether it can)."""
     unknown = set(request) - HONOURED_FIELDS - IGNORED_FIELDS
     if unknown:
         raise UsageError(f"{client} does not support the request fields {sorted(unknown)}")
@@ -67,8 +71,13 @@ def read_request(request: Mapping[str, Any], client: str) -> tuple[list[Mapping[
         raise UsageError("messages must be a non-empty list of chat messages")
     if request.get("n") not in (None, 1):
         raise UsageError(f"{client} generates one choice per request (n=1)")
-    if request.get("logprobs"):
+    if request.get("logprobs") and not logprobs:
         raise UsageError(f"{client} does not return logprobs")
+    top = request.get("top_logprobs")
+    if top is not None and (isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= 20):
+        raise UsageError(f"top_logprobs must be an integer from 0 to 20, got {top!r}")
+    if top is not None and not request.get("logprobs"):
+        raise UsageError("top_logprobs needs logprobs=True")
     if request.get("stream"):
         raise UsageError(f"{client} does not stream; call without stream=True")
     given = [request[k] for k in ("max_tokens", "max_completion_tokens") if request.get(k) is not None]
@@ -97,6 +106,7 @@ def read_request(request: Mapping[str, Any], client: str) -> tuple[list[Mapping[
         frequency_penalty=_number(request, "frequency_penalty", 0.0),
         presence_penalty=_number(request, "presence_penalty", 0.0),
         stop=tuple(stop),
+        logprobs=(top or 0) if request.get("logprobs") else None,
     )
 
 

@@ -116,6 +116,7 @@ class Guide:
     vocab: TokenVocabulary
     _states: dict[int, _StateInfo] = field(default_factory=dict, repr=False)
     _forced: dict[int, Forced] = field(default_factory=dict, repr=False)
+    _forced_text: dict[int, tuple[bytes, int]] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property
@@ -169,6 +170,18 @@ class Guide:
                 cached = self._forced.get(state) or self._compute_forced(state, tokenize)
                 self._forced[state] = cached
         return cached
+
+    def forced_text(self, state: int) -> tuple[bytes, int]:
+        """The bytes the regex admits as the only continuation from ``state``, and the state after them.
+
+        Text only: unlike :meth:`forced` it never chooses tokens, so it can be
+        asked (by the readout) without deciding what the model will be fed.
+        """
+        found = self._forced_text.get(state)
+        if found is None:
+            forced = self._compute_forced(state, None)
+            found = self._forced_text[state] = (self.vocab.decode(forced.tokens), forced.end_state)
+        return found
 
     def _compute_forced(self, state: int, tokenize: Callable[[bytes], list[int]] | None) -> Forced:
         data = bytearray()

@@ -31,6 +31,7 @@ from ..errors import ModelError
 from ..runtimes.base import Runtime
 from ..runtimes.vocabulary import TokenVocabulary
 from .guide import Guide
+from .readout import DEFAULT_TOLERANCE, Readout, read_values, value_probabilities
 
 __all__ = ["LOOP_MIN_TOKENS", "DecodeResult", "Sampler", "decode"]
 
@@ -102,6 +103,9 @@ class DecodeResult:
     prefill_seconds: float = 0.0
     decode_seconds: float = 0.0
     prompt_tokens: int = 0
+    readouts: dict[bytes, Readout] = field(default_factory=dict)  # marker -> the value after it
+    readout_seconds: float = 0.0
+    logprobs: list[dict[str, Any]] | None = None  # per output token, OpenAI's shape, when asked for
 
     def stats(self) -> dict[str, Any]:
         """The figures a response carries: what was sampled, what was forced, and how long each took."""
@@ -111,6 +115,7 @@ class DecodeResult:
             "closed_by": self.closed_by,
             "prefill_seconds": round(self.prefill_seconds, 4),
             "decode_seconds": round(self.decode_seconds, 4),
+            "readout_seconds": round(self.readout_seconds, 4),
         }
 
 
@@ -125,31 +130,53 @@ def decode(
     string_budget: int | None = 256,
     close_loops: bool = True,
     stop: Sequence[str] = (),
+    readout_after: Sequence[bytes] = (),
+    readout_tolerance: float = DEFAULT_TOLERANCE,
+    logprobs: int | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> DecodeResult:
     """Generate up to ``max_tokens`` tokens after ``prompt_tokens``.
 
     With a guide the output matches its regex, or is cut at ``max_tokens``
     (finish_reason "length"). Without one it is free text ending at an
-    end-of-generation token or a stop string.
+    end-of-generation token or a stop string. The text the grammar forces at
+    the start (``{"score":``) is read together with the prompt, in one batch.
+
+    ``readout_after`` (such as ``[b'"score":']``) asks for the probabilities
+    of the value that follows each marker (:mod:`.readout`). ``logprobs`` (the number of
+    alternatives, 0 for none) asks for each output token's log-probability
+    under the grammar, in OpenAI's shape.
     """
     started = clock()
-    logits = runtime.start(prompt_tokens)
     result = DecodeResult("", [], "length", prompt_tokens=len(prompt_tokens))
-    result.prefill_seconds = clock() - started
     out: list[int] = []
     pending: list[int] = []
     state = guide.initial_state if guide is not None else 0
+    opening = guide.forced(state, runtime.tokenize_fragment) if guide is not None else None
+    if opening is not None and opening.tokens and len(opening.tokens) <= max_tokens:
+        out += opening.tokens
+        result.forced_tokens += len(opening.tokens)
+        state = opening.end_state
+        logits = runtime.start([*prompt_tokens, *opening.tokens])
+    else:
+        logits = runtime.start(prompt_tokens)
+    result.prefill_seconds = clock() - started
     run: list[int] = []  # tokens sampled in the current free-text stretch
     counts: dict[int, int] = {}
     stop_ids = set(vocab.stop_ids.tolist())
     stop_bytes = [s.encode("utf-8") for s in stop if s]
+    text = bytearray(vocab.decode(out))
+    if logprobs is not None:
+        result.logprobs = [_forced_logprob(vocab, t) for t in out]
 
-    def take(tokens: Sequence[int]) -> bool:
-        """Append tokens; False when max_tokens cut them short."""
+    def take(tokens: Sequence[int], entry: dict[str, Any] | None = None) -> bool:
+        """Append tokens (``entry``: a sampled token's logprob); False when max_tokens cut them short."""
         room = max_tokens - len(out)
         out.extend(tokens[:room])
         pending.extend(tokens[:room])
+        text.extend(vocab.decode(tokens[:room]))
+        if result.logprobs is not None:
+            result.logprobs += [entry] if entry is not None else [_forced_logprob(vocab, t) for t in tokens[:room]]
         return len(tokens) <= room
 
     while True:
@@ -169,6 +196,20 @@ def decode(
         if pending:
             logits = runtime.extend(pending)
             pending.clear()
+        for marker in readout_after if guide is not None else ():
+            at = text.rfind(marker)
+            if at >= 0 and marker not in result.readouts:  # the value after it starts here
+                readout_started = clock()
+                result.readouts[marker] = read_values(
+                    runtime,
+                    guide,
+                    state,
+                    logits,
+                    prefix=bytes(text[at + len(marker) :]),
+                    temperature=sampler.temperature,
+                    tolerance=readout_tolerance,
+                )
+                result.readout_seconds += clock() - readout_started
         scores = sampler.penalise(logits, counts)
         if guide is None:
             token = sampler.pick(scores, None, vocab.text_mask)
@@ -192,7 +233,11 @@ def decode(
             break
         result.sampled_tokens += 1
         counts[token] = counts.get(token, 0) + 1
-        take([token])
+        entry = None
+        if result.logprobs is not None:
+            allowed = info.ids if guide is not None else np.flatnonzero(vocab.text_mask)
+            entry = _sampled_logprob(vocab, scores, allowed, token, sampler.temperature, logprobs or 0)
+        take([token], entry)
         if guide is not None:
             if info.text:
                 run.append(token)
@@ -214,6 +259,30 @@ def decode(
     result.tokens = out
     result.decode_seconds = clock() - started - result.prefill_seconds
     return result
+
+
+def _token_record(vocab: TokenVocabulary, token: int, logprob: float) -> dict[str, Any]:
+    piece = vocab.pieces[token] or b""
+    return {"token": piece.decode("utf-8", "replace"), "logprob": logprob, "bytes": list(piece)}
+
+
+def _forced_logprob(vocab: TokenVocabulary, token: int) -> dict[str, Any]:
+    """A token the grammar left no choice about: probability 1 under the grammar."""
+    record = _token_record(vocab, token, 0.0)
+    return {**record, "top_logprobs": [dict(record)]}
+
+
+def _sampled_logprob(
+    vocab: TokenVocabulary, logits: np.ndarray, allowed: np.ndarray, token: int, temperature: float, top: int
+) -> dict[str, Any]:
+    """The chosen token's log-probability among the allowed ones, and the ``top`` most likely of them."""
+    probs = value_probabilities(logits, allowed, temperature)
+    logs = np.log(np.maximum(probs, 1e-300))
+    position = int(np.searchsorted(allowed, token))  # allowed ids are sorted
+    best = np.argsort(-logs)[:top]
+    record = _token_record(vocab, token, float(logs[position]))
+    record["top_logprobs"] = [_token_record(vocab, int(allowed[i]), float(logs[i])) for i in best]
+    return record
 
 
 def _loops(tokens: list[int]) -> bool:

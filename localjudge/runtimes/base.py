@@ -68,7 +68,22 @@ class Runtime(abc.ABC):
 
     @abc.abstractmethod
     def _evaluate(self, tokens: Sequence[int], n_past: int) -> np.ndarray:
-        """Evaluate ``tokens`` after the ``n_past`` already evaluated; the logits after the last one."""
+        """Evaluate ``tokens`` after the ``n_past`` already evaluated; the logits after the last one.
+
+        The array must stay as it is after later evaluations (a copy, not a view of an engine's buffer).
+        """
+
+    def _truncate(self, n_past: int) -> None:
+        """Forget what was evaluated after the first ``n_past`` tokens (for the default ``_branch``)."""
+        raise NotImplementedError(f"{type(self).__name__} implements neither _truncate nor _branch")
+
+    def _branch(self, paths: Sequence[Sequence[int]], n_past: int) -> list[np.ndarray]:
+        """Logits after each path, evaluated one after another; engines that can do better override this."""
+        found = []
+        for path in paths:
+            found.append(self._evaluate(path, n_past))
+            self._truncate(n_past)
+        return found
 
     @abc.abstractmethod
     def load_info(self) -> dict[str, Any]:
@@ -103,6 +118,20 @@ class Runtime(abc.ABC):
         logits = self._evaluate(tokens, self._n_past)
         self._n_past += len(tokens)
         return logits
+
+    def branch(self, paths: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        """The logits after each path of tokens, each evaluated from the current state, which is left as it was.
+
+        For reading several continuations at once (the probability of every
+        allowed value); no path may be empty.
+        """
+        self.require_open()
+        if any(not path for path in paths):
+            raise ValueError("branch paths must not be empty")
+        longest = max((len(path) for path in paths), default=0)
+        if self._n_past + longest > self.n_ctx:
+            raise ContextOverflowError(f"Generation ran past the context of {self.n_ctx} tokens", backend=self.backend)
+        return self._branch(paths, self._n_past) if paths else []
 
     def prompt_tokens(self, prompt: str | Sequence[Part]) -> list[int]:
         """Tokens for a rendered chat prompt, with exactly one BOS when the model wants one.

@@ -35,6 +35,8 @@ __all__ = [
 ]
 
 BACKEND = "llama.cpp"
+#: sequences beside the main one, for reading several continuations in one batch (see ``branch``)
+BRANCH_SEQUENCES = 16
 
 
 _log_lines: deque[str] = deque(maxlen=200)
@@ -184,6 +186,11 @@ class LlamaCppRuntime(Runtime):
         ctx_params.n_ctx = n_ctx
         ctx_params.n_batch = n_batch
         ctx_params.n_ubatch = n_batch
+        ctx_params.n_seq_max = 1 + BRANCH_SEQUENCES
+        ctx_params.kv_unified = True  # every sequence may use the whole context, and branches share the prefix's cells
+        # A sliding-window cache drops cells it no longer needs; after a branch is removed the main
+        # sequence would miss them, so keep the full cache (small next to the weights).
+        ctx_params.swa_full = True
         ctx_params.n_threads = self.n_threads
         ctx_params.n_threads_batch = max(self.n_threads, n_threads or usable_cpus())
         ctx_params.no_perf = True
@@ -260,16 +267,47 @@ class LlamaCppRuntime(Runtime):
     def _reset(self) -> None:
         self._ctx.kv_cache_clear()
 
+    def _truncate(self, n_past: int) -> None:
+        self._llama_cpp.llama_memory_seq_rm(self._ctx.memory, 0, n_past, -1)
+
     def _evaluate(self, tokens: Sequence[int], n_past: int) -> np.ndarray:
         for i in range(0, len(tokens), self.n_batch):
             chunk = list(tokens[i : i + self.n_batch])
             self._batch.set_batch(chunk, n_past=n_past + i, logits_all=False)
-            try:
-                self._ctx.decode(self._batch)
-            except RuntimeError as exc:
-                raise ModelError(f"llama.cpp failed to decode: {exc}", backend=BACKEND) from exc
-        pointer = self._ctx.get_logits_ith(-1)
-        return np.ctypeslib.as_array(pointer, shape=(self.n_vocab,))
+            self._decode()
+        return self._logits(-1)
+
+    def _branch(self, paths: Sequence[Sequence[int]], n_past: int) -> list[np.ndarray]:
+        """All paths in one batch, each in its own sequence sharing the main sequence's cells."""
+        if len(paths) > BRANCH_SEQUENCES or sum(len(path) for path in paths) > self.n_batch:
+            return super()._branch(paths, n_past)
+        lib, memory, batch = self._llama_cpp, self._ctx.memory, self._batch.batch
+        batch.n_tokens = 0
+        last = []
+        for seq, path in enumerate(paths, 1):
+            lib.llama_memory_seq_cp(memory, 0, seq, -1, -1)
+            for offset, token in enumerate(path):
+                j = batch.n_tokens
+                batch.token[j], batch.pos[j], batch.seq_id[j][0], batch.n_seq_id[j] = token, n_past + offset, seq, 1
+                batch.logits[j] = offset == len(path) - 1
+                batch.n_tokens += 1
+            last.append(batch.n_tokens - 1)
+        try:
+            self._decode()
+            return [self._logits(index) for index in last]
+        finally:
+            for seq in range(1, len(paths) + 1):
+                lib.llama_memory_seq_rm(memory, seq, -1, -1)
+
+    def _decode(self) -> None:
+        try:
+            self._ctx.decode(self._batch)
+        except RuntimeError as exc:
+            raise ModelError(f"llama.cpp failed to decode: {exc}", backend=BACKEND) from exc
+
+    def _logits(self, index: int) -> np.ndarray:
+        """A copy: llama.cpp reuses its buffer on the next decode, and a branch must not change what we hold."""
+        return np.ctypeslib.as_array(self._ctx.get_logits_ith(index), shape=(self.n_vocab,)).copy()
 
     # --- diagnostics -----------------------------------------------------------
 

@@ -12,6 +12,7 @@ Model directories are untrusted input: nothing is fetched from a hub
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import inspect
 import json
@@ -291,6 +292,13 @@ class TransformersRuntime(Runtime):
         self._cache = DynamicCache()
 
     def _evaluate(self, tokens: Sequence[int], n_past: int) -> np.ndarray:
+        return self._forward(tokens, self._cache)
+
+    def _branch(self, paths: Sequence[Sequence[int]], n_past: int) -> list[np.ndarray]:
+        """Each path on its own copy of the cache (cropping a sliding-window cache cannot take it back)."""
+        return [self._forward(path, copy.deepcopy(self._cache)) for path in paths]
+
+    def _forward(self, tokens: Sequence[int], cache: Any) -> np.ndarray:
         torch = self._torch
         try:
             with torch.inference_mode():
@@ -298,7 +306,7 @@ class TransformersRuntime(Runtime):
                     input_ids=torch.tensor([list(tokens)], dtype=torch.long, device=self.device),
                     use_cache=True,
                     logits_to_keep=1,
-                    **{self._cache_arg: self._cache},
+                    **{self._cache_arg: cache},
                 )
         except (RuntimeError, ValueError, IndexError) as exc:
             raise ModelError(f"transformers failed to evaluate the model: {exc}", backend=BACKEND) from exc

@@ -101,7 +101,7 @@ def test_each_default_schema_gives_valid_json(engine, variant):
     schema, _ = default_output_schema(**variant)
     response = create(engine, schema)
     value = check_answer(engine, response, schema)
-    if engine.closes_strings:  # our decoder closes the reasoning at its budget: always a verdict
+    if engine.ours:  # our decoder closes the reasoning at its budget: always a verdict
         assert value is not None, response.choices[0].message.content
     if value is not None and "choices" in variant:
         assert value["score"] in variant["choices"]
@@ -131,7 +131,7 @@ def test_keywords_that_cannot_be_enforced_are_refused(engine):
 
 @pytest.mark.parametrize(
     ("fields", "message"),
-    [({"n": 2}, "n=1"), ({"stream": True}, "stream"), ({"tools": []}, "tools"), ({"logprobs": True}, "logprobs")],
+    [({"n": 2}, "n=1"), ({"stream": True}, "stream"), ({"tools": []}, "tools")],
 )
 def test_request_fields_a_local_engine_cannot_honour_are_refused(engine, fields, message):
     with pytest.raises(UsageError, match=message):
@@ -175,3 +175,40 @@ def test_concurrent_callers_each_get_their_own_answer(engine):
         alone = engine.client.chat.completions.create(**ask(question), max_tokens=16)
         assert answer.choices[0].message.content == alone.choices[0].message.content
         jsonschema.validate(json.loads(answer.choices[0].message.content), schema)
+
+
+def test_logprobs_come_back_under_the_grammar_or_are_refused(engine):
+    schema, _ = default_output_schema(use_reasoning=False)
+    if not engine.ours:
+        with pytest.raises(UsageError, match="logprobs"):
+            create(engine, schema, logprobs=True)
+        return
+    response = create(engine, schema, logprobs=True, top_logprobs=2)
+    entries = response.choices[0].logprobs["content"]
+    assert len(entries) == response.usage.completion_tokens
+    assert "".join(entry["token"] for entry in entries) == response.choices[0].message.content
+    for entry in entries:
+        assert entry["logprob"] <= 0.0 and entry["top_logprobs"]
+        assert entry["top_logprobs"][0]["logprob"] >= entry["logprob"] - 1e-9  # the best comes first
+    assert entries[0]["logprob"] == 0.0  # "{" is forced by the grammar
+
+
+@pytest.mark.parametrize("variant", [{"use_reasoning": False}, {"choices": [0.0, 0.5, 1.0]}, {"continuous": True}])
+def test_the_readout_weighs_every_allowed_value(engine, variant):
+    schema, _ = default_output_schema(**variant)
+    response = create(engine, schema, max_tokens=64)
+    if not engine.ours:  # outlines hands back text only: no logits to read, and no readout claimed
+        assert "readout" not in response
+        return
+    readout = response.readout["score"]
+    probabilities = readout["probabilities"]
+    assert abs(sum(probabilities.values()) - 1.0) < 1e-9
+    assert 0.0 <= readout["probability_unexplored"] <= 0.01  # the default tolerance
+    decoded = json.loads(response.choices[0].message.content)["score"]
+    for text in probabilities:
+        jsonschema.validate(json.loads(text), schema["properties"]["score"])
+    if "continuous" not in variant:  # a few values: the decoded one was weighed too
+        assert json.dumps(decoded) in {json.dumps(json.loads(text)) for text in probabilities}
+    if "expected_score" in readout:
+        expected = sum(json.loads(text) * p for text, p in probabilities.items())  # numbers at the digits read
+        assert abs(readout["expected_score"] - expected) <= 0.01 + readout["probability_unexplored"]

@@ -47,7 +47,12 @@ class CharRuntime(Runtime):
     def _evaluate(self, tokens: Sequence[int], n_past: int) -> np.ndarray:
         assert n_past == len(self.evaluated)
         self.evaluated += tokens
-        return np.zeros(self.n_vocab, dtype=np.float32)
+        logits = np.zeros(self.n_vocab, dtype=np.float32)
+        logits[sum(self.evaluated) % self.n_vocab] = 1.0  # depends on everything evaluated
+        return logits
+
+    def _truncate(self, n_past: int) -> None:
+        del self.evaluated[n_past:]
 
     def load_info(self) -> dict[str, Any]:
         return {}
@@ -123,3 +128,16 @@ def test_a_long_text_is_counted_in_pieces_and_refused_before_the_whole_count():
         refuse_what_cannot_fit(["a" * 100_000], count, 20_000, "x")
     assert max(whole) <= 4_096  # never the whole text at once
     refuse_what_cannot_fit(["a" * 100_000], count, 200_000, "x")  # fits: left to the exact count
+
+
+def test_branches_see_the_state_and_leave_it_as_it_was():
+    runtime = CharRuntime()
+    runtime.start([1, 2])
+    branched = runtime.branch([[3], [4, 5]])
+    assert [int(np.argmax(b)) for b in branched] == [6, 12]  # sum of 1, 2 and the path
+    assert runtime.evaluated == [1, 2]
+    assert int(np.argmax(runtime.extend([7]))) == 10  # the state went on from 1, 2
+    with pytest.raises(ValueError, match="empty"):
+        runtime.branch([[]])
+    with pytest.raises(ContextOverflowError):
+        runtime.branch([[1] * 62])

@@ -1,0 +1,120 @@
+"""What a verdict costs on the default model: the readout, the no-reasoning verdict against prefill, memory, start-up.
+
+Run: ``python benchmarks/bench_verdicts.py [--repeats N]`` (part of ``make bench``)
+
+Side by side in one process, on the same judge prompts, medians over repeats:
+
+- readout: the share of a verdict's time spent in the readout (boolean with
+  and without reasoning, continuous), and the wall time with it on and off;
+- no-reasoning verdict: the whole call (prefill of prompt and forced
+  ``{"score":`` in one batch, the verdict token, the readout) against the
+  prefill of the same prompt alone;
+- peak RSS of this process, and the time a fresh ``localjudge score`` takes
+  to print its first verdict (a new process, caches warm).
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from localjudge import create_llm_as_judge
+from localjudge.cli import default_prompt
+
+CASES = [
+    ("What is 2+2?", "4"),
+    ("What is the capital of France?", "Paris is the capital of France."),
+    ("Name the largest planet in the solar system.", "Saturn"),
+    ("How many days are in a leap year?", "365"),
+    ("Who painted the Mona Lisa?", "Leonardo da Vinci painted it in the early 1500s."),
+    ("Give the boiling point of water at sea level in Celsius.", "It boils at 50 degrees."),
+]
+
+
+def timed(call, repeats: int) -> tuple[float, object]:
+    """The median wall time of ``call()`` over ``repeats`` runs, and what its last run returned."""
+    times, result = [], None
+    for _ in range(repeats):
+        started = time.perf_counter()
+        result = call()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times), result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+
+    from localjudge.clients.llamacpp import LlamaCppClient
+    from localjudge.models import ensure_default_model
+
+    client = LlamaCppClient(ensure_default_model(), n_ctx=2048, reasoning_budget=48)
+    prompt = default_prompt(has_inputs=True, has_reference=False)
+    print(f"default model; {len(CASES)} prompts; median of {args.repeats}; threads={client.runtime.n_threads}")
+
+    rows = []
+    for label, options in (
+        ("boolean, reasoning", {}),
+        ("boolean, no reasoning", {"use_reasoning": False}),
+        ("continuous, reasoning", {"continuous": True}),
+    ):
+        evaluator = create_llm_as_judge(prompt=prompt, judge=client, **options)
+        requests = [evaluator.core.build_request(q, a, None, {}) for q, a in CASES]
+        walls = {True: [], False: []}
+        readout_seconds = 0.0
+        for request in requests:
+            for flag in (True, False):
+                client.readout = flag
+                wall, response = timed(functools.partial(client.chat.completions.create, **request), args.repeats)
+                walls[flag].append(wall)
+                readout_seconds += response.decode_stats["readout_seconds"] if flag else 0.0
+        client.readout = True
+        share = readout_seconds / sum(walls[True])
+        note = (
+            f"wall with/without: {sum(walls[True]) / sum(walls[False]):.2f}x ({sum(walls[True]) / len(requests):.3f} s)"
+        )
+        rows.append((f"readout share of a verdict, {label}", share, "<= 0.05", note))
+
+    verdict = create_llm_as_judge(prompt=prompt, judge=client, use_reasoning=False)
+    ratios = []
+    for question, answer in CASES:
+        messages = verdict.core.build_request(question, answer, None, {})["messages"]
+        tokens = client.runtime.prompt_tokens(client.template.render_parts(messages))
+        whole, _ = timed(functools.partial(verdict, inputs=question, outputs=answer), args.repeats)
+        prefill, _ = timed(functools.partial(client.runtime.start, tokens), args.repeats)
+        ratios.append(whole / prefill)
+    rows.append(
+        ("no-reasoning verdict / prefill", statistics.median(ratios), "<= 1.15", f"{len(tokens)}-token prompts, median")
+    )
+
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rows.append(("peak RSS of this run", peak_mb, "<= 700", "MB"))
+    client.close()
+
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "localjudge.cli", "score", "--inputs", "What is 2+2?", "--outputs", "4"],
+        check=True,
+        capture_output=True,
+    )
+    rows.append(
+        ("first verdict, a fresh `localjudge score`", time.perf_counter() - started, "-", "seconds, caches warm")
+    )
+
+    print(f"\n{'row':<44} {'figure':>8}  {'goal':<8} note")
+    for name, figure, goal, note in rows:
+        print(f"{name:<44} {figure:>8.2f}  {goal:<8} {note}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
