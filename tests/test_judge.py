@@ -606,3 +606,30 @@ def test_bad_few_shot_examples_fail_when_the_evaluator_is_built(options, example
     with pytest.raises(UsageError, match=message):
         create_llm_as_judge(prompt=PROMPT, judge=client, few_shot_examples=[example], **options)
     assert client.requests == []
+
+
+def test_a_local_readout_and_a_fallback_chain_share_the_metadata():
+    from localjudge import FallbackClient, ScriptedClient
+    from localjudge.clients.base import make_chat_completion
+    from localjudge.errors import ModelLoadError
+
+    answer = make_chat_completion('{"reasoning": "r", "score": true}', model="local")
+    answer["readout"] = {"score": {"probabilities": {"true": 0.8, "false": 0.2}, "probability_unexplored": 0.0}}
+    broken = ScriptedClient([ModelLoadError("no file")])
+    broken.name = "first"
+    chain = FallbackClient(broken, ScriptedClient([answer]))
+    result = create_llm_as_judge(prompt="{outputs}", judge=chain)(outputs="x")
+    assert result["score"] is True
+    metadata = result["metadata"]
+    assert metadata["probabilities"] == {"true": 0.8, "false": 0.2}
+    assert metadata["client"] == "scripted" and metadata["failures"][0]["client"] == "first"
+    assert type(metadata["probabilities"]) is dict  # plain data, as results are printed and compared
+
+
+def test_a_readout_of_another_field_does_not_become_the_score_metadata():
+    from localjudge import ScriptedClient
+    from localjudge.clients.base import make_chat_completion
+
+    answer = make_chat_completion('{"reasoning": "r", "score": true}', model="local")
+    answer["readout"] = {"grade": {"probabilities": {"1": 1.0}}}
+    assert create_llm_as_judge(prompt="{outputs}", judge=ScriptedClient([answer]))(outputs="x")["metadata"] is None
