@@ -9,6 +9,8 @@ Side by side in one process, on the same judge prompts, medians over repeats:
 - no-reasoning verdict: the whole call (prefill of prompt and forced
   ``{"score":`` in one batch, the verdict token, the readout) against the
   prefill of the same prompt alone;
+- a shared prefix: prompts that share ~1,000 tokens of instructions, the
+  prefill of a warm call (the kept prefix resumed) against the first, cold one;
 - peak RSS of this process, and the time a fresh ``localjudge score`` takes
   to print its first verdict (a new process, caches warm).
 """
@@ -95,6 +97,21 @@ def main() -> int:
     rows.append(
         ("no-reasoning verdict / prefill", statistics.median(ratios), "<= 1.15", f"{len(tokens)}-token prompts, median")
     )
+
+    rubric = " ".join(
+        f"Rule {i}: a correct answer states the fact plainly and stays on the question." for i in range(70)
+    )
+    shared = create_llm_as_judge(
+        prompt=rubric + "\n<question>{inputs}</question>\n<answer>{outputs}</answer>", judge=client
+    )
+    prefills, prompt_tokens = [], 0
+    for question, answer in CASES:
+        response = client.chat.completions.create(**shared.core.build_request(question, answer, None, {}))
+        prefills.append(response.decode_stats["prefill_seconds"])
+        prompt_tokens = response.usage.prompt_tokens
+    cold, warm = prefills[0], statistics.median(prefills[2:])  # the second call keeps the shared start
+    note = f"{prompt_tokens}-token prompts; prefill {warm:.3f} s warm, {cold:.3f} s cold"
+    rows.append(("shared ~1,000-token prefix: warm / cold prefill", warm / cold, "<= 0.2", note))
 
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     rows.append(("peak RSS of this run", peak_mb, "<= 700", "MB"))

@@ -152,6 +152,11 @@ def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
             click.option("--choices", callback=_parse_choices, metavar="0,0.5,1", help="Allowed scores."),
             click.option("--no-reasoning", is_flag=True, help="Ask for the score only, without reasoning."),
             click.option("--few-shot", type=path, help="JSONL file of examples: inputs, outputs, score, reasoning."),
+            click.option(
+                "--few-shot-first",
+                is_flag=True,
+                help="Put the examples before the prompt, so every row's prompt starts alike (a local model reuses it).",
+            ),
             click.option("--output-schema", type=path, help="JSON schema file for a custom answer shape."),
             click.option("--feedback-key", default="score", show_default=True),
         ]
@@ -186,6 +191,7 @@ def make_evaluator(settings: dict[str, Any], *, has_inputs: bool, has_reference:
         use_reasoning=not settings["no_reasoning"],
         few_shot_examples=_read_jsonl(settings["few_shot"]) if settings["few_shot"] else None,
         output_schema=_read_json(settings["output_schema"]) if settings["output_schema"] else None,
+        few_shot_placement="start" if settings["few_shot_first"] else "end",
     )
 
 

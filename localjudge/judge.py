@@ -14,7 +14,7 @@ from typing import Any, Optional, Union
 from .clients.base import acall_create, call_create
 from .errors import JudgeRuntimeError, UsageError
 from .parsing import parse_json_output, validate
-from .prompting import build_messages, format_few_shot_examples
+from .prompting import FEW_SHOT_PLACEMENTS, build_messages, format_few_shot_examples
 from .schema import OutputSchema, default_output_schema, normalise_output_schema
 from .types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator
 
@@ -34,6 +34,7 @@ class _JudgeCore:
     model: Optional[str]
     system: Optional[str]
     few_shot_examples: Optional[Sequence[Mapping[str, Any]]]
+    few_shot_placement: str
     schema: OutputSchema
     choices: Optional[list[float]]
     continuous: bool
@@ -44,7 +45,11 @@ class _JudgeCore:
     ) -> dict[str, Any]:
         values = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs, **kwargs}
         messages = build_messages(
-            self.prompt, values=values, system=self.system, few_shot_examples=self.few_shot_examples
+            self.prompt,
+            values=values,
+            system=self.system,
+            few_shot_examples=self.few_shot_examples,
+            few_shot_placement=self.few_shot_placement,
         )
         request: dict[str, Any] = {"messages": messages}
         if self.model is not None:
@@ -132,6 +137,7 @@ def _build_core(
     use_reasoning: bool,
     few_shot_examples: Optional[list[FewShotExample]],
     output_schema: Any,
+    few_shot_placement: str,
 ) -> _JudgeCore:
     if prompt is None:
         raise UsageError("prompt is required: a template string, a callable returning messages or a LangChain prompt")
@@ -154,6 +160,8 @@ def _build_core(
         schema = OutputSchema(json_schema, "score", True)
         choices = json_schema["properties"]["score"].get("enum")
 
+    if few_shot_placement not in FEW_SHOT_PLACEMENTS:
+        raise UsageError(f"few_shot_placement must be one of {FEW_SHOT_PLACEMENTS}, got {few_shot_placement!r}")
     if few_shot_examples:
         _check_few_shot_examples(few_shot_examples, schema)
     client = _resolve_client(judge, model)
@@ -167,6 +175,7 @@ def _build_core(
         model=model if judge is not None else None,  # without a judge, model= is a spec, not a name to send
         system=system,
         few_shot_examples=few_shot_examples,
+        few_shot_placement=few_shot_placement,
         schema=schema,
         choices=choices,
         continuous=continuous,
@@ -230,8 +239,14 @@ def create_llm_as_judge(
     use_reasoning: bool = True,
     few_shot_examples: Optional[list[FewShotExample]] = None,
     output_schema: Any = None,
+    few_shot_placement: str = "end",
 ) -> SimpleEvaluator:
-    """An evaluator that asks a judge model to score ``outputs``; same arguments as OpenEvals'."""
+    """An evaluator that asks a judge model to score ``outputs``; OpenEvals' arguments, then our own.
+
+    ``few_shot_placement="start"`` puts the examples before the prompt's
+    text, so every evaluation's prompt starts alike and a local model
+    reuses that evaluated start (OpenEvals' place, and the default, is the end).
+    """
     core = _build_core(**_arguments(locals()))
 
     def evaluator(*, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any) -> Any:
@@ -254,6 +269,7 @@ def create_async_llm_as_judge(
     use_reasoning: bool = True,
     few_shot_examples: Optional[list[FewShotExample]] = None,
     output_schema: Any = None,
+    few_shot_placement: str = "end",
 ) -> SimpleAsyncEvaluator:
     """The async twin of :func:`create_llm_as_judge`."""
     core = _build_core(**_arguments(locals()))

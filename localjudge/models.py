@@ -163,7 +163,7 @@ _client_cache_lock = threading.Lock()
 
 # Options by who takes them: every local engine, one engine only, or a remote client.
 LOCAL_OPTIONS = frozenset({"chat_template", "n_ctx", "n_threads", "max_tokens", "reasoning_budget", "close_loops"})
-LLAMACPP_OPTIONS = frozenset({"n_gpu_layers", "n_batch", "use_extra_bufts", "verbose"})
+LLAMACPP_OPTIONS = frozenset({"n_gpu_layers", "n_batch", "use_extra_bufts", "prefix_cache_bytes", "verbose"})
 TRANSFORMERS_OPTIONS = frozenset({"device", "dtype"})
 ENGINE_OPTIONS = LOCAL_OPTIONS | LLAMACPP_OPTIONS | TRANSFORMERS_OPTIONS
 # The options the command line passes as None when not given (a None there is not "no limit").

@@ -107,8 +107,14 @@ def build_messages(
     values: Mapping[str, Any],
     system: Optional[str] = None,
     few_shot_examples: Optional[Sequence[Mapping[str, Any]]] = None,
+    few_shot_placement: str = "end",
 ) -> list[dict[str, Any]]:
-    """The messages of one evaluation, with system first and few-shot examples at the end."""
+    """The messages of one evaluation, with system first and few-shot examples at the end.
+
+    ``few_shot_placement="start"`` puts the examples before the prompt's own
+    text instead, so that every evaluation's prompt starts the same way and
+    a local model keeps that start evaluated (OpenEvals puts them at the end).
+    """
     if isinstance(prompt, str):
         messages = _template_messages(prompt, values)
     elif _is_runnable(prompt):
@@ -122,7 +128,11 @@ def build_messages(
     if system is not None:
         messages.insert(0, {"role": "system", "content": system})
     if few_shot_examples:
-        _append_to_last_user_message(messages, format_few_shot_examples(few_shot_examples))
+        block = format_few_shot_examples(few_shot_examples, placement=few_shot_placement)
+        if few_shot_placement == "start":
+            _prepend_to_first_user_message(messages, block)
+        else:
+            _append_to_last_user_message(messages, block)
     return messages
 
 
@@ -145,9 +155,15 @@ def _check_messages(messages: Any) -> list[dict[str, Any]]:
     return checked
 
 
-def format_few_shot_examples(examples: Sequence[Mapping[str, Any]]) -> str:
-    """Examples of graded answers, as text appended to the last user message."""
-    parts = ["\n\nHere are graded examples. Judge the answer above the same way:"]
+FEW_SHOT_PLACEMENTS = ("end", "start")
+
+
+def format_few_shot_examples(examples: Sequence[Mapping[str, Any]], *, placement: str = "end") -> str:
+    """Examples of graded answers, as text after the prompt (``end``) or before it (``start``)."""
+    if placement not in FEW_SHOT_PLACEMENTS:
+        raise UsageError(f"few_shot_placement must be one of {FEW_SHOT_PLACEMENTS}, got {placement!r}")
+    where = "above" if placement == "end" else "below"
+    parts = [f"Here are graded examples. Judge the answer {where} the same way:"]
     for number, example in enumerate(examples, 1):
         missing = [k for k in ("inputs", "outputs", "score") if k not in example]
         if missing:
@@ -162,7 +178,8 @@ def format_few_shot_examples(examples: Sequence[Mapping[str, Any]]) -> str:
         lines.append(f"<score>{json.dumps(example['score'])}</score>")
         lines.append(f"</example {number}>")
         parts.append("\n".join(lines))
-    return "\n\n".join(parts)
+    block = "\n\n".join(parts)
+    return "\n\n" + block if placement == "end" else block + "\n\n"
 
 
 def _append_to_last_user_message(messages: list[dict[str, Any]], text: str) -> None:
@@ -175,3 +192,15 @@ def _append_to_last_user_message(messages: list[dict[str, Any]], text: str) -> N
                 message["content"] = [*content, {"type": "text", "text": text}]
             return
     messages.append({"role": "user", "content": text.lstrip()})
+
+
+def _prepend_to_first_user_message(messages: list[dict[str, Any]], text: str) -> None:
+    for message in messages:
+        if message.get("role") in ("user", "human"):
+            content = message["content"]
+            if isinstance(content, str):
+                message["content"] = text + content
+            else:
+                message["content"] = [{"type": "text", "text": text}, *content]
+            return
+    messages.append({"role": "user", "content": text.rstrip()})

@@ -215,3 +215,12 @@ def test_batch_records_failures_and_exits_1(scripted, tmp_path):
     record = json.loads((tmp_path / "out.jsonl").read_text())
     assert record["error"]["type"] == "OutputParseError" and record["error"]["raw_output"] == "not json"
     assert "1: OutputParseError" in result.stderr
+
+
+def test_few_shot_first_puts_the_examples_before_the_prompt(scripted, tmp_path):
+    few_shot = tmp_path / "shots.jsonl"
+    few_shot.write_text(json.dumps({"inputs": "1+1", "outputs": "2", "score": True}) + "\n")
+    scripted._script = iter(['{"reasoning": "ok", "score": true}'])
+    result = run("score", "--outputs", "x", "--few-shot", str(few_shot), "--few-shot-first")
+    assert result.exit_code == 0, result.output
+    assert scripted.requests[0]["messages"][-1]["content"].startswith("Here are graded examples")

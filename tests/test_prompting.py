@@ -282,3 +282,21 @@ def test_indexing_into_a_value_is_a_usage_error(template):
 def test_attachments_without_a_placeholder_follow_the_text():
     messages = build_messages("Grade {outputs}", values={**VALUES, "attachments": IMAGE})
     assert messages[0]["content"] == [{"type": "text", "text": "Grade 4"}, IMAGE]
+
+
+def test_few_shot_examples_can_come_first_so_prompts_share_their_start():
+    examples = [{"inputs": "1+1", "outputs": "2", "score": True}]
+    first = build_messages(
+        "Grade {outputs}", values={"outputs": "x"}, few_shot_examples=examples, few_shot_placement="start"
+    )
+    second = build_messages(
+        "Grade {outputs}", values={"outputs": "y"}, few_shot_examples=examples, few_shot_placement="start"
+    )
+    text, other = first[-1]["content"], second[-1]["content"]
+    assert text.startswith("Here are graded examples. Judge the answer below the same way:")
+    assert text.endswith("Grade x") and other.endswith("Grade y")
+    assert text[: text.index("Grade")] == other[: other.index("Grade")]
+    end = build_messages("Grade {outputs}", values={"outputs": "x"}, few_shot_examples=examples)
+    assert end[-1]["content"].startswith("Grade x\n\nHere are graded examples. Judge the answer above")
+    with pytest.raises(UsageError, match="few_shot_placement"):
+        build_messages("Grade {outputs}", values={"outputs": "x"}, few_shot_examples=examples, few_shot_placement="mid")

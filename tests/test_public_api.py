@@ -106,13 +106,14 @@ def test_llm_module_mirrors_openevals():
     from localjudge.llm import _construct_default_output_json_schema  # noqa: F401
 
 
-def test_factories_take_exactly_the_openevals_parameters_keyword_only():
+def test_factories_take_the_openevals_parameters_first_keyword_only():
+    """OpenEvals' parameters, in its order with its defaults; ours come after, each with a default."""
     for factory in (localjudge.create_llm_as_judge, localjudge.create_async_llm_as_judge):
         parameters = inspect.signature(factory).parameters
-        assert list(parameters) == OPENEVALS_PARAMETERS
+        assert list(parameters)[: len(OPENEVALS_PARAMETERS)] == OPENEVALS_PARAMETERS
         assert all(p.kind is inspect.Parameter.KEYWORD_ONLY for p in parameters.values())
         defaults = {name: p.default for name, p in parameters.items()}
-        assert defaults == {
+        assert {name: defaults[name] for name in OPENEVALS_PARAMETERS} == {
             "prompt": inspect.Parameter.empty,
             "feedback_key": "score",
             "judge": None,
@@ -123,6 +124,9 @@ def test_factories_take_exactly_the_openevals_parameters_keyword_only():
             "use_reasoning": True,
             "few_shot_examples": None,
             "output_schema": None,
+        }
+        assert {name: defaults[name] for name in list(parameters)[len(OPENEVALS_PARAMETERS) :]} == {
+            "few_shot_placement": "end"
         }
 
 

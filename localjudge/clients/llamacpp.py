@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..runtimes.prefix_cache import DEFAULT_BUDGET_BYTES
 from .local import DEFAULT_MAX_TOKENS, DEFAULT_REASONING_BUDGET, LocalClient
 
 __all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "LlamaCppClient"]
@@ -19,7 +20,8 @@ class LlamaCppClient(LocalClient):
     """An OpenAI-shaped chat client over a local GGUF file.
 
     ``n_gpu_layers`` offloads layers to a GPU (-1: all) on a llama-cpp-python
-    built with CUDA or Metal. ``use_extra_bufts=False`` avoids the AMX
+    built with CUDA or Metal. ``prefix_cache_bytes`` bounds the evaluated
+    prompt starts kept for later calls that share them (0: none). ``use_extra_bufts=False`` avoids the AMX
     repacking crash of llama-cpp-python 0.3.36 source builds; ``load_info()``
     reports it. The decoding options are :class:`LocalClient`'s.
     """
@@ -36,6 +38,7 @@ class LlamaCppClient(LocalClient):
         reasoning_budget: int | None = DEFAULT_REASONING_BUDGET,
         close_loops: bool = True,
         use_extra_bufts: bool = False,
+        prefix_cache_bytes: int = DEFAULT_BUDGET_BYTES,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         model_name: str | None = None,
         verbose: bool = False,
@@ -49,6 +52,7 @@ class LlamaCppClient(LocalClient):
             n_threads=n_threads,
             n_gpu_layers=n_gpu_layers,
             use_extra_bufts=use_extra_bufts,
+            prefix_cache_bytes=prefix_cache_bytes,
             verbose=verbose,
         )
         super().__init__(

@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from ..cpu import cpu_features, default_threads, usable_cpus
-from ..errors import MissingDependencyError, ModelError, ModelLoadError, UsageError
+from ..errors import ContextOverflowError, MissingDependencyError, ModelError, ModelLoadError, UsageError
 from .base import Runtime, check_positive
 from .gguf import check_gguf_file
+from .prefix_cache import DEFAULT_BUDGET_BYTES, Plan, PrefixCache, chunks
 from .vocabulary import TokenVocabulary, load_vocabulary
 
 __all__ = [
@@ -111,7 +112,10 @@ class LlamaCppRuntime(Runtime):
     ``n_gpu_layers`` offloads that many layers (-1: all) when llama-cpp-python
     was built with CUDA or Metal; asking for it on a CPU-only build is an
     error rather than a silent CPU run. ``vocab_only`` loads the vocabulary
-    without weights or context: tokenisation only.
+    without weights or context: tokenisation only. ``prefix_cache_bytes``
+    bounds the states of shared prompt prefixes kept for later calls (0: keep
+    none); prompts are evaluated in canonical chunks either way, so a warm
+    call gives the cold result exactly (:mod:`.prefix_cache`).
     """
 
     backend = BACKEND
@@ -126,6 +130,7 @@ class LlamaCppRuntime(Runtime):
         n_gpu_layers: int = 0,
         use_extra_bufts: bool = False,
         vocab_only: bool = False,
+        prefix_cache_bytes: int = DEFAULT_BUDGET_BYTES,
         verbose: bool = False,
     ) -> None:
         super().__init__()
@@ -169,6 +174,7 @@ class LlamaCppRuntime(Runtime):
         self.add_bos = bool(self._model.add_bos_token())
         self.n_batch = n_batch
         self.n_ctx = 0 if vocab_only else self._create_context(_internals, n_ctx, n_batch, n_threads)
+        self.prefixes = PrefixCache(prefix_cache_bytes) if prefix_cache_bytes > 0 else None
         self.vocab = self._load_vocabulary()
 
     def _create_context(self, internals: Any, n_ctx: int, n_batch: int, n_threads: int | None) -> int:
@@ -263,6 +269,40 @@ class LlamaCppRuntime(Runtime):
         super().require_open()
         if self.vocab_only:
             raise ModelError(f"{self.path} was loaded vocab_only: it tokenizes but cannot evaluate", backend=BACKEND)
+
+    def start(self, prompt_tokens: Sequence[int]) -> np.ndarray:
+        """The prompt in canonical chunks, resumed from a kept prefix when one matches."""
+        self.require_open()
+        tokens = list(prompt_tokens)
+        if not tokens:
+            raise ValueError("a prompt needs at least one token")
+        if len(tokens) > self.n_ctx:
+            raise ContextOverflowError(f"Generation ran past the context of {self.n_ctx} tokens", backend=BACKEND)
+        plan = self.prefixes.plan(tokens) if self.prefixes is not None else Plan(0, None, None, None)
+        self._reset()
+        resume = plan.resume_at if plan.state is not None and self._restore(plan.state) else 0
+        logits = np.empty(0)
+        for begin, end in chunks(resume, len(tokens)):
+            logits = self._evaluate(tokens[begin:end], begin)
+            if end == plan.keep_at and plan.keep_key is not None and self.prefixes is not None:
+                self.prefixes.keep(plan.keep_key, self._snapshot())
+        self._n_past = len(tokens)
+        return logits
+
+    def _snapshot(self) -> bytes:
+        lib, ctx = self._llama_cpp, self._ctx.ctx
+        size = lib.llama_state_seq_get_size(ctx, 0)
+        buffer = (ctypes.c_uint8 * size)()
+        written = lib.llama_state_seq_get_data(ctx, buffer, size, 0)
+        return bytes(buffer)[:written]
+
+    def _restore(self, state: bytes) -> bool:
+        lib = self._llama_cpp
+        buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
+        if lib.llama_state_seq_set_data(self._ctx.ctx, buffer, len(state), 0):
+            return True
+        self._reset()  # a state llama.cpp would not take: start cold
+        return False
 
     def _reset(self) -> None:
         self._ctx.kv_cache_clear()

@@ -138,20 +138,20 @@ def test_the_lock_lets_one_caller_decode_at_a_time(client, monkeypatch):
 
     inside = {"now": 0, "max": 0}
     guard = threading.Lock()
-    original = client.runtime.extend
+    original = client.runtime._evaluate
 
-    def watched_extend(tokens):
+    def watched_evaluate(tokens, n_past):
         assert client.runtime.lock.locked()
         with guard:
             inside["now"] += 1
             inside["max"] = max(inside["max"], inside["now"])
         try:
-            return original(tokens)
+            return original(tokens, n_past)
         finally:
             with guard:
                 inside["now"] -= 1
 
-    monkeypatch.setattr(client.runtime, "extend", watched_extend)
+    monkeypatch.setattr(client.runtime, "_evaluate", watched_evaluate)
     schema, _ = default_output_schema(use_reasoning=False)
 
     async def run_all():

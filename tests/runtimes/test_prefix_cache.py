@@ -1,0 +1,82 @@
+"""Which prefix states to keep and where to resume: the pure decisions of the prefix cache."""
+
+from __future__ import annotations
+
+import pytest
+
+from localjudge.runtimes.prefix_cache import CHUNK, PrefixCache, boundary_digests, chunks
+
+
+def test_chunks_are_cut_at_the_same_multiples_wherever_a_run_resumes():
+    assert chunks(0, 300) == [(0, 128), (128, 256), (256, 300)]
+    assert chunks(128, 300) == [(128, 256), (256, 300)]
+    assert chunks(0, 128) == [(0, 128)]
+    assert chunks(5, 6) == [(5, 6)]
+    cold = chunks(0, 1000)
+    assert all(piece in cold for piece in chunks(512, 1000))  # a resumed run repeats the cold one's cuts
+
+
+def test_boundaries_leave_a_token_to_evaluate():
+    assert len(boundary_digests(list(range(CHUNK)))) == 0  # resuming at 128 would leave nothing to read
+    assert len(boundary_digests(list(range(CHUNK + 1)))) == 1
+    a, b = boundary_digests(list(range(300))), boundary_digests([*range(128), *range(500, 700)])
+    assert a[0] == b[0] and a[1] != b[1]  # the same first 128 tokens, then different
+
+
+def prompt(shared: int, tail: int, tag: int) -> list[int]:
+    return [*range(shared), *[10_000 + tag] * tail]
+
+
+def test_a_prefix_is_kept_once_a_second_prompt_shares_it_and_used_from_the_third():
+    cache = PrefixCache()
+    first = cache.plan(prompt(700, 50, 1))
+    assert (first.resume_at, first.keep_at) == (0, None)  # nothing seen before
+    second = cache.plan(prompt(700, 60, 2))
+    assert second.resume_at == 0 and second.keep_at == 640  # the last boundary both share
+    cache.keep(second.keep_key, b"state after 640 tokens")
+    third = cache.plan(prompt(700, 70, 3))
+    assert third.resume_at == 640 and third.state == b"state after 640 tokens" and third.keep_at is None
+    assert (cache.hits, cache.misses) == (1, 2)
+
+
+def test_a_longer_shared_prefix_is_kept_beside_a_shorter_one():
+    cache = PrefixCache()
+    cache.plan(prompt(300, 10, 1))
+    short = cache.plan(prompt(300, 10, 2))
+    cache.keep(short.keep_key, b"256")
+    cache.plan(prompt(900, 10, 3))
+    longer = cache.plan(prompt(900, 10, 4))
+    assert longer.resume_at == 256 and longer.keep_at == 896
+
+
+def test_states_are_held_within_the_byte_budget_least_recent_first():
+    cache = PrefixCache(budget_bytes=10)
+    for tag in range(3):
+        cache.keep(bytes([tag]), b"x" * 4)
+    assert cache.bytes_held == 8
+    cache.keep(b"big", b"x" * 11)  # larger than the whole budget: not kept
+    assert cache.bytes_held == 8
+    cache.clear()
+    assert cache.bytes_held == 0
+
+
+@pytest.mark.model
+def test_a_warm_verdict_is_the_cold_one_bit_for_bit(default_gguf):
+    """Prompts sharing 1,000 tokens: the third resumes from the kept prefix and matches a cache-less run exactly."""
+    import numpy as np
+
+    from localjudge.runtimes.llamacpp import LlamaCppRuntime
+
+    warm = LlamaCppRuntime(default_gguf, n_ctx=2048)
+    cold = LlamaCppRuntime(default_gguf, n_ctx=2048, prefix_cache_bytes=0)
+    try:
+        shared = warm.prompt_tokens("<bos>" + " ".join(f"rule{i}" for i in range(400)))[:1000]
+        prompts = [shared + warm.tokenize(f" Answer {i}: {'yes ' * (3 + i)}", special=False) for i in range(3)]
+        for tokens in prompts:
+            logits = warm.start(tokens)
+        assert warm.prefixes.hits == 1 and warm.prefixes.bytes_held > 0
+        assert np.array_equal(logits, cold.start(prompts[-1]))
+        assert np.array_equal(warm.extend([5, 6]), cold.extend([5, 6]))  # and it goes on the same way
+    finally:
+        warm.close()
+        cold.close()
