@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional, Union
 
-from .clients.base import acall_create, call_create
+from .clients.base import acall_create, call_create, plain_data
 from .errors import JudgeRuntimeError, UsageError
 from .parsing import parse_json_output, validate
 from .prompting import FEW_SHOT_PLACEMENTS, build_messages, format_few_shot_examples
@@ -113,16 +113,7 @@ def _response_metadata(response: Any, score_field: str) -> Optional[dict[str, An
     readout = _field(response, READOUT_FIELD)
     if isinstance(readout, Mapping) and isinstance(readout.get(score_field), Mapping):
         metadata.update(readout[score_field])
-    return _plain(metadata) or None
-
-
-def _plain(value: Any) -> Any:
-    """Plain dicts and lists, as a result is printed and compared."""
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
+    return plain_data(metadata) or None
 
 
 def _build_core(

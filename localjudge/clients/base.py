@@ -25,6 +25,7 @@ __all__ = [
     "Record",
     "ScriptedClient",
     "make_chat_completion",
+    "plain_data",
     "read_response_format",
 ]
 
@@ -49,7 +50,7 @@ class Record(dict):
 
     def model_dump(self) -> dict[str, Any]:
         """Plain nested dicts, as pydantic-based SDK objects offer."""
-        return _unwrap(self)
+        return plain_data(self)
 
 
 class ChatCompletion(Record):
@@ -64,11 +65,12 @@ def _wrap(value: Any) -> Any:
     return value
 
 
-def _unwrap(value: Any) -> Any:
+def plain_data(value: Any) -> Any:
+    """Plain dicts and lists, without the attribute access of our records: to print, compare or serialise."""
     if isinstance(value, Mapping):
-        return {k: _unwrap(v) for k, v in value.items()}
+        return {k: plain_data(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_unwrap(v) for v in value]
+        return [plain_data(v) for v in value]
     return value
 
 
