@@ -139,8 +139,7 @@ def _conversion_check(gguf: Path) -> Iterator[Check]:
     if not gguf.is_file():
         return
     try:
-        verdict = gguf_conversion.verify(gguf)
-        where = gguf_conversion.converted_location(gguf)[0]
+        where, verdict = gguf_conversion.verify(gguf)
     except LocalJudgeError as exc:
         yield Check("converted model", "fail", str(exc))
         return

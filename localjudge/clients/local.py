@@ -24,7 +24,7 @@ from ..decoding.readout import DEFAULT_TOLERANCE, readout_fields
 from ..errors import ModelError, UsageError
 from ..runtimes.base import Runtime
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
-from .request import check_max_tokens, read_request, refuse_special_spellings
+from .request import answer_length, check_max_tokens, read_request, refuse_special_spellings
 
 __all__ = ["DECODE_STATS_FIELD", "DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "READOUT_FIELD", "LocalClient"]
 
@@ -103,9 +103,7 @@ class LocalClient(ChatClient):
             runtime.require_open()
             refuse_special_spellings(text_in_markup(prompt, messages), runtime.spells_special, self.name)
             tokens = runtime.prompt_tokens(prompt)
-            max_tokens = options.max_tokens
-            if max_tokens is None:
-                max_tokens = max(1, min(self.max_tokens, runtime.n_ctx - len(tokens)))
+            max_tokens = answer_length(options, self.max_tokens, runtime.n_ctx, len(tokens))
             runtime.check_fits(len(tokens), max_tokens, max_tokens_given=options.max_tokens is not None)
             result = decode(
                 runtime,

@@ -45,7 +45,7 @@ from ..runtimes.base import check_fits, refuse_what_cannot_fit
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
 from .local import DEFAULT_MAX_TOKENS
 from .outlines_engines import engine_for
-from .request import RequestOptions, check_max_tokens, read_request, refuse_special_spellings
+from .request import RequestOptions, answer_length, check_max_tokens, read_request, refuse_special_spellings
 
 __all__ = ["WHITESPACE_PATTERN", "OutlinesClient"]
 
@@ -104,7 +104,7 @@ class OutlinesClient(ChatClient):
         with self._lock:
             generator = self._generator(kind, schema)
             n_prompt = self._check_fits(prompt, options)
-            max_tokens = options.max_tokens or self._default_max_tokens(n_prompt)
+            max_tokens = answer_length(options, self.max_tokens, self.engine.n_ctx, n_prompt)
             text = self._generate(generator, prompt, self.engine.generation_kwargs(options, max_tokens))
         completion_tokens = self.engine.count_tokens(text)
         return make_chat_completion(
@@ -145,10 +145,6 @@ class OutlinesClient(ChatClient):
             given=options.max_tokens is not None,
         )
         return n_prompt
-
-    def _default_max_tokens(self, n_prompt: int) -> int:
-        room = self.engine.n_ctx - n_prompt if self.engine.n_ctx else self.max_tokens
-        return max(1, min(self.max_tokens, room))
 
     def _generator(self, kind: str, schema: dict[str, Any] | None) -> Any:
         """outlines' generator for this output type, built once per schema (index building is slow)."""

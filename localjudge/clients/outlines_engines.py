@@ -117,17 +117,16 @@ class TransformersEngine(OutlinesEngine):
     kind = "transformers"
 
     def __init__(self, model: Any, chat_template: str | None) -> None:
+        from ..runtimes.transformers import adds_bos, template_metadata
+
         _require_kernels("torch")
         tokenizer, config = model.hf_tokenizer, model.model.config
         raw = copy.copy(model)
         raw.type_adapter = copy.copy(model.type_adapter)
         raw.type_adapter.has_chat_template = False
         super().__init__(raw, Path(str(getattr(config, "name_or_path", "") or "transformers")).name)
-        metadata = {"general.architecture": str(getattr(config, "model_type", ""))}
-        if isinstance(getattr(tokenizer, "chat_template", None), str):
-            metadata["tokenizer.chat_template"] = tokenizer.chat_template
         self.template = resolve_chat_template(
-            metadata,
+            template_metadata(tokenizer, str(getattr(config, "model_type", "") or "")),
             chat_template,
             bos_token=tokenizer.bos_token or "",
             eos_token=tokenizer.eos_token or "",
@@ -135,8 +134,7 @@ class TransformersEngine(OutlinesEngine):
             backend="transformers",
         )
         self.n_ctx = self.n_ctx_train = getattr(config, "max_position_embeddings", None)
-        bos_id = tokenizer.bos_token_id
-        self.adds_bos = bos_id is not None and tokenizer("a")["input_ids"][:1] == [bos_id]
+        self.adds_bos = adds_bos(tokenizer)
 
     @staticmethod
     def sampling_kwargs(options: RequestOptions, max_tokens: int) -> dict[str, Any]:

@@ -17,6 +17,7 @@ __all__ = [
     "HONOURED_FIELDS",
     "IGNORED_FIELDS",
     "RequestOptions",
+    "answer_length",
     "check_max_tokens",
     "read_request",
     "refuse_special_spellings",
@@ -117,6 +118,14 @@ def _number(request: Mapping[str, Any], key: str, default: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise UsageError(f"{key} must be a number, got {value!r}")
     return float(value)
+
+
+def answer_length(options: RequestOptions, default: int, n_ctx: int | None, n_prompt: int) -> int:
+    """The max_tokens a request asked for, else as many as the context has room for, up to ``default``."""
+    if options.max_tokens is not None:
+        return options.max_tokens
+    room = n_ctx - n_prompt if n_ctx else default
+    return max(1, min(default, room))
 
 
 def check_max_tokens(value: Any) -> int:

@@ -163,7 +163,7 @@ def decode(
     result.prefill_seconds = clock() - started
     run: list[int] = []  # tokens sampled in the current free-text stretch
     counts: dict[int, int] = {}
-    stop_ids = set(vocab.stop_ids.tolist())
+    stop_ids = vocab.stop_set
     stop_bytes = [s.encode("utf-8") for s in stop if s]
     text = bytearray(vocab.decode(out))
     if logprobs is not None:
@@ -197,8 +197,8 @@ def decode(
             logits = runtime.extend(pending)
             pending.clear()
         for marker in readout_after if guide is not None else ():
-            at = text.rfind(marker)
-            if at >= 0 and marker not in result.readouts:  # the value after it starts here
+            at = -1 if marker in result.readouts else text.rfind(marker)
+            if at >= 0:  # the value after it starts here
                 readout_started = clock()
                 result.readouts[marker] = read_values(
                     runtime,

@@ -174,7 +174,7 @@ def _expand(
     vocab = guide.vocab
     info = guide.info(node.state)
     probs = value_probabilities(logits, info.ids, temperature)
-    stops = set(vocab.stop_ids.tolist())
+    stops = vocab.stop_set
     for token, p in zip(info.ids.tolist(), probs.tolist(), strict=True):
         if p <= 0.0:
             continue

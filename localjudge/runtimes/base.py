@@ -106,18 +106,30 @@ class Runtime(abc.ABC):
     def start(self, prompt_tokens: Sequence[int]) -> np.ndarray:
         """Evaluate a fresh prompt; return the logits after its last token."""
         self.require_open()
+        tokens = list(prompt_tokens)
+        if not tokens:
+            raise ValueError("a prompt needs at least one token")
+        self._refuse_past_context(0, len(tokens))
+        logits = self._prefill(tokens)
+        self._n_past = len(tokens)
+        return logits
+
+    def _prefill(self, tokens: list[int]) -> np.ndarray:
+        """A fresh prompt's logits; engines that keep evaluated prefixes override this."""
         self._reset()
-        self._n_past = 0
-        return self.extend(prompt_tokens)
+        return self._evaluate(tokens, 0)
 
     def extend(self, tokens: Sequence[int]) -> np.ndarray:
         """Evaluate more tokens after what was evaluated; return the last logits."""
         self.require_open()
-        if self._n_past + len(tokens) > self.n_ctx:
-            raise ContextOverflowError(f"Generation ran past the context of {self.n_ctx} tokens", backend=self.backend)
+        self._refuse_past_context(self._n_past, len(tokens))
         logits = self._evaluate(tokens, self._n_past)
         self._n_past += len(tokens)
         return logits
+
+    def _refuse_past_context(self, n_past: int, n_more: int) -> None:
+        if n_past + n_more > self.n_ctx:
+            raise ContextOverflowError(f"Generation ran past the context of {self.n_ctx} tokens", backend=self.backend)
 
     def branch(self, paths: Sequence[Sequence[int]]) -> list[np.ndarray]:
         """The logits after each path of tokens, each evaluated from the current state, which is left as it was.
@@ -128,9 +140,7 @@ class Runtime(abc.ABC):
         self.require_open()
         if any(not path for path in paths):
             raise ValueError("branch paths must not be empty")
-        longest = max((len(path) for path in paths), default=0)
-        if self._n_past + longest > self.n_ctx:
-            raise ContextOverflowError(f"Generation ran past the context of {self.n_ctx} tokens", backend=self.backend)
+        self._refuse_past_context(self._n_past, max((len(path) for path in paths), default=0))
         return self._branch(paths, self._n_past) if paths else []
 
     def prompt_tokens(self, prompt: str | Sequence[Part]) -> list[int]:

@@ -61,12 +61,10 @@ def converted_dir(gguf_path: str | os.PathLike[str]) -> Path:
     return target
 
 
-def verify(gguf_path: str | os.PathLike[str]) -> bool | None:
-    """Hash every file of this GGUF's conversion against its manifest; None when it was never converted."""
+def verify(gguf_path: str | os.PathLike[str]) -> tuple[Path, bool | None]:
+    """Where this GGUF's conversion lives, and whether every file matches its manifest (None: never converted)."""
     target, sha256 = converted_location(gguf_path)
-    if not target.exists():
-        return None
-    return _intact(target, sha256, full=True)
+    return target, (_intact(target, sha256, full=True) if target.exists() else None)
 
 
 def _intact(target: Path, sha256: str, *, full: bool) -> bool:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..cpu import cpu_features, default_threads, usable_cpus
-from ..errors import ContextOverflowError, MissingDependencyError, ModelError, ModelLoadError, UsageError
+from ..errors import MissingDependencyError, ModelError, ModelLoadError, UsageError
 from .base import Runtime, check_positive
 from .gguf import check_gguf_file
 from .prefix_cache import DEFAULT_BUDGET_BYTES, Plan, PrefixCache, chunks
@@ -270,14 +270,8 @@ class LlamaCppRuntime(Runtime):
         if self.vocab_only:
             raise ModelError(f"{self.path} was loaded vocab_only: it tokenizes but cannot evaluate", backend=BACKEND)
 
-    def start(self, prompt_tokens: Sequence[int]) -> np.ndarray:
+    def _prefill(self, tokens: list[int]) -> np.ndarray:
         """The prompt in canonical chunks, resumed from a kept prefix when one matches."""
-        self.require_open()
-        tokens = list(prompt_tokens)
-        if not tokens:
-            raise ValueError("a prompt needs at least one token")
-        if len(tokens) > self.n_ctx:
-            raise ContextOverflowError(f"Generation ran past the context of {self.n_ctx} tokens", backend=BACKEND)
         plan = self.prefixes.plan(tokens) if self.prefixes is not None else Plan(0, None, None, None)
         self._reset()
         resume = plan.resume_at if plan.state is not None and self._restore(plan.state) else 0
@@ -286,7 +280,6 @@ class LlamaCppRuntime(Runtime):
             logits = self._evaluate(tokens[begin:end], begin)
             if end == plan.keep_at and plan.keep_key is not None and self.prefixes is not None:
                 self.prefixes.keep(plan.keep_key, self._snapshot())
-        self._n_past = len(tokens)
         return logits
 
     def _snapshot(self) -> bytes:

@@ -27,7 +27,15 @@ from ..errors import MissingDependencyError, ModelError, ModelLoadError, UsageEr
 from .base import Runtime, check_positive
 from .vocabulary import TokenVocabulary, load_vocabulary
 
-__all__ = ["TransformersRuntime", "check_model_dir", "import_transformers", "pick_device", "token_pieces"]
+__all__ = [
+    "TransformersRuntime",
+    "adds_bos",
+    "check_model_dir",
+    "import_transformers",
+    "pick_device",
+    "template_metadata",
+    "token_pieces",
+]
 
 BACKEND = "transformers"
 DEFAULT_N_CTX = 4096
@@ -155,6 +163,25 @@ def token_pieces(tokenizer: Any, n_vocab: int) -> list[bytes | None]:
     return pieces
 
 
+def template_metadata(tokenizer: Any, model_type: str) -> dict[str, str]:
+    """A tokenizer's chat-template facts in the GGUF metadata keys the chat templates read."""
+    metadata = {"general.architecture": model_type}
+    template = getattr(tokenizer, "chat_template", None)
+    if isinstance(template, dict):  # several named templates: the default one judges
+        template = template.get("default")
+    if isinstance(template, str) and template:
+        metadata["tokenizer.chat_template"] = template
+    if model_type == "llama" and "<|eot_id|>" in tokenizer.get_vocab():
+        metadata["tokenizer.ggml.pre"] = "llama-bpe"
+    return metadata
+
+
+def adds_bos(tokenizer: Any) -> bool:
+    """Whether the tokenizer puts BOS in front of a text by itself."""
+    bos = tokenizer.bos_token_id
+    return bos is not None and tokenizer("a")["input_ids"][:1] == [bos]
+
+
 def _ids(value: Any) -> list[int]:
     if value is None:
         return []
@@ -229,23 +256,11 @@ class TransformersRuntime(Runtime):
             ) from exc
         self.n_vocab = int(self._model.get_output_embeddings().out_features)
         self.bos_id = self.tokenizer.bos_token_id
-        self.add_bos = self.bos_id is not None and self.tokenizer("a")["input_ids"][:1] == [self.bos_id]
+        self.add_bos = adds_bos(self.tokenizer)
         self._cache_arg = "cache" if "cache" in inspect.signature(self._model.forward).parameters else "past_key_values"
         self._cache: Any = None
-        self.template_metadata = self._template_metadata()
+        self.template_metadata = template_metadata(self.tokenizer, self.model_type)
         self.vocab = self._load_vocabulary()
-
-    def _template_metadata(self) -> dict[str, str]:
-        """The directory's template facts in the GGUF metadata keys the chat templates read."""
-        metadata = {"general.architecture": self.model_type}
-        template = getattr(self.tokenizer, "chat_template", None)
-        if isinstance(template, dict):  # several named templates: the default one judges
-            template = template.get("default")
-        if isinstance(template, str) and template:
-            metadata["tokenizer.chat_template"] = template
-        if self.model_type == "llama" and "<|eot_id|>" in self.tokenizer.get_vocab():
-            metadata["tokenizer.ggml.pre"] = "llama-bpe"
-        return metadata
 
     # --- vocabulary ----------------------------------------------------------
 

@@ -30,6 +30,7 @@ class TokenVocabulary:
         self.eos_id = int(eos_id)
         stops = set(stop_ids) | {self.eos_id}
         self.stop_ids = np.array(sorted(stops), dtype=np.int64)
+        self.stop_set = frozenset(stops)
         self.key = key
         self.first_byte = np.full(self.n_vocab, -1, dtype=np.int16)
         self.single_byte = np.full(256, -1, dtype=np.int64)
