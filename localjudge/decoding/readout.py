@@ -149,7 +149,7 @@ def read_values(
     complete = _merge_equal_numbers(complete)
     total = sum(complete.values())
     probabilities = {text.decode("utf-8", "replace"): p / total for text, p in complete.items()} if total else {}
-    missing = sum(p for _, p, _ in unexplored)
+    missing = sum((p for _, p, _ in unexplored), 0.0)
     return Readout(
         probabilities=dict(sorted(probabilities.items(), key=lambda item: -item[1])),
         unexplored=missing,
