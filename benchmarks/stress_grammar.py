@@ -179,13 +179,13 @@ class RandomLogitsRuntime(Runtime):
     def token_text(self, token: int | None) -> str:
         return self.source.token_text(token)
 
-    def _reset(self) -> None:
+    def _reset(self, seq: int) -> None:
         pass
 
-    def _truncate(self, n_past: int) -> None:
+    def _truncate(self, n_past: int, seq: int) -> None:
         pass
 
-    def _evaluate(self, tokens: Sequence[int], n_past: int) -> np.ndarray:
+    def _evaluate(self, tokens: Sequence[int], n_past: int, seq: int) -> np.ndarray:
         return self.rng.standard_normal(self.n_vocab, dtype=np.float32)
 
     def load_info(self) -> dict[str, Any]:

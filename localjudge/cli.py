@@ -113,6 +113,12 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
             click.option("--n-ctx", type=click.IntRange(min=16), help="Local models: context size in tokens."),
             click.option("--n-threads", type=click.IntRange(min=1), help="Local models: CPU threads."),
             click.option(
+                "--parallel",
+                type=click.IntRange(min=1),
+                help="Local models: requests decoded side by side, each with its own n_ctx of memory "
+                f"(batch: defaults to -j, at most {MAX_DEFAULT_PARALLEL}).",
+            ),
+            click.option(
                 "--n-gpu-layers",
                 type=click.IntRange(min=-1),
                 help="llama.cpp: layers to offload to the GPU (-1: all; needs a CUDA or Metal build).",
@@ -125,7 +131,9 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-MODEL_OPTION_NAMES = ("chat_template", "n_ctx", "n_threads", "n_gpu_layers", "device", "dtype")
+#: the most sequences ``batch -j N`` gives a local model unless --parallel says otherwise (each costs n_ctx of memory)
+MAX_DEFAULT_PARALLEL = 16
+MODEL_OPTION_NAMES = ("chat_template", "n_ctx", "n_threads", "parallel", "n_gpu_layers", "device", "dtype")
 
 
 def build_judge(model_spec: str, base_url: Optional[str], fallbacks: tuple[str, ...], **model_options: Any) -> Any:
@@ -233,7 +241,9 @@ def score(
     type=click.Path(dir_okay=False, path_type=Path),
     help="Results JSONL (default: DATA with .results.jsonl). Rows already scored there are skipped.",
 )
-@click.option("--concurrency", "-j", default=1, show_default=True, help="Rows in flight at once.")
+@click.option(
+    "--concurrency", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Rows in flight at once."
+)
 @judge_options
 @_handle_errors
 def batch(data: Path, results: Optional[Path], concurrency: int, **settings: Any) -> None:
@@ -242,6 +252,8 @@ def batch(data: Path, results: Optional[Path], concurrency: int, **settings: Any
 
     rows = read_rows(data)
     results = results or data.with_name(data.stem + ".results.jsonl")
+    if settings["parallel"] is None and concurrency > 1 and not settings["model_spec"].startswith("openai:"):
+        settings["parallel"] = min(concurrency, MAX_DEFAULT_PARALLEL)  # a local model decodes them side by side
 
     def shape(row: dict[str, Any]) -> tuple[bool, bool]:
         return "inputs" in row, "reference_outputs" in row  # the default prompt shows only what a row has

@@ -162,12 +162,14 @@ _client_cache: dict[tuple, Any] = {}
 _client_cache_lock = threading.Lock()
 
 # Options by who takes them: every local engine, one engine only, or a remote client.
-LOCAL_OPTIONS = frozenset({"chat_template", "n_ctx", "n_threads", "max_tokens", "reasoning_budget", "close_loops"})
+LOCAL_OPTIONS = frozenset(
+    {"chat_template", "n_ctx", "n_threads", "parallel", "max_tokens", "reasoning_budget", "close_loops"}
+)
 LLAMACPP_OPTIONS = frozenset({"n_gpu_layers", "n_batch", "use_extra_bufts", "prefix_cache_bytes", "verbose"})
 TRANSFORMERS_OPTIONS = frozenset({"device", "dtype"})
 ENGINE_OPTIONS = LOCAL_OPTIONS | LLAMACPP_OPTIONS | TRANSFORMERS_OPTIONS
 # The options the command line passes as None when not given (a None there is not "no limit").
-_NONE_IS_UNSET = frozenset({"chat_template", "n_ctx", "n_threads", "n_gpu_layers", "device", "dtype"})
+_NONE_IS_UNSET = frozenset({"chat_template", "n_ctx", "n_threads", "parallel", "n_gpu_layers", "device", "dtype"})
 _OPTION_FLAGS = {name: "--" + name.replace("_", "-") for name in ENGINE_OPTIONS}
 
 
@@ -178,8 +180,8 @@ def _given(options: dict[str, Any]) -> dict[str, Any]:
 def resolve_model(spec: str, *, base_url: Optional[str] = None, api_key: Optional[str] = None, **options: Any) -> Any:
     """A ModelClient for ``spec``. Local models are loaded once per process and shared.
 
-    ``options`` go to the client: ``n_ctx``, ``n_threads``, ``chat_template``
-    for any local model; ``n_gpu_layers`` for llama.cpp; ``device`` and
+    ``options`` go to the client: ``n_ctx``, ``n_threads``, ``parallel``,
+    ``chat_template`` for any local model; ``n_gpu_layers`` for llama.cpp; ``device`` and
     ``dtype`` for transformers; timeouts and retries for a remote one. An
     option the spec's engine does not take is an error, not ignored. For the
     loading options a None means "not given".

@@ -69,7 +69,8 @@ def engines(request) -> Iterator[Callable[[str], Engine]]:
 
 
 def _build_engine(name: str, request: pytest.FixtureRequest) -> Engine:
-    ours = {"reasoning_budget": REASONING_BUDGET, "max_tokens": 96}
+    # two sequences: concurrent callers are decoded side by side
+    ours = {"reasoning_budget": REASONING_BUDGET, "max_tokens": 96, "parallel": 2}
     if name == "llama.cpp":
         from localjudge import LlamaCppClient
 

@@ -86,17 +86,31 @@ def test_model_loading_options_reach_the_resolver(scripted, tmp_path):
     template.write_text("{{ messages[0]['content'] }}", encoding="utf-8")
     result = run(
         "score", "--outputs", "x", "--model", "hf:dir", "--chat-template", str(template),
-        "--n-ctx", "2048", "--n-threads", "3", "--device", "cpu", "--dtype", "bfloat16",
+        "--n-ctx", "2048", "--n-threads", "3", "--parallel", "2", "--device", "cpu", "--dtype", "bfloat16",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert scripted.model_options == {
         "chat_template": str(template),
         "n_ctx": 2048,
         "n_threads": 3,
+        "parallel": 2,
         "n_gpu_layers": None,
         "device": "cpu",
         "dtype": "bfloat16",
     }
+
+
+@pytest.mark.parametrize(
+    ("options", "parallel"),
+    [([], None), (["-j", "3"], 3), (["-j", "40"], cli.MAX_DEFAULT_PARALLEL), (["-j", "3", "--parallel", "2"], 2),
+     (["-j", "3", "--model", "openai:m"], None)],
+)  # fmt: skip
+def test_batch_gives_a_local_model_a_sequence_per_row_in_flight(scripted, tmp_path, options, parallel):
+    data = tmp_path / "rows.jsonl"
+    data.write_text('{"outputs": "4"}\n', encoding="utf-8")
+    result = run("batch", str(data), *options)
+    assert result.exit_code == 0, result.output
+    assert scripted.model_options["parallel"] == parallel
 
 
 def test_build_judge_reads_a_template_file_and_refuses_misplaced_options(tmp_path):

@@ -9,11 +9,13 @@ any code written against that SDK and any object of that shape can judge for us.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import itertools
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..errors import UsageError
@@ -194,7 +196,23 @@ class _ThreadedAsyncClient(AsyncChatClient):
         self.name = sync_client.name
 
     async def _acomplete(self, request: dict[str, Any]) -> ChatCompletion:
-        return await asyncio.to_thread(self.sync_client._complete, request)
+        return await in_worker_thread(self.sync_client._complete, request)
+
+
+@functools.cache
+def _worker_threads() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=64, thread_name_prefix="localjudge")
+
+
+async def in_worker_thread(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``function(*args, **kwargs)`` in a worker thread, so the event loop stays free.
+
+    Not the loop's default pool, which holds only a few threads on a small
+    machine: a local client decodes as many requests side by side as are in
+    flight, so every awaiting caller needs a thread of its own.
+    """
+    call = functools.partial(function, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_worker_threads(), call)
 
 
 def call_create(client: Any, request: dict[str, Any]) -> Any:
@@ -214,7 +232,7 @@ async def acall_create(client: Any, request: dict[str, Any]) -> Any:
     create = client.chat.completions.create
     if is_async_create(create):
         return await create(**request)
-    result = await asyncio.to_thread(create, **request)
+    result = await in_worker_thread(create, **request)
     if isinstance(result, Awaitable):
         result = await result
     return result

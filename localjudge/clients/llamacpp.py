@@ -20,7 +20,9 @@ class LlamaCppClient(LocalClient):
     """An OpenAI-shaped chat client over a local GGUF file.
 
     ``n_gpu_layers`` offloads layers to a GPU (-1: all) on a llama-cpp-python
-    built with CUDA or Metal. ``prefix_cache_bytes`` bounds the evaluated
+    built with CUDA or Metal. ``parallel`` requests in flight are decoded
+    side by side in one batch, each with a KV cache of ``n_ctx`` tokens (the
+    cache's memory grows with ``parallel * n_ctx``). ``prefix_cache_bytes`` bounds the evaluated
     prompt starts kept for later calls that share them (0: none). ``use_extra_bufts=False`` avoids the AMX
     repacking crash of llama-cpp-python 0.3.36 source builds; ``load_info()``
     reports it. The decoding options are :class:`LocalClient`'s.
@@ -34,6 +36,7 @@ class LlamaCppClient(LocalClient):
         n_threads: int | None = None,
         n_batch: int = 512,
         n_gpu_layers: int = 0,
+        parallel: int = 1,
         chat_template: str | None = None,
         reasoning_budget: int | None = DEFAULT_REASONING_BUDGET,
         close_loops: bool = True,
@@ -51,6 +54,7 @@ class LlamaCppClient(LocalClient):
             n_batch=n_batch,
             n_threads=n_threads,
             n_gpu_layers=n_gpu_layers,
+            parallel=parallel,
             use_extra_bufts=use_extra_bufts,
             prefix_cache_bytes=prefix_cache_bytes,
             verbose=verbose,

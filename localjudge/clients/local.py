@@ -5,8 +5,13 @@ the messages with the model's chat template, compiles the response schema to
 a regex (:mod:`localjudge.decoding.schema_regex`) and decodes under it, so a
 JSON answer always parses and validates, or stops at ``max_tokens`` with
 ``finish_reason="length"``. Greedy decoding (temperature 0) is the default:
-one input, one verdict. The runtime's lock serialises callers, including the
-async twin (``client.aio``), which runs in a worker thread.
+one input, one verdict.
+
+Requests in flight together (threads, the async twin ``client.aio``, or
+``create_many``) are decoded side by side, one step of each per batch, on
+as many sequences as the runtime has slots
+(:class:`~localjudge.decoding.batcher.Batcher`); each gets the answer it
+would get alone.
 
 How the answer was decoded (sampled and forced tokens, whether a string was
 closed by its budget, prefill and decode seconds) comes back on the response
@@ -16,10 +21,13 @@ as ``decode_stats``.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from ..chat_templates import ChatTemplate, resolve_chat_template, text_in_markup
+from ..decoding.batcher import Batcher
 from ..decoding.readout import DEFAULT_TOLERANCE, readout_fields
 from ..errors import ModelError, UsageError
 from ..runtimes.base import Runtime
@@ -34,6 +42,16 @@ DEFAULT_REASONING_BUDGET = 256
 DECODE_STATS_FIELD = "decode_stats"
 #: the response field with the probabilities of each boolean, enum or number field's values
 READOUT_FIELD = "readout"
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A request ready to decode, and what its response needs besides the decoding."""
+
+    generation: Any
+    model: str
+    prompt_tokens: int
+    readout_fields: dict[str, bytes]
 
 
 class LocalClient(ChatClient):
@@ -85,7 +103,45 @@ class LocalClient(ChatClient):
         )
 
     def _complete(self, request: dict[str, Any]) -> ChatCompletion:
-        from ..decoding.loop import Sampler, decode
+        prepared = self._prepare(request)
+        return self._respond(prepared, self.batcher.run(prepared.generation))
+
+    def create_many(
+        self, requests: Sequence[Mapping[str, Any]], *, return_exceptions: bool = False
+    ) -> list[ChatCompletion | Exception]:
+        """Several chat-completion requests (each ``create``'s keyword arguments), decoded side by side.
+
+        The responses come back in order, each as ``create`` gives it alone.
+        With ``return_exceptions`` a failed request's error takes its place;
+        otherwise the first error is raised once every request has finished.
+        """
+        prepared: list[_Prepared | Exception] = []
+        for request in requests:
+            try:
+                prepared.append(self._prepare(dict(request)))
+            except Exception as exc:
+                if not return_exceptions:
+                    raise
+                prepared.append(exc)
+        runnable = [p for p in prepared if isinstance(p, _Prepared)]
+        outcomes = iter(self.batcher.run_all([p.generation for p in runnable]))
+        responses: list[ChatCompletion | Exception] = []
+        for item in prepared:
+            outcome = next(outcomes) if isinstance(item, _Prepared) else item
+            if isinstance(item, _Prepared) and not isinstance(outcome, BaseException):
+                outcome = self._respond(item, outcome)
+            if isinstance(outcome, BaseException) and not return_exceptions:
+                raise outcome
+            responses.append(outcome)
+        return responses
+
+    @cached_property
+    def batcher(self) -> Batcher:
+        return Batcher(self.runtime)
+
+    def _prepare(self, request: dict[str, Any]) -> _Prepared:
+        """Render, tokenize and check one request; its generation, ready to run."""
+        from ..decoding.loop import Sampler, generate
 
         messages, options = read_request(request, self.name)
         prompt = self.template.render_parts(messages)
@@ -103,32 +159,37 @@ class LocalClient(ChatClient):
             runtime.require_open()
             refuse_special_spellings(text_in_markup(prompt, messages), runtime.spells_special, self.name)
             tokens = runtime.prompt_tokens(prompt)
-            max_tokens = answer_length(options, self.max_tokens, runtime.n_ctx, len(tokens))
-            runtime.check_fits(len(tokens), max_tokens, max_tokens_given=options.max_tokens is not None)
-            result = decode(
-                runtime,
-                runtime.vocab,
-                tokens,
-                guide=guide,
-                max_tokens=max_tokens,
-                sampler=sampler,
-                string_budget=self.reasoning_budget,
-                close_loops=self.close_loops,
-                stop=options.stop,
-                readout_after=list(fields.values()),
-                readout_tolerance=self.readout_tolerance,
-                logprobs=options.logprobs,
-            )
+        max_tokens = answer_length(options, self.max_tokens, runtime.n_ctx, len(tokens))
+        runtime.check_fits(len(tokens), max_tokens, max_tokens_given=options.max_tokens is not None)
+        generation = generate(
+            runtime,
+            runtime.vocab,
+            tokens,
+            guide=guide,
+            max_tokens=max_tokens,
+            sampler=sampler,
+            string_budget=self.reasoning_budget,
+            close_loops=self.close_loops,
+            stop=options.stop,
+            readout_after=list(fields.values()),
+            readout_tolerance=self.readout_tolerance,
+            logprobs=options.logprobs,
+        )
+        return _Prepared(generation, str(request.get("model") or self.model_name), len(tokens), fields)
+
+    def _respond(self, prepared: _Prepared, result: Any) -> ChatCompletion:
         response = make_chat_completion(
             result.text,
-            model=str(request.get("model") or self.model_name),
+            model=prepared.model,
             finish_reason=result.finish_reason,
-            prompt_tokens=len(tokens),
+            prompt_tokens=prepared.prompt_tokens,
             completion_tokens=len(result.tokens),
             extra={DECODE_STATS_FIELD: result.stats()},
         )
         readouts = {
-            name: result.readouts[marker].metadata() for name, marker in fields.items() if marker in result.readouts
+            name: result.readouts[marker].metadata()
+            for name, marker in prepared.readout_fields.items()
+            if marker in result.readouts
         }
         if readouts:
             response[READOUT_FIELD] = ChatCompletion(readouts)
@@ -154,12 +215,19 @@ class LocalClient(ChatClient):
 
     def smoke_decode(self) -> dict[str, Any]:
         """Evaluate one prompt and pick one token: proves the model runs on this machine."""
+        from ..decoding.steps import Start
+
         started = time.perf_counter()
         runtime = self.runtime
         with runtime.lock:
             runtime.require_open()
             tokens = runtime.prompt_tokens(self.template.render_parts([{"role": "user", "content": "Say OK."}]))
-            token = int(runtime.start(tokens).argmax())
+
+        def first_token():  # through the batcher, which owns the sequences
+            logits = yield Start(tokens)
+            return int(logits.argmax())
+
+        token = self.batcher.run(first_token())
         if not (0 <= token < runtime.n_vocab):
             raise ModelError(f"Smoke decode produced an impossible token id {token}", backend=self.name)
         return {"token": token, "text": runtime.token_text(token), "seconds": time.perf_counter() - started}

@@ -22,7 +22,8 @@ class TransformersClient(LocalClient):
     ``device`` and ``dtype`` default to CPU/float32, or CUDA/bfloat16 when a
     GPU is present. ``n_ctx`` defaults to the model's
     ``max_position_embeddings``. ``n_threads`` sets torch's (process-wide)
-    thread count. The decoding options are :class:`LocalClient`'s.
+    thread count. ``parallel`` requests in flight each keep a cache of their
+    own (evaluated one after another). The decoding options are :class:`LocalClient`'s.
     """
 
     def __init__(
@@ -33,6 +34,7 @@ class TransformersClient(LocalClient):
         n_threads: int | None = None,
         device: str | None = None,
         dtype: str | None = None,
+        parallel: int = 1,
         chat_template: str | None = None,
         reasoning_budget: int | None = DEFAULT_REASONING_BUDGET,
         close_loops: bool = True,
@@ -41,7 +43,9 @@ class TransformersClient(LocalClient):
     ) -> None:
         from ..runtimes.transformers import TransformersRuntime
 
-        runtime = TransformersRuntime(model_path, n_ctx=n_ctx, device=device, dtype=dtype, n_threads=n_threads)
+        runtime = TransformersRuntime(
+            model_path, n_ctx=n_ctx, device=device, dtype=dtype, n_threads=n_threads, parallel=parallel
+        )
         super().__init__(
             runtime,
             chat_template=chat_template,

@@ -4,7 +4,10 @@
   (pure Python, imported eagerly: evaluators call ``check_schema`` when built);
 - :mod:`.guide`: the outlines-core index over a runtime's vocabulary, per-state
   masks and forced text (needs numpy and outlines-core, imported on first use);
-- :mod:`.loop`: the decode loop over any runtime that returns logits.
+- :mod:`.steps`: what a generation asks of a runtime, and running one alone;
+- :mod:`.loop`: the decode loop, a generation over any runtime that returns logits;
+- :mod:`.readout`: the probability of every value the grammar allows at one point;
+- :mod:`.batcher`: several generations on one runtime, their steps batched together.
 """
 
 from __future__ import annotations
@@ -14,23 +17,27 @@ from .schema_regex import ANY_JSON_OBJECT_SCHEMA, check_schema, schema_to_regex
 
 __all__ = [
     "ANY_JSON_OBJECT_SCHEMA",
+    "Batcher",
     "DecodeResult",
     "Guide",
     "Sampler",
     "TokenVocabulary",
     "check_schema",
     "decode",
+    "generate",
     "guide_for",
     "schema_to_regex",
 ]
 
 _LAZY = {
+    "Batcher": ".batcher",
     "Guide": ".guide",
     "TokenVocabulary": "..runtimes.vocabulary",
     "guide_for": ".guide",
     "DecodeResult": ".loop",
     "Sampler": ".loop",
     "decode": ".loop",
+    "generate": ".loop",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

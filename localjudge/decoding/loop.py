@@ -1,7 +1,8 @@
 """The decode loop: sample where the grammar leaves a choice, batch-feed where it does not.
 
-Engine-agnostic: it drives any :class:`~localjudge.runtimes.base.Runtime`
-(``start``/``extend`` return the logits after the last token). Per step the loop
+Engine-agnostic: :func:`generate` is a generation (:mod:`.steps`) that asks
+for logits and never touches a runtime's state, so it runs alone
+(:func:`decode`) or beside others in one batch (:mod:`.batcher`). Per step the loop
 
 1. appends the forced text of the current state (no sampling; those tokens
    are evaluated together with the previously sampled one, in one batch),
@@ -31,9 +32,10 @@ from ..errors import ModelError
 from ..runtimes.base import Runtime
 from ..runtimes.vocabulary import TokenVocabulary
 from .guide import Guide
-from .readout import DEFAULT_TOLERANCE, Readout, read_values, value_probabilities
+from .readout import DEFAULT_TOLERANCE, Readout, readout, value_probabilities
+from .steps import Extend, Generation, Start, run
 
-__all__ = ["LOOP_MIN_TOKENS", "DecodeResult", "Sampler", "decode"]
+__all__ = ["LOOP_MIN_TOKENS", "DecodeResult", "Sampler", "decode", "generate"]
 
 LOOP_MIN_TOKENS = 12
 LOOP_MAX_PERIOD = 64
@@ -119,7 +121,12 @@ class DecodeResult:
         }
 
 
-def decode(
+def decode(runtime: Runtime, vocab: TokenVocabulary, prompt_tokens: Sequence[int], **options: Any) -> DecodeResult:
+    """Generate after ``prompt_tokens`` on sequence 0 of ``runtime``, alone; the options are :func:`generate`'s."""
+    return run(generate(runtime, vocab, prompt_tokens, **options), runtime)
+
+
+def generate(
     runtime: Runtime,
     vocab: TokenVocabulary,
     prompt_tokens: Sequence[int],
@@ -134,8 +141,8 @@ def decode(
     readout_tolerance: float = DEFAULT_TOLERANCE,
     logprobs: int | None = None,
     clock: Callable[[], float] = time.perf_counter,
-) -> DecodeResult:
-    """Generate up to ``max_tokens`` tokens after ``prompt_tokens``.
+) -> Generation[DecodeResult]:
+    """Generate up to ``max_tokens`` tokens after ``prompt_tokens``; ``runtime`` only tokenizes.
 
     With a guide the output matches its regex, or is cut at ``max_tokens``
     (finish_reason "length"). Without one it is free text ending at an
@@ -157,11 +164,11 @@ def decode(
         out += opening.tokens
         result.forced_tokens += len(opening.tokens)
         state = opening.end_state
-        logits = runtime.start([*prompt_tokens, *opening.tokens])
+        logits = yield Start([*prompt_tokens, *opening.tokens])
     else:
-        logits = runtime.start(prompt_tokens)
+        logits = yield Start(list(prompt_tokens))
     result.prefill_seconds = clock() - started
-    run: list[int] = []  # tokens sampled in the current free-text stretch
+    stretch: list[int] = []  # tokens sampled in the current free-text string
     counts: dict[int, int] = {}
     stop_ids = vocab.stop_set
     stop_bytes = [s.encode("utf-8") for s in stop if s]
@@ -186,7 +193,7 @@ def decode(
                 result.forced_tokens += len(forced.tokens)
                 if not take(forced.tokens):
                     break
-                state, run = forced.end_state, []
+                state, stretch = forced.end_state, []
             info = guide.info(state)
             if info.done:
                 result.finish_reason = "stop"
@@ -194,14 +201,13 @@ def decode(
         if len(out) >= max_tokens:
             break
         if pending:
-            logits = runtime.extend(pending)
+            logits = yield Extend(list(pending))
             pending.clear()
         for marker in readout_after if guide is not None else ():
             at = -1 if marker in result.readouts else text.rfind(marker)
             if at >= 0:  # the value after it starts here
                 readout_started = clock()
-                result.readouts[marker] = read_values(
-                    runtime,
+                result.readouts[marker] = yield from readout(
                     guide,
                     state,
                     logits,
@@ -215,15 +221,15 @@ def decode(
             token = sampler.pick(scores, None, vocab.text_mask)
         else:
             reason = None
-            if info.text and string_budget is not None and len(run) >= string_budget:
+            if info.text and string_budget is not None and len(stretch) >= string_budget:
                 reason = "budget"
-            elif info.text and close_loops and _loops(run):
+            elif info.text and close_loops and _loops(stretch):
                 reason = "loop"
             closing = guide.close_string(state, runtime.tokenize_fragment) if reason else None
             if closing is not None:
                 result.forced_tokens += len(closing.tokens)
                 result.closed_by = reason
-                state, run = closing.end_state, []
+                state, stretch = closing.end_state, []
                 if not take(closing.tokens):
                     break
                 continue
@@ -240,7 +246,7 @@ def decode(
         take([token], entry)
         if guide is not None:
             if info.text:
-                run.append(token)
+                stretch.append(token)
             nxt = guide.advance(state, token)
             if nxt is None:  # the mask admitted it, so this means the index is inconsistent
                 raise ModelError(f"Token {token} left the output grammar at state {state}", retryable=False)

@@ -8,7 +8,7 @@ partial token can carry real mass (``f`` took 4% of the default model's
 verdict once), so the paths are walked as a tree. A path whose value is
 already decided (``f`` can only become ``false``), and steps where the
 grammar allows one token, cost nothing; the logits of the other branching
-nodes of a level are read in one batch (:meth:`Runtime.branch`).
+nodes of a level are probed in one step (:class:`~.steps.Probe`).
 
 Reading every path to the last digit would cost more than the verdict, so
 the walk reads the paths that could change the result most first, and stops
@@ -32,8 +32,9 @@ import numpy as np
 
 from ..runtimes.base import Runtime
 from .guide import Guide
+from .steps import Generation, Probe, run
 
-__all__ = ["DEFAULT_TOLERANCE", "Readout", "read_values", "readout_fields", "value_probabilities"]
+__all__ = ["DEFAULT_TOLERANCE", "Readout", "read_values", "readout", "readout_fields", "value_probabilities"]
 
 DEFAULT_TOLERANCE = 0.01
 MAX_ROUNDS = 6
@@ -97,7 +98,13 @@ def value_probabilities(logits: np.ndarray, ids: np.ndarray, temperature: float)
 
 
 def read_values(
-    runtime: Runtime,
+    runtime: Runtime, guide: Guide, state: int, logits: np.ndarray, *, seq: int = 0, **options: Any
+) -> Readout:
+    """:func:`readout` run alone on sequence ``seq`` of ``runtime``, which is left where it was."""
+    return run(readout(guide, state, logits, **options), runtime, seq)
+
+
+def readout(
     guide: Guide,
     state: int,
     logits: np.ndarray,
@@ -105,11 +112,11 @@ def read_values(
     prefix: bytes = b"",
     temperature: float = 0.0,
     tolerance: float = DEFAULT_TOLERANCE,
-) -> Readout:
+) -> Generation[Readout]:
     """The readout of the value that starts at ``state`` (``prefix``: its bytes already forced, such as a quote).
 
-    ``runtime`` must be at ``state`` with ``logits`` its last logits; it is
-    left there.
+    A generation (:mod:`.steps`) from the sequence's state at ``state``,
+    whose last logits are ``logits``; it probes, and leaves the state as it was.
     """
     complete: dict[bytes, float] = {}
     unexplored: list[tuple[bytes, float, float | None]] = []  # text, probability, how far a number can move
@@ -142,7 +149,8 @@ def read_values(
             left -= weights[id(node)]
         if not chosen:
             break
-        for node, branch_logits in zip(chosen, runtime.branch([list(n.tokens) for n in chosen]), strict=True):
+        probed = yield Probe([list(n.tokens) for n in chosen])
+        for node, branch_logits in zip(chosen, probed, strict=True):
             known[node.tokens] = branch_logits
         evaluations += len(chosen)
         pending = chosen

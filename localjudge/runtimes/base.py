@@ -1,11 +1,14 @@
 """The one contract every in-process engine meets: tokens in, logits out.
 
-A runtime owns one loaded model and one evaluation state (a KV cache). The
-decode loop (:mod:`localjudge.decoding.loop`) drives it with ``start`` and
-``extend``; the local client (:mod:`localjudge.clients.local`) adds chat
-templates and requests on top. Everything an engine does not have to do
-differently (prompt tokenisation with one BOS, the context check, refusing
-work after ``close``) lives here once.
+A runtime owns one loaded model and ``slots`` evaluation states (KV caches),
+one per sequence in flight. The decode loop (:mod:`localjudge.decoding.loop`)
+drives one sequence with ``start``, ``extend`` and ``branch``; the batcher
+(:mod:`localjudge.decoding.batcher`) drives several with
+``evaluate_together``, which an engine may run as one batch only where that
+gives each sequence exactly the logits it would get alone. The local client
+(:mod:`localjudge.clients.local`) adds chat templates and requests on top.
+Everything an engine does not have to do differently (prompt tokenisation
+with one BOS, the context check, refusing work after ``close``) lives here once.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import abc
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -22,19 +25,29 @@ from ..errors import ContextOverflowError, ModelError, UsageError
 from ..messages import Part
 from .vocabulary import TokenVocabulary
 
-__all__ = ["Runtime", "check_fits", "check_positive", "refuse_what_cannot_fit"]
+__all__ = ["Group", "Runtime", "check_fits", "check_positive", "refuse_what_cannot_fit"]
+
+
+class Group(NamedTuple):
+    """Tokens to evaluate after what sequence ``seq`` holds; ``keep=False`` forgets them afterwards (a probe)."""
+
+    seq: int
+    tokens: Sequence[int]
+    keep: bool = True
 
 
 class Runtime(abc.ABC):
     """One loaded model. Not thread-safe: hold ``lock`` around every use.
 
-    Subclasses set, when loaded: ``path``, ``n_ctx`` (the context in use),
+    Sequences are numbered ``0 .. slots - 1``; each has its own evaluated
+    tokens. Subclasses set, when loaded: ``slots`` (when more than 1), ``path``, ``n_ctx`` (the context in use),
     ``n_ctx_train``, ``n_vocab``, ``vocab``, ``bos_id``, ``add_bos`` and
     ``template_metadata`` (GGUF-style keys: ``general.architecture``, and
     ``tokenizer.chat_template`` when the model carries one).
     """
 
     backend: ClassVar[str] = "local"
+    slots: int = 1
     path: Path
     n_ctx: int
     n_ctx_train: int
@@ -46,7 +59,7 @@ class Runtime(abc.ABC):
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self._n_past = 0
+        self._n_past: dict[int, int] = {}  # sequence -> tokens evaluated
 
     # --- what each engine implements ---------------------------------------------------
 
@@ -63,27 +76,39 @@ class Runtime(abc.ABC):
         """The token as the tokenizer spells it, special tokens included (for chat templates)."""
 
     @abc.abstractmethod
-    def _reset(self) -> None:
-        """Forget everything evaluated (clear the KV cache)."""
+    def _reset(self, seq: int) -> None:
+        """Forget everything sequence ``seq`` evaluated."""
 
     @abc.abstractmethod
-    def _evaluate(self, tokens: Sequence[int], n_past: int) -> np.ndarray:
-        """Evaluate ``tokens`` after the ``n_past`` already evaluated; the logits after the last one.
+    def _evaluate(self, tokens: Sequence[int], n_past: int, seq: int) -> np.ndarray:
+        """Evaluate ``tokens`` after the ``n_past`` that ``seq`` holds; the logits after the last one.
 
         The array must stay as it is after later evaluations (a copy, not a view of an engine's buffer).
         """
 
-    def _truncate(self, n_past: int) -> None:
-        """Forget what was evaluated after the first ``n_past`` tokens (for the default ``_branch``)."""
+    def _truncate(self, n_past: int, seq: int) -> None:
+        """Forget what ``seq`` evaluated after its first ``n_past`` tokens (for the default ``_branch``)."""
         raise NotImplementedError(f"{type(self).__name__} implements neither _truncate nor _branch")
 
-    def _branch(self, paths: Sequence[Sequence[int]], n_past: int) -> list[np.ndarray]:
+    def _branch(self, paths: Sequence[Sequence[int]], n_past: int, seq: int) -> list[np.ndarray]:
         """Logits after each path, evaluated one after another; engines that can do better override this."""
         found = []
         for path in paths:
-            found.append(self._evaluate(path, n_past))
-            self._truncate(n_past)
+            found.append(self._evaluate(path, n_past, seq))
+            self._truncate(n_past, seq)
         return found
+
+    def _evaluate_groups(self, groups: Sequence[tuple[Group, int]]) -> list[np.ndarray]:
+        """Each group (with its sequence's ``n_past``) one after another; engines that batch override this.
+
+        An override must give each group, bit for bit, the logits it gets evaluated alone.
+        """
+        return [
+            self._evaluate(group.tokens, n_past, group.seq)
+            if group.keep
+            else self._branch([group.tokens], n_past, group.seq)[0]
+            for group, n_past in groups
+        ]
 
     @abc.abstractmethod
     def load_info(self) -> dict[str, Any]:
@@ -103,45 +128,72 @@ class Runtime(abc.ABC):
         if self.closed:
             raise ModelError(f"The model {self.path} was closed", backend=self.backend, retryable=False)
 
-    def start(self, prompt_tokens: Sequence[int]) -> np.ndarray:
-        """Evaluate a fresh prompt; return the logits after its last token."""
+    def start(self, prompt_tokens: Sequence[int], seq: int = 0) -> np.ndarray:
+        """Evaluate a fresh prompt in sequence ``seq``; return the logits after its last token."""
         self.require_open()
+        self._check_seq(seq)
         tokens = list(prompt_tokens)
         if not tokens:
             raise ValueError("a prompt needs at least one token")
         self._refuse_past_context(0, len(tokens))
-        logits = self._prefill(tokens)
-        self._n_past = len(tokens)
+        self._n_past[seq] = 0
+        logits = self._prefill(tokens, seq)
+        self._n_past[seq] = len(tokens)
         return logits
 
-    def _prefill(self, tokens: list[int]) -> np.ndarray:
+    def _prefill(self, tokens: list[int], seq: int) -> np.ndarray:
         """A fresh prompt's logits; engines that keep evaluated prefixes override this."""
-        self._reset()
-        return self._evaluate(tokens, 0)
+        self._reset(seq)
+        return self._evaluate(tokens, 0, seq)
 
-    def extend(self, tokens: Sequence[int]) -> np.ndarray:
-        """Evaluate more tokens after what was evaluated; return the last logits."""
+    def extend(self, tokens: Sequence[int], seq: int = 0) -> np.ndarray:
+        """Evaluate more tokens after what ``seq`` holds; return the last logits."""
+        return self.evaluate_together([Group(seq, tokens)])[0]
+
+    def evaluate_together(self, groups: Sequence[Group]) -> list[np.ndarray]:
+        """The logits after each group, each evaluated after what its sequence holds (at most one group per sequence).
+
+        Groups with ``keep`` stay evaluated; the others are forgotten again.
+        Each group's logits are what it would get evaluated alone.
+        """
         self.require_open()
-        self._refuse_past_context(self._n_past, len(tokens))
-        logits = self._evaluate(tokens, self._n_past)
-        self._n_past += len(tokens)
+        if len({group.seq for group in groups}) < len(groups):
+            raise ValueError("evaluate_together takes at most one group per sequence")
+        placed = []
+        for group in groups:
+            self._check_seq(group.seq)
+            if not group.tokens:
+                raise ValueError("a group of tokens to evaluate must not be empty")
+            n_past = self._n_past.get(group.seq, 0)
+            self._refuse_past_context(n_past, len(group.tokens))
+            placed.append((Group(group.seq, list(group.tokens), group.keep), n_past))
+        logits = self._evaluate_groups(placed) if placed else []
+        for group, n_past in placed:
+            if group.keep:
+                self._n_past[group.seq] = n_past + len(group.tokens)
         return logits
 
     def _refuse_past_context(self, n_past: int, n_more: int) -> None:
         if n_past + n_more > self.n_ctx:
             raise ContextOverflowError(f"Generation ran past the context of {self.n_ctx} tokens", backend=self.backend)
 
-    def branch(self, paths: Sequence[Sequence[int]]) -> list[np.ndarray]:
-        """The logits after each path of tokens, each evaluated from the current state, which is left as it was.
+    def _check_seq(self, seq: int) -> None:
+        if not 0 <= seq < self.slots:
+            raise ValueError(f"sequence {seq} is not one of this runtime's {self.slots} slots")
 
-        For reading several continuations at once (the probability of every
-        allowed value); no path may be empty.
+    def branch(self, paths: Sequence[Sequence[int]], seq: int = 0) -> list[np.ndarray]:
+        """The logits after each path of tokens, each evaluated from the current state of ``seq``, which is left as it was.
+
+        For reading several continuations (the probability of every allowed
+        value); no path may be empty.
         """
         self.require_open()
+        self._check_seq(seq)
         if any(not path for path in paths):
             raise ValueError("branch paths must not be empty")
-        self._refuse_past_context(self._n_past, max((len(path) for path in paths), default=0))
-        return self._branch(paths, self._n_past) if paths else []
+        n_past = self._n_past.get(seq, 0)
+        self._refuse_past_context(n_past, max((len(path) for path in paths), default=0))
+        return self._branch(paths, n_past, seq) if paths else []
 
     def prompt_tokens(self, prompt: str | Sequence[Part]) -> list[int]:
         """Tokens for a rendered chat prompt, with exactly one BOS when the model wants one.

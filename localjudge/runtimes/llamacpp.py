@@ -23,7 +23,7 @@ import numpy as np
 
 from ..cpu import cpu_features, default_threads, usable_cpus
 from ..errors import MissingDependencyError, ModelError, ModelLoadError, UsageError
-from .base import Runtime, check_positive
+from .base import Group, Runtime, check_positive
 from .gguf import check_gguf_file
 from .prefix_cache import DEFAULT_BUDGET_BYTES, Plan, PrefixCache, chunks
 from .vocabulary import TokenVocabulary, load_vocabulary
@@ -36,8 +36,6 @@ __all__ = [
 ]
 
 BACKEND = "llama.cpp"
-#: sequences beside the main one, for reading several continuations in one batch (see ``branch``)
-BRANCH_SEQUENCES = 16
 
 
 _log_lines: deque[str] = deque(maxlen=200)
@@ -112,7 +110,9 @@ class LlamaCppRuntime(Runtime):
     ``n_gpu_layers`` offloads that many layers (-1: all) when llama-cpp-python
     was built with CUDA or Metal; asking for it on a CPU-only build is an
     error rather than a silent CPU run. ``vocab_only`` loads the vocabulary
-    without weights or context: tokenisation only. ``prefix_cache_bytes``
+    without weights or context: tokenisation only. ``parallel`` sequences
+    are evaluated side by side, each in its own KV cache of ``n_ctx``
+    tokens (memory grows with ``parallel * n_ctx``). ``prefix_cache_bytes``
     bounds the states of shared prompt prefixes kept for later calls (0: keep
     none); prompts are evaluated in canonical chunks either way, so a warm
     call gives the cold result exactly (:mod:`.prefix_cache`).
@@ -128,6 +128,7 @@ class LlamaCppRuntime(Runtime):
         n_batch: int = 512,
         n_threads: int | None = None,
         n_gpu_layers: int = 0,
+        parallel: int = 1,
         use_extra_bufts: bool = False,
         vocab_only: bool = False,
         prefix_cache_bytes: int = DEFAULT_BUDGET_BYTES,
@@ -135,7 +136,7 @@ class LlamaCppRuntime(Runtime):
     ) -> None:
         super().__init__()
         self.path = check_gguf_file(path)
-        check_positive(n_ctx=n_ctx, n_batch=n_batch, n_threads=n_threads)
+        check_positive(n_ctx=n_ctx, n_batch=n_batch, n_threads=n_threads, parallel=parallel)
         llama_cpp = import_llama_cpp()
         from llama_cpp import _internals
 
@@ -173,6 +174,7 @@ class LlamaCppRuntime(Runtime):
         self.bos_id = self._model.token_bos()
         self.add_bos = bool(self._model.add_bos_token())
         self.n_batch = n_batch
+        self.slots = parallel
         self.n_ctx = 0 if vocab_only else self._create_context(_internals, n_ctx, n_batch, n_threads)
         self.prefixes = PrefixCache(prefix_cache_bytes) if prefix_cache_bytes > 0 else None
         self.vocab = self._load_vocabulary()
@@ -189,26 +191,32 @@ class LlamaCppRuntime(Runtime):
         # decode call carries more, so batches never exceed the context either.
         self.n_batch = n_batch = min(n_batch, n_ctx)
         ctx_params = self._llama_cpp.llama_context_default_params()
-        ctx_params.n_ctx = n_ctx
-        ctx_params.n_batch = n_batch
-        ctx_params.n_ubatch = n_batch
-        ctx_params.n_seq_max = 1 + BRANCH_SEQUENCES
-        ctx_params.kv_unified = True  # every sequence may use the whole context, and branches share the prefix's cells
-        # A sliding-window cache drops cells it no longer needs; after a branch is removed the main
-        # sequence would miss them, so keep the full cache (small next to the weights).
+        # Each sequence gets a KV cache of its own (a "stream"), and flash attention stays off: measured on
+        # this llama.cpp, a sequence's logits then depend only on its own tokens, and one-token steps of
+        # several sequences in one batch give each exactly what it gets alone. In one shared cache, or with
+        # flash attention (which splits long caches into per-thread chunks), they change with what else
+        # is in the cache or the batch.
+        ctx_params.n_seq_max = self.slots
+        ctx_params.kv_unified = False
+        ctx_params.flash_attn_type = self._llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        ctx_params.n_ctx = n_ctx * self.slots
+        ctx_params.n_batch = max(n_batch, self.slots)
+        ctx_params.n_ubatch = max(n_batch, self.slots)
+        # A sliding-window cache drops cells it no longer needs; after a probe is removed the sequence
+        # would miss them, so keep the full cache (small next to the weights).
         ctx_params.swa_full = True
         ctx_params.n_threads = self.n_threads
         ctx_params.n_threads_batch = max(self.n_threads, n_threads or usable_cpus())
         ctx_params.no_perf = True
         try:
             self._ctx = internals.LlamaContext(model=self._model, params=ctx_params, verbose=True)
-            self._batch = internals.LlamaBatch(n_tokens=n_batch, embd=0, n_seq_max=1, verbose=True)
+            self._batch = internals.LlamaBatch(n_tokens=max(n_batch, self.slots), embd=0, n_seq_max=1, verbose=True)
         except Exception as exc:
             self._model.close()
             raise ModelLoadError(
                 f"llama.cpp could not create a context for {self.path}: {exc}", path=str(self.path), backend=BACKEND
             ) from exc
-        return min(n_ctx, self._ctx.n_ctx())
+        return min(n_ctx, self._ctx.n_ctx() // self.slots)
 
     # --- vocabulary ----------------------------------------------------------
 
@@ -270,76 +278,80 @@ class LlamaCppRuntime(Runtime):
         if self.vocab_only:
             raise ModelError(f"{self.path} was loaded vocab_only: it tokenizes but cannot evaluate", backend=BACKEND)
 
-    def _prefill(self, tokens: list[int]) -> np.ndarray:
+    def _prefill(self, tokens: list[int], seq: int) -> np.ndarray:
         """The prompt in canonical chunks, resumed from a kept prefix when one matches."""
         plan = self.prefixes.plan(tokens) if self.prefixes is not None else Plan(0, None, None, None)
-        self._reset()
-        resume = plan.resume_at if plan.state is not None and self._restore(plan.state) else 0
+        self._reset(seq)
+        resume = plan.resume_at if plan.state is not None and self._restore(plan.state, seq) else 0
         logits = np.empty(0)
         for begin, end in chunks(resume, len(tokens)):
-            logits = self._evaluate(tokens[begin:end], begin)
+            logits = self._evaluate(tokens[begin:end], begin, seq)
             if end == plan.keep_at and plan.keep_key is not None and self.prefixes is not None:
-                self.prefixes.keep(plan.keep_key, self._snapshot())
+                self.prefixes.keep(plan.keep_key, self._snapshot(seq))
         return logits
 
-    def _snapshot(self) -> bytes:
+    def _snapshot(self, seq: int) -> bytes:
         lib, ctx = self._llama_cpp, self._ctx.ctx
-        size = lib.llama_state_seq_get_size(ctx, 0)
+        size = lib.llama_state_seq_get_size(ctx, seq)
         buffer = (ctypes.c_uint8 * size)()
-        written = lib.llama_state_seq_get_data(ctx, buffer, size, 0)
+        written = lib.llama_state_seq_get_data(ctx, buffer, size, seq)
         return bytes(buffer)[:written]
 
-    def _restore(self, state: bytes) -> bool:
+    def _restore(self, state: bytes, seq: int) -> bool:
         lib = self._llama_cpp
         buffer = (ctypes.c_uint8 * len(state)).from_buffer_copy(state)
-        if lib.llama_state_seq_set_data(self._ctx.ctx, buffer, len(state), 0):
+        if lib.llama_state_seq_set_data(self._ctx.ctx, buffer, len(state), seq):
             return True
-        self._reset()  # a state llama.cpp would not take: start cold
+        self._reset(seq)  # a state llama.cpp would not take: start cold
         return False
 
-    def _reset(self) -> None:
-        self._ctx.kv_cache_clear()
+    def _reset(self, seq: int) -> None:
+        self._llama_cpp.llama_memory_seq_rm(self._ctx.memory, seq, -1, -1)
 
-    def _truncate(self, n_past: int) -> None:
-        self._llama_cpp.llama_memory_seq_rm(self._ctx.memory, 0, n_past, -1)
+    def _truncate(self, n_past: int, seq: int) -> None:
+        self._llama_cpp.llama_memory_seq_rm(self._ctx.memory, seq, n_past, -1)
 
-    def _evaluate(self, tokens: Sequence[int], n_past: int) -> np.ndarray:
+    def _evaluate(self, tokens: Sequence[int], n_past: int, seq: int) -> np.ndarray:
         for i in range(0, len(tokens), self.n_batch):
-            chunk = list(tokens[i : i + self.n_batch])
-            self._batch.set_batch(chunk, n_past=n_past + i, logits_all=False)
-            self._decode()
+            chunk = tokens[i : i + self.n_batch]
+            self._decode([(seq, token, n_past + i + j, j == len(chunk) - 1) for j, token in enumerate(chunk)])
         return self._logits(-1)
 
-    def _branch(self, paths: Sequence[Sequence[int]], n_past: int) -> list[np.ndarray]:
-        """All paths in one batch, each in its own sequence sharing the main sequence's cells."""
-        if len(paths) > BRANCH_SEQUENCES or sum(len(path) for path in paths) > self.n_batch:
-            return super()._branch(paths, n_past)
-        lib, memory, batch = self._llama_cpp, self._ctx.memory, self._batch.batch
-        batch.n_tokens = 0
-        last = []
-        for seq, path in enumerate(paths, 1):
-            lib.llama_memory_seq_cp(memory, 0, seq, -1, -1)
-            for offset, token in enumerate(path):
-                j = batch.n_tokens
-                batch.token[j], batch.pos[j], batch.seq_id[j][0], batch.n_seq_id[j] = token, n_past + offset, seq, 1
-                batch.logits[j] = offset == len(path) - 1
-                batch.n_tokens += 1
-            last.append(batch.n_tokens - 1)
-        try:
-            self._decode()
-            return [self._logits(index) for index in last]
-        finally:
-            for seq in range(1, len(paths) + 1):
-                lib.llama_memory_seq_rm(memory, seq, -1, -1)
+    def _evaluate_groups(self, groups: Sequence[tuple[Group, int]]) -> list[np.ndarray]:
+        """One-token groups of different sequences in one batch; longer groups alone, as they are evaluated alone.
 
-    def _decode(self) -> None:
+        Measured on this llama.cpp: a one-token step gives a sequence the same
+        logits whatever other sequences' one-token steps share its batch; a
+        group of several tokens beside others' does not.
+        """
+        found: list[np.ndarray | None] = [None] * len(groups)
+        steps = [index for index, (group, _) in enumerate(groups) if len(group.tokens) == 1]
+        if len(steps) > 1:
+            self._decode([(groups[i][0].seq, groups[i][0].tokens[0], groups[i][1], True) for i in steps])
+            for row, index in enumerate(steps):
+                group, n_past = groups[index]
+                found[index] = self._logits(row)
+                if not group.keep:
+                    self._truncate(n_past, group.seq)
+        for index, placed in enumerate(groups):
+            if found[index] is None:
+                found[index] = super()._evaluate_groups([placed])[0]
+        return found  # type: ignore[return-value]
+
+    def _decode(self, entries: Sequence[tuple[int, int, int, bool]]) -> None:
+        """One llama_decode of ``(seq, token, position, wants_logits)`` entries."""
+        batch = self._batch.batch
+        for j, (seq, token, position, wants_logits) in enumerate(entries):
+            batch.token[j], batch.pos[j], batch.seq_id[j][0], batch.n_seq_id[j] = token, position, seq, 1
+            batch.logits[j] = wants_logits
+        batch.n_tokens = len(entries)
         try:
             self._ctx.decode(self._batch)
         except RuntimeError as exc:
             raise ModelError(f"llama.cpp failed to decode: {exc}", backend=BACKEND) from exc
 
     def _logits(self, index: int) -> np.ndarray:
-        """A copy: llama.cpp reuses its buffer on the next decode, and a branch must not change what we hold."""
+        """A copy: llama.cpp reuses its buffer on the next decode, and a later step must not change what we hold."""
         return np.ctypeslib.as_array(self._ctx.get_logits_ith(index), shape=(self.n_vocab,)).copy()
 
     # --- diagnostics -----------------------------------------------------------
@@ -350,6 +362,7 @@ class LlamaCppRuntime(Runtime):
             "path": str(self.path),
             "architecture": self.template_metadata.get("general.architecture"),
             "n_ctx": self.n_ctx,
+            "parallel": self.slots,
             "n_threads": self.n_threads,
             "n_gpu_layers": self.n_gpu_layers,
             "n_vocab": self.n_vocab,

@@ -200,6 +200,8 @@ class TransformersRuntime(Runtime):
     converted once into the cache (see :mod:`.gguf_conversion`). ``device``
     and ``dtype`` default to CPU/float32, or CUDA/bfloat16 when a GPU is
     present. ``n_threads`` sets torch's (process-wide) thread count.
+    ``parallel`` sequences each keep a cache of their own; they are evaluated
+    one after another (no shared batches here).
     """
 
     backend = BACKEND
@@ -212,9 +214,11 @@ class TransformersRuntime(Runtime):
         device: str | None = None,
         dtype: str | None = None,
         n_threads: int | None = None,
+        parallel: int = 1,
     ) -> None:
         super().__init__()
-        check_positive(n_ctx=n_ctx, n_threads=n_threads)
+        check_positive(n_ctx=n_ctx, n_threads=n_threads, parallel=parallel)
+        self.slots = parallel
         torch, transformers = import_transformers()
         self.device, self.dtype = pick_device(torch, device, dtype)  # before a conversion that takes minutes
         self.path = Path(path).expanduser()
@@ -258,7 +262,7 @@ class TransformersRuntime(Runtime):
         self.bos_id = self.tokenizer.bos_token_id
         self.add_bos = adds_bos(self.tokenizer)
         self._cache_arg = "cache" if "cache" in inspect.signature(self._model.forward).parameters else "past_key_values"
-        self._cache: Any = None
+        self._caches: dict[int, Any] = {}  # sequence -> its cache
         self.template_metadata = template_metadata(self.tokenizer, self.model_type)
         self.vocab = self._load_vocabulary()
 
@@ -301,17 +305,17 @@ class TransformersRuntime(Runtime):
     def closed(self) -> bool:
         return self._model is None
 
-    def _reset(self) -> None:
+    def _reset(self, seq: int) -> None:
         from transformers import DynamicCache
 
-        self._cache = DynamicCache()
+        self._caches[seq] = DynamicCache()
 
-    def _evaluate(self, tokens: Sequence[int], n_past: int) -> np.ndarray:
-        return self._forward(tokens, self._cache)
+    def _evaluate(self, tokens: Sequence[int], n_past: int, seq: int) -> np.ndarray:
+        return self._forward(tokens, self._caches[seq])
 
-    def _branch(self, paths: Sequence[Sequence[int]], n_past: int) -> list[np.ndarray]:
+    def _branch(self, paths: Sequence[Sequence[int]], n_past: int, seq: int) -> list[np.ndarray]:
         """Each path on its own copy of the cache (cropping a sliding-window cache cannot take it back)."""
-        return [self._forward(path, copy.deepcopy(self._cache)) for path in paths]
+        return [self._forward(path, copy.deepcopy(self._caches[seq])) for path in paths]
 
     def _forward(self, tokens: Sequence[int], cache: Any) -> np.ndarray:
         torch = self._torch
@@ -335,6 +339,7 @@ class TransformersRuntime(Runtime):
             "path": str(self.path),
             "architecture": self.model_type,
             "n_ctx": self.n_ctx,
+            "parallel": self.slots,
             "n_threads": self.n_threads,
             "n_vocab": self.n_vocab,
             "device": str(self.device),
@@ -345,5 +350,5 @@ class TransformersRuntime(Runtime):
         return info
 
     def close(self) -> None:
-        self._cache = None
+        self._caches.clear()
         self._model = None

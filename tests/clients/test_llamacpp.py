@@ -140,13 +140,13 @@ def test_the_lock_lets_one_caller_decode_at_a_time(client, monkeypatch):
     guard = threading.Lock()
     original = client.runtime._evaluate
 
-    def watched_evaluate(tokens, n_past):
+    def watched_evaluate(tokens, n_past, seq):
         assert client.runtime.lock.locked()
         with guard:
             inside["now"] += 1
             inside["max"] = max(inside["max"], inside["now"])
         try:
-            return original(tokens, n_past)
+            return original(tokens, n_past, seq)
         finally:
             with guard:
                 inside["now"] -= 1
@@ -184,3 +184,44 @@ def test_runtime_info_and_smoke_decode(client):
     assert isinstance(info["amx"], bool) and isinstance(info["gpu_offload"], bool)
     smoke = client.smoke_decode()
     assert 0 <= smoke["token"] < info["n_vocab"]
+
+
+def test_requests_in_flight_get_the_answers_they_get_alone(default_gguf, client, monkeypatch):
+    """Decoded side by side (one-token steps shared in a batch), every answer, readout and logprob is the lone one."""
+    import asyncio
+
+    from localjudge.clients.llamacpp import LlamaCppClient
+
+    requests = []
+    for i, variant in enumerate(VARIANTS):
+        schema, _ = default_output_schema(**variant)
+        request = dict(messages=judge_messages(*CASES[i]), response_format=schema_format(schema), max_tokens=48)
+        requests.append({**request, "logprobs": True, "top_logprobs": 2} if i % 2 else request)
+    requests.append(dict(messages=[{"role": "user", "content": "Count from 1 to 9."}], max_tokens=12))
+    alone = [client.chat.completions.create(**request) for request in requests]
+
+    together = LlamaCppClient(default_gguf, n_ctx=1024, reasoning_budget=20, parallel=4)
+    batch_sizes: list[int] = []  # sequences per llama_decode
+    original = together.runtime._decode
+
+    def watched(entries):
+        batch_sizes.append(len({seq for seq, *_ in entries}))
+        return original(entries)
+
+    monkeypatch.setattr(together.runtime, "_decode", watched)
+    try:
+
+        def answers(responses):
+            return [(r.choices[0].message.content, r.get("readout"), r.choices[0].get("logprobs")) for r in responses]
+
+        assert answers(together.create_many(requests)) == answers(alone)
+        assert max(batch_sizes) == 4  # steps were shared, by no more sequences than there are slots
+
+        async def gathered():
+            return await asyncio.gather(*(together.aio.chat.completions.create(**request) for request in requests))
+
+        batch_sizes.clear()
+        assert answers(asyncio.run(gathered())) == answers(alone)
+        assert max(batch_sizes) > 1  # the async callers shared steps too
+    finally:
+        together.close()

@@ -7,7 +7,8 @@ tiny model). The contract: an answer is schema-valid JSON, or it stopped at
 ``max_tokens`` and the judge's parser turns it into ``TruncatedOutputError``
 with the raw text; keywords the decoder cannot enforce are refused; a prompt
 that cannot fit is refused before decoding; greedy decoding repeats itself;
-concurrent callers each get what they would have got alone.
+concurrent callers, and several requests handed over at once, each get what
+they would have got alone.
 """
 
 from __future__ import annotations
@@ -175,6 +176,25 @@ def test_concurrent_callers_each_get_their_own_answer(engine):
         alone = engine.client.chat.completions.create(**ask(question), max_tokens=16)
         assert answer.choices[0].message.content == alone.choices[0].message.content
         jsonschema.validate(json.loads(answer.choices[0].message.content), schema)
+
+
+def test_several_requests_at_once_get_what_each_gets_alone(engine):
+    if not engine.ours:
+        pytest.skip("create_many is our local client's")
+    variants = list(DEFAULT_VARIANTS.values())[:3]
+    requests = [
+        {"messages": MESSAGES, "response_format": schema_format(default_output_schema(**v)[0]), "max_tokens": 48}
+        for v in variants
+    ]
+    requests.append({"messages": MESSAGES, "response_format": {"type": "json_schema"}})  # no schema: refused
+    found = engine.client.create_many(requests, return_exceptions=True)
+    assert isinstance(found[-1], UsageError)
+    for request, response in zip(requests[:-1], found[:-1], strict=True):
+        alone = engine.client.chat.completions.create(**request)
+        assert response.choices[0].message.content == alone.choices[0].message.content
+        assert response.get("readout") == alone.get("readout")
+    with pytest.raises(UsageError):
+        engine.client.create_many(requests)
 
 
 def test_logprobs_come_back_under_the_grammar_or_are_refused(engine):

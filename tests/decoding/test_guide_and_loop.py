@@ -63,10 +63,10 @@ class ScriptedBackend:
             values[token] = 100.0 - rank
         return values
 
-    def start(self, prompt):
+    def start(self, prompt, seq=0):
         return self.logits()
 
-    def extend(self, tokens):
+    def extend(self, tokens, seq=0):
         self.batches.append([PIECES[t] for t in tokens])
         return self.logits()
 

@@ -12,96 +12,14 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from toy_runtime import EOS, PIECES, ToyRuntime
 
 from localjudge.decoding import guide_for, schema_to_regex
 from localjudge.decoding.readout import read_values, readout_fields, value_probabilities
-from localjudge.runtimes.base import Runtime
-from localjudge.runtimes.vocabulary import TokenVocabulary
-
-MULTI = [
-    "true",
-    "false",
-    "tr",
-    "ue",
-    "fa",
-    "lse",
-    "t",
-    "f",
-    "0.",
-    ".5",
-    "5}",
-    "1}",
-    '"}',
-    "pa",
-    "ss",
-    "fail",
-    "un",
-    "sure",
-]
-SINGLE = [chr(c) for c in range(32, 127) if chr(c) not in "\\"]
-PIECES = [None, *sorted(set(SINGLE + MULTI))]  # token 0 is the end of generation
-EOS = 0
-
-
-class ToyRuntime(Runtime):
-    """Logits drawn from a generator seeded by everything evaluated so far."""
-
-    backend = "toy"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.path = Path("toy")
-        self.n_ctx = self.n_ctx_train = 10_000
-        self.n_vocab = len(PIECES)
-        self.bos_id, self.add_bos = None, False
-        self.template_metadata = {}
-        self.vocab = TokenVocabulary([p.encode() if p else None for p in PIECES], eos_id=EOS, stop_ids=[EOS], key="toy")
-        self.history: list[int] = []
-        self.branch_calls = 0
-
-    @staticmethod
-    def logits_after(history: Sequence[int]) -> np.ndarray:
-        rng = np.random.default_rng(abs(hash(tuple(history))) % (2**32))
-        return (rng.standard_normal(len(PIECES)) * 2.0).astype(np.float32)
-
-    def tokenize(self, text: str, *, special: bool) -> list[int]:
-        return [PIECES.index(c) for c in text]
-
-    def tokenize_fragment(self, data: bytes) -> list[int]:
-        return [PIECES.index(chr(b)) for b in data]
-
-    def token_text(self, token: int | None) -> str:
-        return (PIECES[token] or "") if token else ""
-
-    def _reset(self) -> None:
-        self.history = []
-
-    def _evaluate(self, tokens: Sequence[int], n_past: int) -> np.ndarray:
-        self.history = [*self.history[:n_past], *tokens]
-        return self.logits_after(self.history)
-
-    def _truncate(self, n_past: int) -> None:
-        del self.history[n_past:]
-
-    def _branch(self, paths, n_past):
-        self.branch_calls += 1
-        return super()._branch(paths, n_past)
-
-    def load_info(self) -> dict[str, Any]:
-        return {}
-
-    @property
-    def closed(self) -> bool:
-        return False
-
-    def close(self) -> None:
-        pass
 
 
 def brute_force(runtime: ToyRuntime, guide, state: int, history: list[int], prefix: bytes) -> dict[Any, float]:
@@ -142,14 +60,14 @@ def test_the_readout_matches_brute_force(name, seed):
     prefix = runtime.vocab.decode(opening.tokens).split(b'"score":', 1)[1]
 
     readout = read_values(runtime, guide, opening.end_state, logits, prefix=prefix, tolerance=1e-12)
-    expected = brute_force(runtime, guide, opening.end_state, list(runtime.history), prefix)
+    expected = brute_force(runtime, guide, opening.end_state, list(runtime.histories[0]), prefix)
 
     got = {json.loads(text): p for text, p in readout.probabilities.items()}
     assert set(got) == set(expected)
     for value, p in expected.items():
         assert got[value] == pytest.approx(p, abs=1e-9)
     assert readout.unexplored < 1e-9
-    assert runtime.history == [*prompt, *opening.tokens]  # the runtime is left where it was
+    assert runtime.histories[0] == [*prompt, *opening.tokens]  # the runtime is left where it was
     if name != "strings":
         numbers = {v: p for v, p in expected.items() if not isinstance(v, bool)}
         if numbers:

@@ -185,3 +185,31 @@ def test_text_that_would_tokenize_in_quadratic_time_is_counted_in_pieces_and_ref
 
     with pytest.raises(ContextOverflowError, match="at least"):
         runtime.prompt_tokens([("<bos>", True), ("x\n" * 40_000, False)])
+
+
+def test_sequences_stepped_together_get_the_logits_they_get_alone(default_gguf):
+    """Prompts whose caches differ in size (across llama.cpp's 256-cell padding), stepped in one batch."""
+    import numpy as np
+
+    from localjudge.runtimes.base import Group
+
+    together = LlamaCppRuntime(default_gguf, n_ctx=1024, parallel=3, prefix_cache_bytes=0)
+    alone = LlamaCppRuntime(default_gguf, n_ctx=1024, prefix_cache_bytes=0)
+    try:
+        prompts = [[alone.bos_id, *range(1000, 1000 + n)] for n in (40, 300, 600)]
+        rounds = [
+            [Group(0, [5]), Group(1, [6]), Group(2, [7])],
+            [Group(0, [8, 9, 10]), Group(1, [11]), Group(2, [12], keep=False)],  # a longer group, a probe
+            [Group(0, [13]), Group(1, [14], keep=False), Group(2, [15])],
+        ]
+        first = [together.start(prompt, seq) for seq, prompt in enumerate(prompts)]
+        stepped = [together.evaluate_together(groups) for groups in rounds]
+        for seq, prompt in enumerate(prompts):
+            assert np.array_equal(first[seq], alone.start(prompt))
+            for groups, logits in zip(rounds, stepped, strict=True):
+                group = groups[seq]
+                expected = alone.extend(group.tokens) if group.keep else alone.branch([group.tokens])[0]
+                assert np.array_equal(logits[seq], expected), (seq, group)
+    finally:
+        together.close()
+        alone.close()

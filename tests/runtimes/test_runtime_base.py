@@ -41,17 +41,17 @@ class CharRuntime(Runtime):
     def token_text(self, token: int | None) -> str:
         return "<s>" if token == BOS else chr(token or 0)
 
-    def _reset(self) -> None:
+    def _reset(self, seq: int) -> None:
         self.evaluated: list[int] = []
 
-    def _evaluate(self, tokens: Sequence[int], n_past: int) -> np.ndarray:
+    def _evaluate(self, tokens: Sequence[int], n_past: int, seq: int) -> np.ndarray:
         assert n_past == len(self.evaluated)
         self.evaluated += tokens
         logits = np.zeros(self.n_vocab, dtype=np.float32)
         logits[sum(self.evaluated) % self.n_vocab] = 1.0  # depends on everything evaluated
         return logits
 
-    def _truncate(self, n_past: int) -> None:
+    def _truncate(self, n_past: int, seq: int) -> None:
         del self.evaluated[n_past:]
 
     def load_info(self) -> dict[str, Any]:

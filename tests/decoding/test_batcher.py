@@ -1,0 +1,117 @@
+"""The batcher: generations side by side give what each gives alone, and one's failure stays its own."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from toy_runtime import ToyRuntime
+
+from localjudge.decoding import guide_for, schema_to_regex
+from localjudge.decoding.batcher import Batcher
+from localjudge.decoding.loop import Sampler, generate
+from localjudge.decoding.steps import Extend, Start, run
+from localjudge.errors import ContextOverflowError
+
+BOOLEAN = {
+    "type": "object",
+    "properties": {"reasoning": {"type": "string"}, "score": {"type": "boolean"}},
+    "required": ["reasoning", "score"],
+}
+NUMBER = {"type": "object", "properties": {"score": {"type": "number"}}, "required": ["score"]}
+PROMPTS = ["judge this", "is 2+2=4?", "a", "the sky is green", "rate it", "yes or no", "0.5 or 1"]
+
+
+def generation(runtime: ToyRuntime, prompt: str, schema=BOOLEAN, *, temperature: float = 0.0, max_tokens: int = 40):
+    guide = guide_for(runtime.vocab, schema_to_regex(schema)) if schema is not None else None
+    return generate(
+        runtime,
+        runtime.vocab,
+        runtime.tokenize(prompt, special=False),
+        guide=guide,
+        max_tokens=max_tokens,
+        sampler=Sampler(temperature, seed=7),
+        string_budget=5,
+        readout_after=[b'"score":'],
+    )
+
+
+def outcome(result):
+    """What a caller sees of a generation: text, tokens, how it ended, the readouts."""
+    return (result.text, result.tokens, result.finish_reason, {k: v.probabilities for k, v in result.readouts.items()})
+
+
+CASES = [
+    (prompt, schema, temperature)
+    for prompt, schema, temperature in zip(
+        PROMPTS, [BOOLEAN, NUMBER, None, BOOLEAN, NUMBER, BOOLEAN, NUMBER], [0, 0, 0, 0.8, 0, 1.2, 0.5], strict=True
+    )
+]
+
+
+def alone(prompt, schema, temperature, **options):
+    runtime = ToyRuntime()
+    return outcome(run(generation(runtime, prompt, schema, temperature=temperature, **options), runtime))
+
+
+def test_generations_side_by_side_give_what_each_gives_alone():
+    runtime = ToyRuntime(slots=3)
+    batcher = Batcher(runtime)
+    results = batcher.run_all([generation(runtime, p, s, temperature=t) for p, s, t in CASES])
+    assert [outcome(r) for r in results] == [alone(*case) for case in CASES]
+    sizes = [len(groups) for groups in runtime.group_calls]
+    assert max(sizes) == 3  # steps were shared, never by more sequences than there are slots
+    assert any(r.readouts for r in results) and any(r.tokens for r in results)
+
+
+def test_callers_in_threads_share_the_rounds():
+    runtime = ToyRuntime(slots=4)
+    batcher = Batcher(runtime)
+    found: dict[int, object] = {}
+    gate = threading.Barrier(len(CASES))
+
+    def call(index: int) -> None:
+        prompt, schema, temperature = CASES[index]
+        gate.wait()
+        found[index] = outcome(batcher.run(generation(runtime, prompt, schema, temperature=temperature)))
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(len(CASES))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [found[i] for i in range(len(CASES))] == [alone(*case) for case in CASES]
+    assert max(len(groups) for groups in runtime.group_calls) > 1
+
+
+def failing(after_steps: int):
+    """A generation that raises after some steps of its own."""
+    logits = yield Start([1, 2, 3])
+    for _ in range(after_steps):
+        logits = yield Extend([int(logits.argmax())])
+    raise ValueError("this generation fails")
+
+
+def test_a_failing_generation_fails_alone():
+    runtime = ToyRuntime(slots=2)
+    batcher = Batcher(runtime)
+    results = batcher.run_all(
+        [failing(2), generation(runtime, PROMPTS[0]), failing(0), generation(runtime, PROMPTS[1])]
+    )
+    assert isinstance(results[0], ValueError) and isinstance(results[2], ValueError)
+    assert outcome(results[1]) == alone(PROMPTS[0], BOOLEAN, 0)
+    assert outcome(results[3]) == alone(PROMPTS[1], BOOLEAN, 0)
+    with pytest.raises(ValueError, match="this generation fails"):
+        batcher.run(failing(1))
+
+
+def test_a_sequence_that_overflows_its_context_fails_alone():
+    runtime = ToyRuntime(slots=2)
+    runtime.n_ctx = 30
+    batcher = Batcher(runtime)
+    long_prompt = "x" * 28  # room for two more tokens: its answer overflows
+    results = batcher.run_all(
+        [generation(runtime, long_prompt, None, max_tokens=10), generation(runtime, "ok", None, max_tokens=10)]
+    )
+    assert isinstance(results[0], ContextOverflowError)
+    assert outcome(results[1]) == alone("ok", None, 0, max_tokens=10)
