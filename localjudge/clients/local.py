@@ -155,7 +155,7 @@ class LocalClient(ChatClient):
             presence_penalty=options.presence_penalty,
         )
         runtime = self.runtime
-        with runtime.lock:
+        with runtime.reading:
             runtime.require_open()
             refuse_special_spellings(text_in_markup(prompt, messages), runtime.spells_special, self.name)
             tokens = runtime.prompt_tokens(prompt)
@@ -219,7 +219,7 @@ class LocalClient(ChatClient):
 
         started = time.perf_counter()
         runtime = self.runtime
-        with runtime.lock:
+        with runtime.reading:
             runtime.require_open()
             tokens = runtime.prompt_tokens(self.template.render_parts([{"role": "user", "content": "Say OK."}]))
 
@@ -233,7 +233,7 @@ class LocalClient(ChatClient):
         return {"token": token, "text": runtime.token_text(token), "seconds": time.perf_counter() - started}
 
     def close(self) -> None:
-        with self.runtime.lock:
+        with self.runtime.lock, self.runtime.reading:
             self.runtime.close()
 
     def load_info(self) -> dict[str, Any]:

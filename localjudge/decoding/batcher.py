@@ -9,11 +9,14 @@ evaluates the next step of every admitted generation together through
 sequence the logits it would get alone: a generation's result is the same
 alone or in company.
 
-There is no scheduler thread. Every caller waiting for a result takes the
-runtime's lock in turn and runs a round for everyone; whoever holds it
-advances all admitted generations, so none waits on a thread that is busy
-elsewhere. A prompt is read (``Start``) alone, one per round, as the prefix
-cache's canonical chunks require; a probe's paths are taken one per round.
+The rounds run on one worker thread, started when work arrives and ended
+when there has been none for a while; callers wait for their results.
+One thread matters: llama.cpp's CPU backend (built with OpenMP) keeps a
+team of compute threads per calling thread, and rounds run from several
+callers' threads in turn (measured: 8 callers, the same 70 rounds) took
+7.5 s against 6.0 s from one, the idle teams spinning beside the busy one. A prompt is read (``Start``) alone, one per
+round, as the prefix cache's canonical chunks require; a probe's paths are
+taken one per round.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ class _Job:
         self.value: Any = None
         self.error: BaseException | None = None
         self.done = False
+        self.finished = threading.Event()
+        self.abandoned = False  # its caller stopped waiting
 
     def advance(self, sent: Any = None, *, first: bool = False) -> None:
         """Send the step's result (or start); the next step, or the outcome."""
@@ -51,12 +56,14 @@ class _Job:
             self.step = next(self.generation) if first else self.generation.send(sent)
         except StopIteration as stop:
             self.value, self.done = stop.value, True
+            self.finished.set()
         except Exception as exc:
             self.fail(exc)
 
     def fail(self, error: BaseException) -> None:
         self.error, self.done = error, True
         self.generation.close()
+        self.finished.set()
 
     def group(self) -> Group:
         if isinstance(self.step, Extend):
@@ -79,11 +86,15 @@ class Batcher:
     that a batcher serves only through the batcher.
     """
 
+    #: seconds without work after which the worker thread ends (a new one starts with the next request)
+    IDLE_SECONDS = 5.0
+
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self._waiting: deque[_Job] = deque()
-        self._active: dict[int, _Job] = {}  # sequence -> the job using it
-        self._guard = threading.Lock()  # for _waiting, which callers add to without the runtime's lock
+        self._active: dict[int, _Job] = {}  # sequence -> the job using it; the worker's own
+        self._work = threading.Condition()  # guards _waiting and _worker
+        self._worker: threading.Thread | None = None
         self.rounds = 0
 
     def run(self, generation: Generation[Any]) -> Any:
@@ -94,22 +105,55 @@ class Batcher:
     def run_all(self, generations: Sequence[Generation[Any]], *, return_exceptions: bool = True) -> list[Any]:
         """Each generation's result, in order; a failed one's exception in its place (or raised)."""
         jobs = [_Job(generation) for generation in generations]
-        with self._guard:
+        with self._work:
             self._waiting.extend(jobs)
-        while not all(job.done for job in jobs):
-            with self.runtime.lock:
-                if not all(job.done for job in jobs):
-                    self._round()
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._serve, name="localjudge-batcher", daemon=True)
+                self._worker.start()
+            self._work.notify()
+        try:
+            for job in jobs:
+                job.finished.wait()
+        except BaseException:  # an interrupt: nobody will read these results
+            for job in jobs:
+                job.abandoned = True
+            raise
         if not return_exceptions:
             for job in jobs:
                 if job.error is not None:
                     raise job.error
         return [job.error if job.error is not None else job.value for job in jobs]
 
+    def _serve(self) -> None:
+        """The worker: rounds while there is work; ends after IDLE_SECONDS without."""
+        while True:
+            with self._work:
+                if not self._waiting and not self._active:
+                    self._work.wait(self.IDLE_SECONDS)
+                    if not self._waiting:
+                        self._worker = None
+                        return
+            with self.runtime.lock:
+                try:
+                    self._round()
+                except BaseException as exc:  # a fault of ours: every job learns of it, none waits forever
+                    for job in [*self._active.values(), *self._drain()]:
+                        job.fail(exc)
+                    self._active.clear()
+
+    def _drain(self) -> list[_Job]:
+        with self._work:
+            jobs, self._waiting = list(self._waiting), deque()
+        return jobs
+
     # --- one round, under the runtime's lock --------------------------------------------
 
     def _round(self) -> None:
         self.rounds += 1
+        for seq, job in list(self._active.items()):
+            if job.abandoned:
+                job.fail(InterruptedError("its caller stopped waiting"))
+                del self._active[seq]
         self._admit()
         starting = next((job for job in self._active.values() if isinstance(job.step, Start)), None)
         if starting is not None:
@@ -122,19 +166,23 @@ class Batcher:
 
     def _admit(self) -> None:
         free = [seq for seq in range(self.runtime.slots) if seq not in self._active]
-        with self._guard:
+        admitted = []
+        with self._work:
             while free and self._waiting:
                 job = self._waiting.popleft()
-                job.seq = free.pop(0)
-                job.advance(first=True)
-                if not job.done:
-                    self._active[job.seq] = job
+                if not job.abandoned:
+                    job.seq = free.pop(0)
+                    admitted.append(job)
+        for job in admitted:
+            job.advance(first=True)
+            if not job.done:
+                self._active[job.seq] = job
 
     def _start(self, job: _Job) -> None:
         try:
             logits = self.runtime.start(job.step.tokens, job.seq)
-        except BaseException as exc:
-            _fail([job], exc)
+        except Exception as exc:
+            job.fail(exc)
             return
         job.advance(logits)
 
@@ -149,16 +197,9 @@ class Batcher:
                 for job in jobs:
                     self._evaluate([job])
             return
-        except BaseException as exc:
-            _fail(jobs, exc)
+        except Exception as exc:
+            for job in jobs:
+                job.fail(exc)
             return
         for job, logits in zip(jobs, found, strict=True):
             job.take(logits)
-
-
-def _fail(jobs: list[_Job], error: BaseException) -> None:
-    """An evaluation error is its jobs' outcome; an interrupt also stops the caller (their states are unknown)."""
-    for job in jobs:
-        job.fail(error)
-    if not isinstance(error, Exception):
-        raise error

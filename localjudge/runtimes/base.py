@@ -37,7 +37,11 @@ class Group(NamedTuple):
 
 
 class Runtime(abc.ABC):
-    """One loaded model. Not thread-safe: hold ``lock`` around every use.
+    """One loaded model. Not thread-safe: hold ``lock`` around every evaluation, ``reading`` around tokenizing.
+
+    The two are apart so that requests can be tokenized while others are
+    evaluated (engines' tokenizers do not touch the evaluation state);
+    ``close`` needs both.
 
     Sequences are numbered ``0 .. slots - 1``; each has its own evaluated
     tokens. Subclasses set, when loaded: ``slots`` (when more than 1), ``path``, ``n_ctx`` (the context in use),
@@ -59,6 +63,7 @@ class Runtime(abc.ABC):
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
+        self.reading = threading.Lock()
         self._n_past: dict[int, int] = {}  # sequence -> tokens evaluated
 
     # --- what each engine implements ---------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import hashlib
+import itertools
 import os
 import sys
 from collections import deque
@@ -36,6 +37,9 @@ __all__ = [
 ]
 
 BACKEND = "llama.cpp"
+#: one-token steps of different sequences shared in one llama_decode; measured on this llama.cpp build (CPU):
+#: up to 7 give each sequence exactly its lone logits, 8 or more do not (the batch takes another kernel path)
+SHARED_STEP_LIMIT = 7
 
 
 _log_lines: deque[str] = deque(maxlen=200)
@@ -318,17 +322,23 @@ class LlamaCppRuntime(Runtime):
         return self._logits(-1)
 
     def _evaluate_groups(self, groups: Sequence[tuple[Group, int]]) -> list[np.ndarray]:
-        """One-token groups of different sequences in one batch; longer groups alone, as they are evaluated alone.
+        """One-token groups of different sequences share batches; longer groups go alone, as they do alone.
 
-        Measured on this llama.cpp: a one-token step gives a sequence the same
-        logits whatever other sequences' one-token steps share its batch; a
-        group of several tokens beside others' does not.
+        Measured on this llama.cpp (per-sequence caches, no flash attention):
+        a one-token step gives a sequence the logits it gets alone whatever
+        other sequences' one-token steps share its batch, up to
+        :data:`SHARED_STEP_LIMIT` of them; a group of several tokens beside
+        others' does not.
         """
         found: list[np.ndarray | None] = [None] * len(groups)
-        steps = [index for index, (group, _) in enumerate(groups) if len(group.tokens) == 1]
-        if len(steps) > 1:
-            self._decode([(groups[i][0].seq, groups[i][0].tokens[0], groups[i][1], True) for i in steps])
-            for row, index in enumerate(steps):
+        # In sequence order and cut into runs of neighbours: a batch's attention spans every cache from its
+        # lowest sequence to its highest (0 and 7 together cost as much as 0 to 7).
+        steps = sorted(
+            (i for i, (group, _) in enumerate(groups) if len(group.tokens) == 1), key=lambda i: groups[i][0].seq
+        )
+        for batch in _even_runs(steps, SHARED_STEP_LIMIT) if len(steps) > 1 else ():
+            self._decode([(groups[i][0].seq, groups[i][0].tokens[0], groups[i][1], True) for i in batch])
+            for row, index in enumerate(batch):
                 group, n_past = groups[index]
                 found[index] = self._logits(row)
                 if not group.keep:
@@ -379,3 +389,10 @@ class LlamaCppRuntime(Runtime):
             obj = getattr(self, part, None)
             if obj is not None:
                 obj.close()
+
+
+def _even_runs(items: list[int], limit: int) -> list[list[int]]:
+    """``items`` cut into the fewest runs of at most ``limit``, as even as can be (8, 7 -> 4 and 4)."""
+    count = -(-len(items) // limit)
+    cuts = [len(items) * k // count for k in range(count + 1)]
+    return [items[a:b] for a, b in itertools.pairwise(cuts)]

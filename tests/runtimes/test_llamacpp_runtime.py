@@ -188,19 +188,27 @@ def test_text_that_would_tokenize_in_quadratic_time_is_counted_in_pieces_and_ref
 
 
 def test_sequences_stepped_together_get_the_logits_they_get_alone(default_gguf):
-    """Prompts whose caches differ in size (across llama.cpp's 256-cell padding), stepped in one batch."""
+    """Prompts whose caches differ in size (across llama.cpp's 256-cell padding), stepped in shared batches.
+
+    Nine sequences: more than one batch may share (SHARED_STEP_LIMIT), where
+    llama.cpp's results would change.
+    """
     import numpy as np
 
     from localjudge.runtimes.base import Group
+    from localjudge.runtimes.llamacpp import SHARED_STEP_LIMIT
 
-    together = LlamaCppRuntime(default_gguf, n_ctx=1024, parallel=3, prefix_cache_bytes=0)
+    lengths = (40, 300, 600, 20, 90, 130, 250, 260, 7)
+    assert len(lengths) > SHARED_STEP_LIMIT
+    together = LlamaCppRuntime(default_gguf, n_ctx=1024, parallel=len(lengths), prefix_cache_bytes=0)
     alone = LlamaCppRuntime(default_gguf, n_ctx=1024, prefix_cache_bytes=0)
     try:
-        prompts = [[alone.bos_id, *range(1000, 1000 + n)] for n in (40, 300, 600)]
+        prompts = [[alone.bos_id, *range(1000, 1000 + n)] for n in lengths]
+        seqs = range(len(prompts))
         rounds = [
-            [Group(0, [5]), Group(1, [6]), Group(2, [7])],
-            [Group(0, [8, 9, 10]), Group(1, [11]), Group(2, [12], keep=False)],  # a longer group, a probe
-            [Group(0, [13]), Group(1, [14], keep=False), Group(2, [15])],
+            [Group(seq, [5 + seq]) for seq in seqs],
+            [Group(seq, [8, 9, 10] if seq == 0 else [11], keep=seq != 2) for seq in seqs],  # a longer group, a probe
+            [Group(seq, [13], keep=seq != 1) for seq in seqs],
         ]
         first = [together.start(prompt, seq) for seq, prompt in enumerate(prompts)]
         stepped = [together.evaluate_together(groups) for groups in rounds]
