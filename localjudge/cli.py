@@ -73,9 +73,9 @@ def _parse_vars(_ctx: Any, _param: Any, values: tuple[str, ...]) -> dict[str, st
 
 
 def _read_jsonl(path: Path) -> list[Any]:
-    from .batch import read_jsonl
+    from .rows import read_json_lines
 
-    return [value for _, value in read_jsonl(path)]
+    return read_json_lines(path)
 
 
 def _read_json(path: Path) -> Any:
@@ -181,7 +181,9 @@ def make_evaluator(settings: dict[str, Any], *, has_inputs: bool, has_reference:
     if prompt is not None and prompt_file is not None:
         raise UsageError("Give --prompt or --prompt-file, not both")
     if prompt_file is not None:
-        prompt = prompt_file.read_text(encoding="utf-8")
+        from .rows import read_text
+
+        prompt = read_text(prompt_file)
     if prompt is None:
         prompt = default_prompt(has_inputs=has_inputs, has_reference=has_reference)
     return create_llm_as_judge(
@@ -244,36 +246,62 @@ def score(
 @click.option(
     "--concurrency", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Rows in flight at once."
 )
+@click.option(
+    "--format",
+    "file_format",
+    type=click.Choice(["jsonl", "csv", "parquet"]),
+    help="DATA's format (default: its suffix).",
+)
+@click.option("--map", "mapping", metavar="VAR=COLUMN,...", help="Take prompt variables from these columns.")
+@click.option(
+    "--id-field", default="id", show_default=True, help="The column with each row's id (else its row number)."
+)
+@click.option("--fail-fast", is_flag=True, help="Stop at the first row that fails.")
 @judge_options
 @_handle_errors
-def batch(data: Path, results: Optional[Path], concurrency: int, **settings: Any) -> None:
-    """Score every row of a JSONL file (inputs, outputs, reference_outputs, other variables, optional id)."""
-    from .batch import read_rows, run_batch
+def batch(
+    data: Path,
+    results: Optional[Path],
+    concurrency: int,
+    file_format: Optional[str],
+    mapping: Optional[str],
+    id_field: str,
+    fail_fast: bool,
+    **settings: Any,
+) -> None:
+    """Score every row of a JSONL, CSV or Parquet file (inputs, outputs, reference_outputs, other variables, an id).
 
-    rows = read_rows(data)
+    A row that cannot be judged is an error line in the results; exit 0 when
+    every row is scored, 1 when any failed, 2 for misuse.
+    """
+    from .batch import run_batch
+    from .rows import parse_mapping, read_rows
+
+    rows = list(read_rows(data, file_format=file_format, mapping=parse_mapping(mapping), id_field=id_field))
     results = results or data.with_name(data.stem + ".results.jsonl")
     if settings["parallel"] is None and concurrency > 1 and not settings["model_spec"].startswith("openai:"):
         settings["parallel"] = min(concurrency, MAX_DEFAULT_PARALLEL)  # a local model decodes them side by side
 
-    def shape(row: dict[str, Any]) -> tuple[bool, bool]:
-        return "inputs" in row, "reference_outputs" in row  # the default prompt shows only what a row has
+    def shape(values: dict[str, Any]) -> tuple[bool, bool]:
+        return "inputs" in values, "reference_outputs" in values  # the default prompt shows only what a row has
 
     # Built before the run, so a bad option stops it at once instead of failing every row.
-    evaluators = {
-        key: make_evaluator(settings, has_inputs=key[0], has_reference=key[1]) for key in {shape(r) for _, r in rows}
-    }
+    shapes = {shape(row.values) for row in rows if row.error is None}
+    evaluators = {key: make_evaluator(settings, has_inputs=key[0], has_reference=key[1]) for key in shapes}
 
-    def evaluate(row: dict[str, Any]) -> Any:
-        return evaluators[shape(row)](**row)
+    def evaluate(values: dict[str, Any]) -> Any:
+        return evaluators[shape(values)](**values)
 
     def report(record: dict[str, Any]) -> None:
         outcome = "ok" if "result" in record else f"{record['error']['type']}: {record['error']['message']}"
         click.echo(f"{record['id']}: {outcome}", err=True)
 
-    summary = run_batch(rows, evaluate, results, concurrency=concurrency, on_record=report)
+    summary = run_batch(rows, evaluate, results, concurrency=concurrency, fail_fast=fail_fast, on_record=report)
+    errors = ", ".join(f"{count} {kind}" for kind, count in summary.errors.most_common())
     click.echo(
-        f"{summary.scored} scored, {summary.failed} failed, {summary.skipped} already in {results} "
-        f"({summary.total} rows)",
+        f"{summary.scored} scored, {summary.failed} failed{f' ({errors})' if errors else ''}, "
+        f"{summary.skipped} already in {results} ({summary.total} rows)"
+        + ("; stopped at the first failure (--fail-fast)" if summary.stopped_early else ""),
         err=True,
     )
     sys.exit(1 if summary.failed else 0)

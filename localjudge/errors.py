@@ -8,7 +8,12 @@ hiding the other::
     ├── UsageError (ValueError)            a bad argument; fix the call
     │   ├── MissingTemplateVariableError   a {placeholder} has no value
     │   ├── UnsupportedSchemaError         a schema keyword cannot be enforced
-    │   └── ModelSpecError                 a model spec that names nothing usable
+    │   ├── ModelSpecError                 a model spec that names nothing usable
+    │   └── BadRowError                    a dataset row that cannot be judged as it is
+    │       ├── MalformedRowError          not JSON, or not an object
+    │       ├── InvalidEncodingError       not UTF-8
+    │       ├── DuplicateIdError           an id an earlier row has
+    │       └── MissingValueError          a mapped column absent or empty
     ├── MissingDependencyError (ImportError)  an optional extra is not installed
     └── JudgeRuntimeError                  the judge ran and something failed
         ├── ModelError                     a local model could not load or run
@@ -34,13 +39,18 @@ from typing import Any
 
 __all__ = [
     "AllClientsFailedError",
+    "BadRowError",
     "ConnectError",
     "ContextOverflowError",
+    "DuplicateIdError",
     "HTTPStatusError",
+    "InvalidEncodingError",
     "JudgeRuntimeError",
     "LocalJudgeError",
+    "MalformedRowError",
     "MissingDependencyError",
     "MissingTemplateVariableError",
+    "MissingValueError",
     "ModelError",
     "ModelLoadError",
     "ModelSpecError",
@@ -71,6 +81,30 @@ class MissingTemplateVariableError(UsageError):
             f"(values given: {given}). Pass {variable}=... when calling the "
             f"evaluator, or remove the placeholder (write {{{{{variable}}}}} for a literal brace)."
         )
+
+
+class BadRowError(UsageError):
+    """One row of a dataset cannot be judged as it is; in a run it is that row's error, not the run's."""
+
+    def __init__(self, message: str, *, where: str = "") -> None:
+        self.where = where  # "data.jsonl:12"
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class MalformedRowError(BadRowError):
+    pass
+
+
+class InvalidEncodingError(BadRowError):
+    pass
+
+
+class DuplicateIdError(BadRowError):
+    pass
+
+
+class MissingValueError(BadRowError):
+    pass
 
 
 class UnsupportedSchemaError(UsageError):

@@ -1,4 +1,4 @@
-"""Dataset runs: one line per row, resumable, errors kept with the raw output."""
+"""Dataset runs: one line per row, each id once, resumable after a kill, bad rows as row errors."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from localjudge.batch import read_rows, run_batch, scored_ids
+from localjudge.batch import run_batch
 from localjudge.errors import OutputParseError, UsageError
+from localjudge.rows import Row
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
@@ -22,44 +23,30 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
-def test_rows_take_their_id_or_line_number(tmp_path):
-    data = tmp_path / "data.jsonl"
-    data.write_text('{"outputs": "a"}\n\n{"id": "x", "outputs": "b"}\n', encoding="utf-8")
-    assert read_rows(data) == [("1", {"outputs": "a"}), ("x", {"outputs": "b"})]
+def rows(*pairs: tuple[str, dict]) -> list[Row]:
+    return [Row(row_id, values) for row_id, values in pairs]
 
 
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ('{"outputs": "a"}\nnot json\n', "data.jsonl:2 is not valid JSON"),
-        ('["a"]\n', "must be a JSON object"),
-        ('{"id": 1, "outputs": "a"}\n{"id": 1, "outputs": "b"}\n', "repeats the id '1'"),
-    ],
-)
-def test_bad_data_files_name_the_line(tmp_path, text, message):
-    data = tmp_path / "data.jsonl"
-    data.write_text(text, encoding="utf-8")
-    with pytest.raises(UsageError, match=message):
-        read_rows(data)
+def judge(row):
+    if row["outputs"] == "bad":
+        raise OutputParseError("not JSON", raw_output="{oops")
+    return {"key": "score", "score": row["outputs"] == "4", "comment": None, "metadata": None}
 
 
 def test_every_row_gets_a_line_and_errors_keep_the_raw_output(tmp_path):
     results = tmp_path / "out" / "results.jsonl"
-
-    def evaluate(row):
-        if row["outputs"] == "bad":
-            raise OutputParseError("not JSON", raw_output="{oops")
-        return {"key": "score", "score": row["outputs"] == "4", "comment": None, "metadata": None}
-
-    rows = [("a", {"outputs": "4"}), ("b", {"outputs": "bad"}), ("c", {"outputs": "5"})]
-    summary = run_batch(rows, evaluate, results)
+    summary = run_batch(
+        rows(("a", {"outputs": "4"}), ("b", {"outputs": "bad"}), ("c", {"outputs": "5"})), judge, results
+    )
     assert (summary.total, summary.scored, summary.failed, summary.skipped) == (3, 2, 1, 0)
-    records = {r["id"]: r for r in read_jsonl(results)}
-    assert records["a"]["result"]["score"] is True and records["c"]["result"]["score"] is False
-    assert records["b"]["error"] == {"type": "OutputParseError", "message": "not JSON", "raw_output": "{oops"}
+    assert summary.errors == {"OutputParseError": 1}
+    records = read_jsonl(results)
+    assert [r["id"] for r in records] == ["a", "b", "c"]  # the input's order, whatever finished first
+    assert records[0]["result"]["score"] is True and records[2]["result"]["score"] is False
+    assert records[1]["error"] == {"type": "OutputParseError", "message": "not JSON", "raw_output": "{oops"}
 
 
-def test_a_second_run_skips_scored_rows_and_retries_failed_ones(tmp_path):
+def test_a_second_run_skips_scored_rows_and_replaces_the_errors_it_retries(tmp_path):
     results = tmp_path / "results.jsonl"
     calls: list[str] = []
     fail = {"b"}
@@ -70,19 +57,51 @@ def test_a_second_run_skips_scored_rows_and_retries_failed_ones(tmp_path):
             raise OutputParseError("flaky", raw_output="")
         return {"score": True}
 
-    rows = [("1", {"outputs": "a"}), ("2", {"outputs": "b"})]
-    run_batch(rows, evaluate, results)
+    data = rows(("1", {"outputs": "a"}), ("2", {"outputs": "b"}))
+    run_batch(data, evaluate, results)
     fail.clear()
-    summary = run_batch(rows, evaluate, results)
+    summary = run_batch(data, evaluate, results)
     assert calls == ["a", "b", "b"]
     assert (summary.skipped, summary.scored, summary.failed) == (1, 1, 0)
-    assert scored_ids(results) == {"1", "2"}
+    assert read_jsonl(results) == [{"id": "1", "result": {"score": True}}, {"id": "2", "result": {"score": True}}]
 
 
-def test_a_line_cut_by_an_interruption_is_scored_again(tmp_path):
+@pytest.mark.parametrize("cut", [7, 1, 2])
+def test_a_torn_last_line_is_cut_off_and_its_row_scored_again(tmp_path, cut):
+    """A kill in the middle of a write: 7 bytes and the newline, or a cut inside a multi-byte character."""
     results = tmp_path / "results.jsonl"
-    results.write_text('{"id": "1", "result": {"score": true}}\n{"id": "2", "res', encoding="utf-8")
-    assert scored_ids(results) == {"1"}
+    data = rows(("1", {"outputs": "4"}), ("2", {"outputs": "ünïcødé 数字"}), ("3", {"outputs": "4"}))
+    run_batch(data[:2], lambda row: {"score": row["outputs"]}, results)
+    whole = results.read_bytes()
+    results.write_bytes(whole[: -(cut + 1)] if cut == 7 else whole[: whole.index("数".encode()) + cut])
+    summary = run_batch(data, lambda row: {"score": row["outputs"]}, results)
+    assert (summary.skipped, summary.scored) == (1, 2)
+    assert read_jsonl(results) == [
+        {"id": str(i), "result": {"score": r.values["outputs"]}} for i, r in enumerate(data, 1)
+    ]
+
+
+def test_lines_that_are_not_records_are_scored_again_and_dropped(tmp_path):
+    results = tmp_path / "results.jsonl"
+    results.write_bytes(b'not json\n[1]\n{"id": "1"}\n\xff\xfe\n{"id": "2", "result": {"score": true}}\n')
+    summary = run_batch(rows(("1", {"outputs": "4"}), ("2", {"outputs": "4"})), judge, results)
+    assert (summary.skipped, summary.scored) == (1, 1)
+    assert [r["id"] for r in read_jsonl(results)] == ["1", "2"]
+
+
+def test_bad_rows_are_row_errors_and_fail_fast_stops_at_the_first(tmp_path):
+    from localjudge.errors import MalformedRowError
+
+    bad = Row("2", where="data.jsonl:2", error=MalformedRowError("is not valid JSON", where="data.jsonl:2"))
+    data = [Row("1", {"outputs": "4"}), bad, Row("3", {"outputs": "4"})]
+    summary = run_batch(data, judge, tmp_path / "all.jsonl")
+    assert (summary.scored, summary.failed, summary.errors) == (2, 1, {"MalformedRowError": 1})
+    record = read_jsonl(tmp_path / "all.jsonl")[1]
+    assert record == {"id": "2", "error": {"type": "MalformedRowError", "message": "data.jsonl:2: is not valid JSON"}}
+
+    stopped = run_batch(data, judge, tmp_path / "fast.jsonl", fail_fast=True)
+    assert stopped.stopped_early and stopped.scored == 1
+    assert [r["id"] for r in read_jsonl(tmp_path / "fast.jsonl")] == ["1", "2"]
 
 
 def test_other_exceptions_stop_the_run_after_writing_what_finished(tmp_path):
@@ -94,7 +113,9 @@ def test_other_exceptions_stop_the_run_after_writing_what_finished(tmp_path):
         return {"score": True}
 
     with pytest.raises(RuntimeError):
-        run_batch([("1", {"outputs": "ok"}), ("2", {"outputs": "boom"}), ("3", {"outputs": "ok"})], evaluate, results)
+        run_batch(
+            rows(("1", {"outputs": "ok"}), ("2", {"outputs": "boom"}), ("3", {"outputs": "ok"})), evaluate, results
+        )
     assert [r["id"] for r in read_jsonl(results)] == ["1"]
 
 
@@ -112,13 +133,68 @@ def test_concurrency_keeps_at_most_n_rows_in_flight(tmp_path):
             in_flight -= 1
         return {"score": True}
 
-    rows = [(str(i), {"outputs": str(i)}) for i in range(12)]
-    summary = run_batch(rows, evaluate, tmp_path / "results.jsonl", concurrency=3)
+    summary = run_batch(
+        rows(*[(str(i), {"outputs": str(i)}) for i in range(12)]), evaluate, tmp_path / "r.jsonl", concurrency=3
+    )
     assert summary.scored == 12
     assert peak == 3
-    assert sorted(int(r["id"]) for r in read_jsonl(tmp_path / "results.jsonl")) == list(range(12))
+    assert [int(r["id"]) for r in read_jsonl(tmp_path / "r.jsonl")] == list(range(12))
 
 
 def test_concurrency_must_be_positive(tmp_path):
     with pytest.raises(UsageError, match="at least 1"):
         run_batch([], lambda row: None, tmp_path / "r.jsonl", concurrency=0)
+
+
+KILLED_ROWS = 400
+KILLED_RUN = f"""
+import sys, time
+from pathlib import Path
+from localjudge.batch import run_batch
+from localjudge.rows import Row
+
+rows = [Row(str(i), {{"outputs": "x" * (i % 7) * 300 + "ü数"}}) for i in range({KILLED_ROWS})]
+
+def evaluate(values):
+    time.sleep(0.01)
+    return {{"score": len(values["outputs"]), "comment": values["outputs"]}}
+
+run_batch(rows, evaluate, Path(sys.argv[1]), concurrency=3)
+"""
+
+
+def test_a_run_killed_at_random_points_resumes_with_every_id_once(tmp_path):
+    """SIGKILL, as a crash or an OOM kill would: mid-write, mid-compaction, anywhere."""
+    import random
+    import signal
+    import subprocess
+    import sys
+
+    results = tmp_path / "results.jsonl"
+    script = tmp_path / "run.py"
+    script.write_text(KILLED_RUN, encoding="utf-8")
+    rng = random.Random(1234)
+    kills = 0
+    while kills < 12:
+        before = results.stat().st_size if results.exists() else 0
+        grow = rng.randint(1, 40_000)  # bytes to let it write before the kill: anywhere in a line
+        process = subprocess.Popen([sys.executable, str(script), str(results)])
+        deadline = time.monotonic() + 60
+        while process.poll() is None and time.monotonic() < deadline:
+            if results.exists() and results.stat().st_size >= before + grow:
+                process.send_signal(signal.SIGKILL)
+                break
+            time.sleep(0.001)
+        if process.wait() == -signal.SIGKILL:
+            kills += 1
+        else:
+            break  # it finished every row first
+        lines = results.read_bytes().split(b"\n")
+        for line in lines[:-1]:  # only the last line may be torn
+            json.loads(line)
+    assert kills >= 10
+    subprocess.run([sys.executable, str(script), str(results)], check=True, timeout=120)
+    records = read_jsonl(results)
+    assert [r["id"] for r in records] == [str(i) for i in range(KILLED_ROWS)]
+    assert all(r["result"]["score"] == len(r["result"]["comment"]) for r in records)
+    assert not list(tmp_path.glob(".results.jsonl.*"))  # no compaction left half done

@@ -165,7 +165,7 @@ def test_invalid_few_shot_file_is_usage_error(scripted, tmp_path):
     bad.write_text("{not json}\n")
     result = run("score", "--outputs", "x", "--few-shot", str(bad))
     assert result.exit_code == 2
-    assert f"{bad}:1 is not valid JSON" in result.stderr
+    assert f"{bad}:1: is not valid JSON" in result.stderr
 
 
 def test_runtime_error_exits_1_with_raw_output(scripted):
@@ -238,3 +238,49 @@ def test_few_shot_first_puts_the_examples_before_the_prompt(scripted, tmp_path):
     result = run("score", "--outputs", "x", "--few-shot", str(few_shot), "--few-shot-first")
     assert result.exit_code == 0, result.output
     assert scripted.requests[0]["messages"][-1]["content"].startswith("Here are graded examples")
+
+
+def test_batch_turns_every_kind_of_bad_row_into_that_rows_error(scripted, tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_bytes(
+        b'{"id": "ok", "outputs": "4"}\n'
+        b"{not json\n"
+        b"[1, 2]\n"
+        b'{"id": "latin", "outputs": "caf\xe9"}\n'
+        b'{"id": "ok", "outputs": "dup"}\n'
+        b'{"id": "no-outputs", "inputs": "2+2?"}\n'
+        b'{"id": "last", "outputs": "4"}\n'
+    )
+    result = run("batch", str(data))
+    assert result.exit_code == 1, result.output
+    records = {r["id"]: r for r in map(json.loads, (tmp_path / "data.results.jsonl").read_text().splitlines())}
+    assert records["ok"]["result"]["score"] is True and records["last"]["result"]["score"] is True
+    kinds = {row_id: r["error"]["type"] for row_id, r in records.items() if "error" in r}
+    assert kinds == {
+        "2": "MalformedRowError",
+        "3": "MalformedRowError",
+        "4": "InvalidEncodingError",  # its id cannot be read: the line number stands in
+        "ok@data.jsonl:5": "DuplicateIdError",
+        "no-outputs": "MissingTemplateVariableError",
+    }
+    assert "2 scored, 5 failed (2 MalformedRowError, " in result.stderr
+
+    fast = run("batch", str(data), "-o", str(tmp_path / "fast.jsonl"), "--fail-fast")
+    assert fast.exit_code == 1
+    assert "stopped at the first failure" in fast.stderr
+    assert len((tmp_path / "fast.jsonl").read_text().splitlines()) == 2
+
+
+def test_batch_reads_csv_through_a_column_map(scripted, tmp_path):
+    data = tmp_path / "data.csv"
+    data.write_text("key,question,answer\nk1,2+2?,4\nk2,Sky colour?,\n", encoding="utf-8")
+    result = run("batch", str(data), "--map", "inputs=question,outputs=answer", "--id-field", "key")
+    assert result.exit_code == 1, result.output
+    records = [json.loads(line) for line in (tmp_path / "data.results.jsonl").read_text().splitlines()]
+    assert records[0]["id"] == "k1" and records[0]["result"]["score"] is True
+    assert "<question>\n2+2?\n</question>" in scripted.requests[0]["messages"][-1]["content"]
+    assert records[1] == {
+        "id": "k2",
+        "error": {"type": "MissingValueError", "message": "data.csv:3: the 'answer' cell is empty (--map outputs=...)"},
+    }
+    assert run("batch", str(data), "--map", "outputs").exit_code == 2  # misuse

@@ -22,6 +22,8 @@ LAYERS: list[tuple[str, ...]] = [
         "localjudge.schema",
         "localjudge.parsing",
         "localjudge.template_sandbox",
+        "localjudge.rows",
+        "localjudge.results_file",
     ),
     ("localjudge.chat_templates", "localjudge.runtimes", "localjudge.runtimes.*"),
     ("localjudge.decoding", "localjudge.decoding.*"),

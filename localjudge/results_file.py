@@ -1,0 +1,99 @@
+"""A run's results file: one JSON line per row, appended as rows finish, whole or not at all.
+
+A run may be killed at any moment, also in the middle of writing a line. So:
+
+- before appending, a last line without its newline (a torn write, perhaps
+  cut inside a multi-byte character) is cut off, and its row is scored
+  again, instead of the next record being glued onto it;
+- a line that is not a JSON object with an ``id`` is not a result: its row
+  is scored again;
+- a row's later line supersedes its earlier ones (a retried error), and a
+  result is never superseded by an error;
+- at the end of a run the file is rewritten, atomically, with each id once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ResultsFile"]
+
+
+class ResultsFile:
+    """The results of one run at ``path``: what is there, appending, and the final compaction."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.records: dict[str, dict[str, Any]] = {}  # id -> its record (a result wins over an error)
+        self.torn_bytes = 0  # bytes of a torn last line cut off when the file was opened
+        self.invalid_lines = 0  # complete lines that were not a record
+        self._out: Any = None
+
+    def open(self) -> ResultsFile:
+        """Read what an earlier run left, cut a torn last line, and get ready to append."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in self.path.parent.glob(f".{self.path.name}.*.tmp"):  # a compaction a kill cut short
+            stale.unlink(missing_ok=True)
+        if self.path.exists():
+            data = self.path.read_bytes()
+            whole = data[: data.rfind(b"\n") + 1]
+            self.torn_bytes = len(data) - len(whole)
+            if self.torn_bytes:
+                with self.path.open("r+b") as out:
+                    out.truncate(len(whole))
+            for line in whole.splitlines():
+                self._read(line)
+        self._out = self.path.open("a", encoding="utf-8")
+        return self
+
+    def _read(self, line: bytes) -> None:
+        if not line.strip():
+            return
+        try:
+            record = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            self.invalid_lines += 1
+            return
+        if not isinstance(record, dict) or "id" not in record or not ("result" in record or "error" in record):
+            self.invalid_lines += 1
+            return
+        self._keep(record)
+
+    def _keep(self, record: dict[str, Any]) -> None:
+        row_id = str(record["id"])
+        if "result" in self.records.get(row_id, {}) and "result" not in record:
+            return
+        self.records[row_id] = record
+
+    def scored(self, row_id: str) -> bool:
+        return "result" in self.records.get(row_id, {})
+
+    def append(self, record: dict[str, Any]) -> None:
+        """One whole line, flushed, so that a kill after this call loses nothing."""
+        self._out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._out.flush()
+        self._keep(record)
+
+    def close(self, order: Iterable[str] = ()) -> None:
+        """Rewrite the file atomically with each id once, ``order`` first, then any other ids it held."""
+        if self._out is None:
+            return
+        self._out.close()
+        self._out = None
+        ids = list(dict.fromkeys([*(str(i) for i in order if str(i) in self.records), *self.records]))
+        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                for row_id in ids:
+                    out.write(json.dumps(self.records[row_id], ensure_ascii=False) + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(temporary, self.path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise

@@ -1,0 +1,118 @@
+"""Reading datasets: JSONL and CSV rows, ids, --map, and every kind of bad row as that row's error."""
+
+from __future__ import annotations
+
+import pytest
+
+from localjudge.errors import (
+    DuplicateIdError,
+    InvalidEncodingError,
+    MalformedRowError,
+    MissingDependencyError,
+    MissingValueError,
+    UsageError,
+)
+from localjudge.rows import parse_mapping, read_json_lines, read_rows, read_text
+
+
+def outcomes(path, **options):
+    return [(row.id, row.values if row.error is None else type(row.error)) for row in read_rows(path, **options)]
+
+
+def test_jsonl_rows_take_their_id_or_line_number(tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"outputs": "a"}\n\n{"id": "x", "outputs": "b"}\n{"key": 7, "outputs": "c"}\n', encoding="utf-8")
+    assert outcomes(data) == [("1", {"outputs": "a"}), ("x", {"outputs": "b"}), ("4", {"key": 7, "outputs": "c"})]
+    assert outcomes(data, id_field="key")[2] == ("7", {"outputs": "c"})
+
+
+def test_every_kind_of_bad_jsonl_line_is_its_rows_error_and_the_rest_read_on(tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_bytes(
+        b'{"id": "a", "outputs": "fine"}\n'
+        b"not json\n"
+        b'["an", "array"]\n'
+        b'{"id": "b", "outputs": "caf\xe9"}\n'  # Latin-1, not UTF-8
+        b'{"id": "a", "outputs": "again"}\n'
+        b'{"id": "c", "outputs": "last"}\n'
+    )
+    found = list(read_rows(data))
+    assert [(row.id, type(row.error)) for row in found] == [
+        ("a", type(None)),
+        ("2", MalformedRowError),
+        ("3", MalformedRowError),
+        ("4", InvalidEncodingError),
+        ("a@data.jsonl:5", DuplicateIdError),
+        ("c", type(None)),
+    ]
+    assert str(found[1].error).startswith("data.jsonl:2: is not valid JSON")
+    assert "is a JSON list, not an object" in str(found[2].error)
+    assert "repeats the id 'a' of data.jsonl:1" in str(found[4].error)
+
+
+def test_csv_with_a_mapping_and_empty_cells(tmp_path):
+    data = tmp_path / "data.csv"
+    data.write_text(
+        "id,question,answer,note\nq1,2+2?,4,\nq2,,5,x\nq3,Sky?,,\nq4,a,b,c,extra\n",
+        encoding="utf-8",
+    )
+    found = list(read_rows(data, mapping=parse_mapping("inputs=question, outputs=answer")))
+    assert (found[0].id, found[0].values) == ("q1", {"inputs": "2+2?", "outputs": "4"})  # an empty cell is absent
+    assert isinstance(found[1].error, MissingValueError) and "'question' cell is empty" in str(found[1].error)
+    assert isinstance(found[2].error, MissingValueError) and "data.csv:4" in str(found[2].error)
+    assert isinstance(found[3].error, MalformedRowError) and "more cells than the header" in str(found[3].error)
+
+
+def test_a_mapped_column_that_is_missing_is_the_rows_error(tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"q": "x", "a": "y"}\n{"q": "x"}\n', encoding="utf-8")
+    found = list(read_rows(data, mapping={"inputs": "q", "outputs": "a"}))
+    assert found[0].values == {"inputs": "x", "outputs": "y"}
+    assert isinstance(found[1].error, MissingValueError) and "no column 'a'" in str(found[1].error)
+
+
+def test_csv_bytes_that_are_not_utf8_are_that_rows_error(tmp_path):
+    data = tmp_path / "data.csv"
+    data.write_bytes(b"outputs\nfine\ncaf\xe9\nalso fine\n")
+    assert outcomes(data) == [("1", {"outputs": "fine"}), ("2", InvalidEncodingError), ("3", {"outputs": "also fine"})]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"), [("outputs", "VARIABLE=COLUMN"), ("a=b,a=c", "twice"), ("=b", "VARIABLE")]
+)
+def test_bad_mappings_are_usage_errors(text, message):
+    with pytest.raises(UsageError, match=message):
+        parse_mapping(text)
+
+
+def test_formats_come_from_the_suffix_or_are_named(tmp_path):
+    data = tmp_path / "data.txt"
+    data.write_text('{"outputs": "a"}\n', encoding="utf-8")
+    with pytest.raises(UsageError, match="--format"):
+        list(read_rows(data))
+    assert outcomes(data, file_format="jsonl") == [("1", {"outputs": "a"})]
+
+
+def test_parquet_needs_pyarrow_or_reads_rows(tmp_path):
+    data = tmp_path / "data.parquet"
+    try:
+        import pyarrow
+        import pyarrow.parquet as parquet
+    except ImportError:
+        data.write_bytes(b"PAR1")
+        with pytest.raises(MissingDependencyError, match="pyarrow"):
+            list(read_rows(data))
+        return
+    parquet.write_table(pyarrow.table({"id": ["a", "b"], "outputs": ["4", "5"]}), data)
+    assert outcomes(data) == [("a", {"outputs": "4"}), ("b", {"outputs": "5"})]
+
+
+def test_small_files_name_the_bad_line_or_byte(tmp_path):
+    shots = tmp_path / "shots.jsonl"
+    shots.write_bytes(b'{"outputs": "a"}\n{"outputs": \xff}\n')
+    with pytest.raises(InvalidEncodingError, match=r"shots\.jsonl:2"):
+        read_json_lines(shots)
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_bytes(b"Judge {outputs}\nline two \xe9\n")
+    with pytest.raises(InvalidEncodingError, match="line 2"):
+        read_text(prompt)
