@@ -12,6 +12,8 @@ error line; the run goes on unless ``fail_fast``.
 
 from __future__ import annotations
 
+import json
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -28,12 +30,49 @@ __all__ = ["BatchSummary", "error_record", "run_batch"]
 
 @dataclass
 class BatchSummary:
+    """What a run did: rows by outcome, errors by type, the scores it gave, how long it took."""
+
     total: int = 0
     skipped: int = 0
     scored: int = 0
     failed: int = 0
+    cached: int = 0  # scored rows whose answer came from the result cache (set by the caller that has the cache)
     errors: Counter[str] = field(default_factory=Counter)  # error type -> rows
+    scores: Counter[str] = field(default_factory=Counter)  # a score as JSON text ("true", "0.5") -> rows
+    seconds: float = 0.0
     stopped_early: bool = False  # fail_fast stopped the run
+
+    @property
+    def mean_score(self) -> float | None:
+        """The mean of the numeric scores given in this run (true counts 1, false 0); None when there were none."""
+        values = [(float(json.loads(text)), n) for text, n in self.scores.items() if _is_number(text)]
+        count = sum(n for _, n in values)
+        return sum(v * n for v, n in values) / count if count else None
+
+    @property
+    def rows_per_second(self) -> float:
+        done = self.scored + self.failed
+        return done / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rows": self.total,
+            "scored": self.scored,
+            "cached": self.cached,
+            "skipped": self.skipped,
+            "failed": self.failed,
+            "errors": dict(self.errors.most_common()),
+            "scores": dict(self.scores.most_common()),
+            "mean_score": self.mean_score,
+            "seconds": round(self.seconds, 3),
+            "rows_per_second": round(self.rows_per_second, 3),
+            "stopped_early": self.stopped_early,
+        }
+
+
+def _is_number(text: str) -> bool:
+    value = json.loads(text)
+    return isinstance(value, (bool, int, float))
 
 
 def error_record(row_id: str, exc: LocalJudgeError) -> dict[str, Any]:
@@ -65,6 +104,7 @@ def run_batch(
         raise UsageError(f"concurrency must be at least 1, got {concurrency}")
     rows = list(rows)
     summary = BatchSummary(total=len(rows))
+    started = time.monotonic()
     out = ResultsFile(results).open()
     try:
         todo = []
@@ -87,6 +127,8 @@ def run_batch(
                 out.append(record)
                 if "result" in record:
                     summary.scored += 1
+                    score = record["result"].get("score") if isinstance(record["result"], dict) else None
+                    summary.scores[json.dumps(score)] += 1
                 else:
                     summary.failed += 1
                     summary.errors[record["error"]["type"]] += 1
@@ -97,6 +139,7 @@ def run_batch(
                     break
     finally:
         out.close(order=[row.id for row in rows])
+        summary.seconds = time.monotonic() - started
     return summary
 
 

@@ -173,7 +173,9 @@ def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return model_options(command)
 
 
-def make_evaluator(settings: dict[str, Any], *, has_inputs: bool, has_reference: bool) -> Callable[..., Any]:
+def make_evaluator(
+    settings: dict[str, Any], *, has_inputs: bool, has_reference: bool, cache: Any = None
+) -> Callable[..., Any]:
     """An evaluator from the judge options; our default prompt when none was given."""
     from .judge import create_llm_as_judge
 
@@ -186,15 +188,21 @@ def make_evaluator(settings: dict[str, Any], *, has_inputs: bool, has_reference:
         prompt = read_text(prompt_file)
     if prompt is None:
         prompt = default_prompt(has_inputs=has_inputs, has_reference=has_reference)
+    judge = build_judge(
+        settings["model_spec"],
+        settings["base_url"],
+        settings["fallbacks"],
+        **{name: settings[name] for name in MODEL_OPTION_NAMES},
+    )
+    if cache is not None:
+        from .clients.cached import cache_identity
+
+        if cache_identity(judge) is None:  # a judge that cannot say which model answers is asked every time
+            cache = None
     return create_llm_as_judge(
         prompt=prompt,
         feedback_key=settings["feedback_key"],
-        judge=build_judge(
-            settings["model_spec"],
-            settings["base_url"],
-            settings["fallbacks"],
-            **{name: settings[name] for name in MODEL_OPTION_NAMES},
-        ),
+        judge=judge,
         system=settings["system"],
         continuous=settings["continuous"],
         choices=settings["choices"],
@@ -202,6 +210,7 @@ def make_evaluator(settings: dict[str, Any], *, has_inputs: bool, has_reference:
         few_shot_examples=_read_jsonl(settings["few_shot"]) if settings["few_shot"] else None,
         output_schema=_read_json(settings["output_schema"]) if settings["output_schema"] else None,
         few_shot_placement="start" if settings["few_shot_first"] else "end",
+        cache=cache,
     )
 
 
@@ -257,6 +266,15 @@ def score(
     "--id-field", default="id", show_default=True, help="The column with each row's id (else its row number)."
 )
 @click.option("--fail-fast", is_flag=True, help="Stop at the first row that fails.")
+@click.option("--no-cache", is_flag=True, help="Ask the model again even where the result cache has its answer.")
+@click.option(
+    "--summary", "summary_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the summary as JSON."
+)
+@click.option(
+    "--cache-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The result cache (default: results.sqlite3 in the cache directory).",
+)
 @judge_options
 @_handle_errors
 def batch(
@@ -267,6 +285,9 @@ def batch(
     mapping: Optional[str],
     id_field: str,
     fail_fast: bool,
+    no_cache: bool,
+    cache_file: Optional[Path],
+    summary_file: Optional[Path],
     **settings: Any,
 ) -> None:
     """Score every row of a JSONL, CSV or Parquet file (inputs, outputs, reference_outputs, other variables, an id).
@@ -275,6 +296,7 @@ def batch(
     every row is scored, 1 when any failed, 2 for misuse.
     """
     from .batch import run_batch
+    from .result_cache import ResultCache
     from .rows import parse_mapping, read_rows
 
     rows = list(read_rows(data, file_format=file_format, mapping=parse_mapping(mapping), id_field=id_field))
@@ -287,24 +309,42 @@ def batch(
 
     # Built before the run, so a bad option stops it at once instead of failing every row.
     shapes = {shape(row.values) for row in rows if row.error is None}
-    evaluators = {key: make_evaluator(settings, has_inputs=key[0], has_reference=key[1]) for key in shapes}
+    cache = None if no_cache else ResultCache(cache_file)
+    evaluators = {key: make_evaluator(settings, has_inputs=key[0], has_reference=key[1], cache=cache) for key in shapes}
 
     def evaluate(values: dict[str, Any]) -> Any:
         return evaluators[shape(values)](**values)
 
-    def report(record: dict[str, Any]) -> None:
-        outcome = "ok" if "result" in record else f"{record['error']['type']}: {record['error']['message']}"
-        click.echo(f"{record['id']}: {outcome}", err=True)
+    from .progress import RunProgress
 
-    summary = run_batch(rows, evaluate, results, concurrency=concurrency, fail_fast=fail_fast, on_record=report)
-    errors = ", ".join(f"{count} {kind}" for kind, count in summary.errors.most_common())
-    click.echo(
-        f"{summary.scored} scored, {summary.failed} failed{f' ({errors})' if errors else ''}, "
-        f"{summary.skipped} already in {results} ({summary.total} rows)"
-        + ("; stopped at the first failure (--fail-fast)" if summary.stopped_early else ""),
-        err=True,
-    )
+    with RunProgress(len(rows)) as progress:
+        summary = run_batch(
+            rows, evaluate, results, concurrency=concurrency, fail_fast=fail_fast, on_record=progress.advance
+        )
+    summary.cached = cache.hits if cache is not None else 0
+    click.echo(describe_summary(summary, results), err=True)
+    if summary_file is not None:
+        summary_file.write_text(json.dumps(summary.as_dict(), indent=2) + "\n", encoding="utf-8")
     sys.exit(1 if summary.failed else 0)
+
+
+def describe_summary(summary: Any, results: Path) -> str:
+    """The end of a run in a few lines: outcomes, errors by type, scores, speed."""
+    errors = ", ".join(f"{count} {kind}" for kind, count in summary.errors.most_common())
+    lines = [
+        f"{summary.total} rows: {summary.scored} scored"
+        + (f" ({summary.cached} from the result cache)" if summary.cached else "")
+        + f", {summary.skipped} already in {results}, {summary.failed} failed"
+        + (f" ({errors})" if errors else "")
+    ]
+    if summary.scores:
+        scores = ", ".join(f"{score} {count}" for score, count in summary.scores.most_common())
+        mean = f"; mean {summary.mean_score:.3f}" if summary.mean_score is not None else ""
+        lines.append(f"scores: {scores}{mean}")
+    lines.append(f"{summary.seconds:.1f} s, {summary.rows_per_second:.2f} rows/s")
+    if summary.stopped_early:
+        lines.append("stopped at the first failure (--fail-fast)")
+    return "\n".join(lines)
 
 
 @main.command()

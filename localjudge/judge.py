@@ -129,6 +129,7 @@ def _build_core(
     few_shot_examples: Optional[list[FewShotExample]],
     output_schema: Any,
     few_shot_placement: str,
+    cache: Any,
 ) -> _JudgeCore:
     if prompt is None:
         raise UsageError("prompt is required: a template string, a callable returning messages or a LangChain prompt")
@@ -156,6 +157,11 @@ def _build_core(
     if few_shot_examples:
         _check_few_shot_examples(few_shot_examples, schema)
     client = _resolve_client(judge, model)
+    if cache is not None and cache is not False:  # a ResultCache is falsy while empty
+        from .clients.cached import CachedClient
+        from .result_cache import ResultCache
+
+        client = CachedClient(client, cache if isinstance(cache, ResultCache) else ResultCache())
     check = getattr(client, "check_schema", None)
     if callable(check):
         check(schema.json_schema)  # refuse a schema keyword this client cannot enforce, now rather than later
@@ -231,12 +237,16 @@ def create_llm_as_judge(
     few_shot_examples: Optional[list[FewShotExample]] = None,
     output_schema: Any = None,
     few_shot_placement: str = "end",
+    cache: Any = None,
 ) -> SimpleEvaluator:
     """An evaluator that asks a judge model to score ``outputs``; OpenEvals' arguments, then our own.
 
     ``few_shot_placement="start"`` puts the examples before the prompt's
     text, so every evaluation's prompt starts alike and a local model
     reuses that evaluated start (OpenEvals' place, and the default, is the end).
+    ``cache=True`` (or a :class:`~localjudge.result_cache.ResultCache`) answers
+    a request the judge has answered before from the result cache, without a
+    model call.
     """
     core = _build_core(**_arguments(locals()))
 
@@ -261,6 +271,7 @@ def create_async_llm_as_judge(
     few_shot_examples: Optional[list[FewShotExample]] = None,
     output_schema: Any = None,
     few_shot_placement: str = "end",
+    cache: Any = None,
 ) -> SimpleAsyncEvaluator:
     """The async twin of :func:`create_llm_as_judge`."""
     core = _build_core(**_arguments(locals()))

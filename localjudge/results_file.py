@@ -49,6 +49,7 @@ class ResultsFile:
             for line in whole.splitlines():
                 self._read(line)
         self._out = self.path.open("a", encoding="utf-8")
+        self._mode = self.path.stat().st_mode & 0o777  # kept by the compacted file (mkstemp's is 0600)
         return self
 
     def _read(self, line: bytes) -> None:
@@ -93,6 +94,7 @@ class ResultsFile:
                     out.write(json.dumps(self.records[row_id], ensure_ascii=False) + "\n")
                 out.flush()
                 os.fsync(out.fileno())
+            os.chmod(temporary, self._mode)
             os.replace(temporary, self.path)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)

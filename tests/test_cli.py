@@ -212,11 +212,11 @@ def test_batch_scores_each_row_and_resumes(scripted, tmp_path):
     prompts = [request["messages"][-1]["content"] for request in scripted.requests]
     assert "<question>\n2+2?\n</question>" in prompts[0] and "<reference>" not in prompts[0]
     assert "<question>" not in prompts[1] and "<reference>\ngold\n</reference>" in prompts[1]
-    assert "2 scored, 0 failed, 0 already in" in result.stderr
+    assert "2 rows: 2 scored, 0 already in" in result.stderr and "scores: true 2; mean 1.000" in result.stderr
 
     again = run("batch", str(data))
     assert again.exit_code == 0
-    assert "0 scored, 0 failed, 2 already in" in again.stderr
+    assert "2 rows: 0 scored, 2 already in" in again.stderr
     assert len(scripted.requests) == 2
 
 
@@ -263,7 +263,7 @@ def test_batch_turns_every_kind_of_bad_row_into_that_rows_error(scripted, tmp_pa
         "ok@data.jsonl:5": "DuplicateIdError",
         "no-outputs": "MissingTemplateVariableError",
     }
-    assert "2 scored, 5 failed (2 MalformedRowError, " in result.stderr
+    assert "2 scored, 0 already in" in result.stderr and ", 5 failed (2 MalformedRowError, " in result.stderr
 
     fast = run("batch", str(data), "-o", str(tmp_path / "fast.jsonl"), "--fail-fast")
     assert fast.exit_code == 1
@@ -284,3 +284,21 @@ def test_batch_reads_csv_through_a_column_map(scripted, tmp_path):
         "error": {"type": "MissingValueError", "message": "data.csv:3: the 'answer' cell is empty (--map outputs=...)"},
     }
     assert run("batch", str(data), "--map", "outputs").exit_code == 2  # misuse
+
+
+def test_batch_writes_its_summary_as_json(scripted, tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"outputs": "4"}\n{"outputs": "5"}\nnot json\n', encoding="utf-8")
+    result = run("batch", str(data), "--summary", str(tmp_path / "summary.json"))
+    assert result.exit_code == 1
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert {k: summary[k] for k in ("rows", "scored", "skipped", "failed", "errors", "scores", "mean_score")} == {
+        "rows": 3,
+        "scored": 2,
+        "skipped": 0,
+        "failed": 1,
+        "errors": {"MalformedRowError": 1},
+        "scores": {"true": 2},
+        "mean_score": 1.0,
+    }
+    assert summary["rows_per_second"] > 0

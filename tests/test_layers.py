@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
         "localjudge.template_sandbox",
         "localjudge.rows",
         "localjudge.results_file",
+        "localjudge.result_cache",
     ),
     ("localjudge.chat_templates", "localjudge.runtimes", "localjudge.runtimes.*"),
     ("localjudge.decoding", "localjudge.decoding.*"),
@@ -31,7 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("localjudge.integrations", "localjudge.integrations.*", "localjudge.prompting"),
     ("localjudge.models",),
     ("localjudge.judge", "localjudge.llm"),
-    ("localjudge.batch", "localjudge.doctor", "localjudge.cli", "localjudge"),
+    ("localjudge.batch", "localjudge.progress", "localjudge.doctor", "localjudge.cli", "localjudge"),
 ]
 
 

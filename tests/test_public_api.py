@@ -126,7 +126,8 @@ def test_factories_take_the_openevals_parameters_first_keyword_only():
             "output_schema": None,
         }
         assert {name: defaults[name] for name in list(parameters)[len(OPENEVALS_PARAMETERS) :]} == {
-            "few_shot_placement": "end"
+            "few_shot_placement": "end",
+            "cache": None,
         }
 
 

@@ -36,6 +36,10 @@ class DeferredClient(ChatClient):
                 self._client = self._load()
             return self._client
 
+    def cache_identity(self) -> dict[str, Any] | None:
+        identity = getattr(self.resolve(), "cache_identity", None)
+        return identity() if callable(identity) else None
+
     def check_schema(self, schema: Mapping[str, Any]) -> None:
         if self._local:
             from ..decoding import check_schema

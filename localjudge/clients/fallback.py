@@ -157,6 +157,11 @@ class FallbackClient(ChatClient):
     def check_schema(self, schema: Mapping[str, Any]) -> None:
         self._chain.check_schema(schema)
 
+    def cache_identity(self) -> dict[str, Any] | None:
+        """The chain's clients in order; None when one of them cannot say who it is."""
+        identities = [getattr(c, "cache_identity", lambda: None)() for c in self._chain.clients]
+        return None if any(i is None for i in identities) else {"chain": identities}
+
     def _complete(self, request: dict[str, Any]) -> Any:
         failures: list[tuple[str, BaseException]] = []
         for name, client in zip(self._chain.names, self._chain.clients, strict=True):

@@ -236,6 +236,28 @@ class LocalClient(ChatClient):
         with self.runtime.lock, self.runtime.reading:
             self.runtime.close()
 
+    def cache_identity(self) -> dict[str, Any]:
+        """Everything about this client that decides an answer, for the result cache."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        from ..paths import model_identity
+
+        try:
+            decoder = version("localjudge")
+        except PackageNotFoundError:  # a source tree that was never installed
+            decoder = "unknown"
+        return {
+            "engine": self.runtime.backend,
+            "model": model_identity(self.runtime.path),
+            "chat_template": self.template.source,
+            "reasoning_budget": self.reasoning_budget,
+            "close_loops": self.close_loops,
+            "readout": self.readout,
+            "readout_tolerance": self.readout_tolerance,
+            "max_tokens": self.max_tokens,
+            "decoder": decoder,
+        }
+
     def load_info(self) -> dict[str, Any]:
         """How the model was loaded and how it decodes, for ``localjudge doctor``."""
         return {

@@ -158,6 +158,10 @@ class _RemoteBase:
 
     # -- what the caller can see ------------------------------------------------
 
+    def cache_identity(self) -> dict[str, Any]:
+        """Who answers, for the result cache: the endpoint and the model (never the key)."""
+        return {"engine": "openai-compatible", "base_url": self.base_url, "model": self.model}
+
     @property
     def base_url(self) -> str:
         return self.endpoint.display

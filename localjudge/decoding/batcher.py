@@ -14,9 +14,10 @@ when there has been none for a while; callers wait for their results.
 One thread matters: llama.cpp's CPU backend (built with OpenMP) keeps a
 team of compute threads per calling thread, and rounds run from several
 callers' threads in turn (measured: 8 callers, the same 70 rounds) took
-7.5 s against 6.0 s from one, the idle teams spinning beside the busy one. A prompt is read (``Start``) alone, one per
-round, as the prefix cache's canonical chunks require; a probe's paths are
-taken one per round.
+7.5 s against 6.0 s from one, the idle teams spinning beside the busy one.
+
+A prompt is read (``Start``) alone, one per round, as the prefix cache's
+canonical chunks require; a probe's paths are taken one per round.
 """
 
 from __future__ import annotations
@@ -45,7 +46,6 @@ class _Job:
         self.probed: list[np.ndarray] = []
         self.value: Any = None
         self.error: BaseException | None = None
-        self.done = False
         self.finished = threading.Event()
         self.abandoned = False  # its caller stopped waiting
 
@@ -55,15 +55,19 @@ class _Job:
         try:
             self.step = next(self.generation) if first else self.generation.send(sent)
         except StopIteration as stop:
-            self.value, self.done = stop.value, True
+            self.value = stop.value
             self.finished.set()
         except Exception as exc:
             self.fail(exc)
 
     def fail(self, error: BaseException) -> None:
-        self.error, self.done = error, True
+        self.error = error
         self.generation.close()
         self.finished.set()
+
+    @property
+    def done(self) -> bool:
+        return self.finished.is_set()
 
     def group(self) -> Group:
         if isinstance(self.step, Extend):

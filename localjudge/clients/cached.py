@@ -1,0 +1,62 @@
+"""Any judge client with its complete answers kept in a :class:`~localjudge.result_cache.ResultCache`.
+
+The same request to the same judge gets the stored answer, without a model
+call. Who answers is the client's ``cache_identity()``: a local model's file
+hash and decoder settings, a server's address and model. A client that
+cannot say who it is cannot be cached (its answers could come from anything).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import UsageError
+from ..result_cache import ResultCache, request_key
+from .base import ChatClient, ChatCompletion, call_create, plain_data
+
+__all__ = ["CachedClient", "cache_identity"]
+
+
+def cache_identity(client: Any) -> dict[str, Any] | None:
+    """Who answers for ``client``, or None when it cannot say."""
+    identity = getattr(client, "cache_identity", None)
+    return identity() if callable(identity) else None
+
+
+class CachedClient(ChatClient):
+    """``client`` (a blocking ModelClient), answering from ``cache`` when it can; counts in ``cache.hits``."""
+
+    def __init__(self, client: Any, cache: ResultCache) -> None:
+        identity = cache_identity(client)
+        if identity is None:
+            raise UsageError(
+                f"{type(client).__name__} cannot be cached: it does not say which model answers "
+                "(a cache_identity() method). Turn the cache off for it (cache=None, --no-cache)."
+            )
+        super().__init__()
+        self.client = client
+        self.cache = cache
+        self.identity = identity
+        self.name = getattr(client, "name", "cached")
+
+    def _complete(self, request: dict[str, Any]) -> ChatCompletion:
+        key = request_key(self.identity, request)
+        stored = self.cache.get(key)
+        if stored is not None:
+            return ChatCompletion(stored)
+        response = call_create(self.client, request)
+        data = plain_data(response.model_dump() if hasattr(response, "model_dump") else response)
+        if data.get("choices") and data["choices"][0].get("finish_reason") == "stop":
+            self.cache.put(key, data)
+        return response
+
+    def cache_identity(self) -> dict[str, Any]:
+        return self.identity
+
+    def __getattr__(self, name: str) -> Any:  # check_schema, load_info, close, ...: the client's own
+        if name == "client":
+            raise AttributeError(name)
+        return getattr(self.client, name)
+
+    def __repr__(self) -> str:
+        return f"CachedClient({self.client!r})"

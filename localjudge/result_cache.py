@@ -1,0 +1,125 @@
+"""Responses kept across runs: a model's answer to an exact request, in SQLite under the cache directory.
+
+A dataset run re-scored with nothing changed should cost nothing. The key
+is everything that decides an answer: who answers (a local model file's
+sha256 and the decoder's settings and version, or a server's address and
+model name), the rendered messages, the response schema and the sampling
+parameters. Only complete answers are kept (``finish_reason == "stop"``).
+
+SQLite in WAL mode lets two processes share the file. The file is not
+trusted: a row that does not decode to a chat completion is a miss (and is
+replaced), and a file that is not a database is set aside under a new name
+with a warning, never read and never deleted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .paths import cache_dir
+
+__all__ = ["MAX_RESPONSE_BYTES", "ResultCache", "request_key"]
+
+FORMAT_VERSION = 1
+MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a stored answer larger than this is not one of ours
+#: request fields that do not change the answer
+_NOT_DECIDING = frozenset({"stream", "user", "metadata", "store", "timeout", "extra_headers"})
+
+
+def request_key(identity: Mapping[str, Any], request: Mapping[str, Any]) -> str:
+    """The sha256 of who answers and what was asked, as canonical JSON."""
+    asked = {name: value for name, value in request.items() if name not in _NOT_DECIDING}
+    text = json.dumps(
+        {"format": FORMAT_VERSION, "identity": identity, "request": asked},
+        sort_keys=True,
+        ensure_ascii=False,
+        default=repr,
+    )
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class ResultCache:
+    """``get``/``put`` of responses by key; one connection per thread. ``hits`` and ``misses`` count lookups."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = Path(path) if path is not None else cache_dir() / "results.sqlite3"
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def _connection(self) -> sqlite3.Connection:
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = self._local.connection = self._open()
+        return connection
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            return _connect(self.path)
+        except sqlite3.DatabaseError as exc:
+            with self._lock:
+                if self.path.exists():
+                    aside = self.path.with_name(f"{self.path.name}.unreadable-{int(time.time())}")
+                    self.path.replace(aside)
+                    warnings.warn(
+                        f"The result cache {self.path} could not be read ({exc}); it was moved to {aside} "
+                        "and a new one started",
+                        stacklevel=3,
+                    )
+            return _connect(self.path)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        row = self._connection().execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        response = _checked(row[0]) if row is not None else None
+        with self._lock:
+            if response is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+        return response
+
+    def put(self, key: str, response: Mapping[str, Any]) -> None:
+        text = json.dumps(response, ensure_ascii=False)
+        if len(text) > MAX_RESPONSE_BYTES:
+            return
+        self._connection().execute(
+            "INSERT OR REPLACE INTO responses (key, response, stored) VALUES (?, ?, ?)", (key, text, time.time())
+        )
+
+    def __len__(self) -> int:
+        return self._connection().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    connection = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=True)
+    try:
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, response TEXT NOT NULL, stored REAL NOT NULL)"
+        )
+    except sqlite3.DatabaseError:
+        connection.close()
+        raise
+    return connection
+
+
+def _checked(text: Any) -> dict[str, Any] | None:
+    """A stored response, if it is one: a JSON object with a choice whose message has text."""
+    if not isinstance(text, str) or len(text) > MAX_RESPONSE_BYTES:
+        return None
+    try:
+        response = json.loads(text)
+        content = response["choices"][0]["message"]["content"]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+    return response if isinstance(content, str) else None

@@ -1,0 +1,41 @@
+"""`localjudge batch` on the real default model: side-by-side rows, and a cached re-run without model calls."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from localjudge import cli
+from localjudge.clients.local import LocalClient
+
+pytestmark = pytest.mark.model
+
+ROWS = [
+    {"id": "a", "inputs": "What is 2+2?", "outputs": "4"},
+    {"id": "b", "inputs": "Capital of France?", "outputs": "Paris"},
+    {"id": "c", "inputs": "Largest planet?", "outputs": "Mars"},
+]
+
+
+def test_a_rerun_into_a_new_file_is_answered_from_the_cache(tmp_path, monkeypatch):
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in ROWS), encoding="utf-8")
+    calls = []
+    original = LocalClient._complete
+    monkeypatch.setattr(LocalClient, "_complete", lambda self, request: (calls.append(1), original(self, request))[1])
+    cache = ["--cache-file", str(tmp_path / "cache.sqlite3")]
+
+    first = CliRunner().invoke(cli.main, ["batch", str(data), "-o", str(tmp_path / "one.jsonl"), "-j", "3", *cache])
+    assert first.exit_code == 0, first.output
+    assert len(calls) == 3
+    again = CliRunner().invoke(cli.main, ["batch", str(data), "-o", str(tmp_path / "two.jsonl"), *cache])
+    assert again.exit_code == 0, again.output
+    assert len(calls) == 3  # no model call
+    assert "3 scored (3 from the result cache)" in again.stderr
+    assert (tmp_path / "one.jsonl").read_text() == (tmp_path / "two.jsonl").read_text()
+
+    fresh = CliRunner().invoke(cli.main, ["batch", str(data), "-o", str(tmp_path / "three.jsonl"), "--no-cache"])
+    assert fresh.exit_code == 0 and len(calls) == 6
+    assert (tmp_path / "three.jsonl").read_text() == (tmp_path / "one.jsonl").read_text()  # -j 3 gave what -j 1 gives

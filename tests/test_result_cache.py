@@ -1,0 +1,108 @@
+"""The result cache: keys that change with what decides an answer, stored rows checked, two processes at once."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from localjudge.clients.base import ScriptedClient, make_chat_completion
+from localjudge.clients.cached import CachedClient
+from localjudge.errors import UsageError
+from localjudge.result_cache import ResultCache, request_key
+
+IDENTITY = {"engine": "test", "model": "abc"}
+REQUEST = {"messages": [{"role": "user", "content": "2+2?"}], "response_format": {"type": "json_object"}}
+
+
+def completion(text: str, finish_reason: str = "stop") -> dict:
+    return dict(
+        make_chat_completion(text, model="m", finish_reason=finish_reason, prompt_tokens=1, completion_tokens=1)
+    )
+
+
+def test_the_key_changes_with_what_decides_an_answer_only():
+    key = request_key(IDENTITY, REQUEST)
+    assert key == request_key(dict(IDENTITY), {**REQUEST})
+    assert key == request_key(IDENTITY, {**REQUEST, "stream": False, "user": "someone"})
+    for changed in (
+        request_key({**IDENTITY, "model": "abd"}, REQUEST),
+        request_key(IDENTITY, {**REQUEST, "temperature": 0.5}),
+        request_key(IDENTITY, {**REQUEST, "messages": [{"role": "user", "content": "2+3?"}]}),
+        request_key(IDENTITY, {**REQUEST, "response_format": {"type": "text"}}),
+    ):
+        assert changed != key
+
+
+def test_stored_rows_are_checked_and_a_bad_one_is_a_miss(tmp_path):
+    cache = ResultCache(tmp_path / "r.sqlite3")
+    cache.put("good", completion('{"score": true}'))
+    assert cache.get("good")["choices"][0]["message"]["content"] == '{"score": true}'
+    with sqlite3.connect(tmp_path / "r.sqlite3") as db:
+        db.execute("INSERT INTO responses VALUES ('bad-json', '{not json', 0), ('not-a-completion', '[1]', 0)")
+    assert cache.get("bad-json") is None and cache.get("not-a-completion") is None and cache.get("absent") is None
+    assert (cache.hits, cache.misses) == (1, 3)
+
+
+def test_a_file_that_is_not_a_database_is_set_aside_not_read(tmp_path):
+    path = tmp_path / "r.sqlite3"
+    path.write_bytes(b"this is not a database" * 100)
+    cache = ResultCache(path)
+    with pytest.warns(UserWarning, match="could not be read"):
+        assert cache.get("k") is None
+    cache.put("k", completion("x"))
+    assert cache.get("k") is not None
+    (aside,) = tmp_path.glob("r.sqlite3.unreadable-*")
+    assert aside.read_bytes().startswith(b"this is not a database")
+
+
+def test_two_processes_write_at_once(tmp_path):
+    path = tmp_path / "r.sqlite3"
+    writer = (
+        "import sys; from localjudge.result_cache import ResultCache; "
+        "from localjudge.clients.base import make_chat_completion as m; c = ResultCache(sys.argv[1]); "
+        "[c.put(f'{sys.argv[2]}-{i}', dict(m(str(i), model='m', finish_reason='stop', prompt_tokens=1, "
+        "completion_tokens=1))) for i in range(300)]"
+    )
+    processes = [subprocess.Popen([sys.executable, "-c", writer, str(path), name]) for name in ("a", "b")]
+    assert [p.wait(timeout=120) for p in processes] == [0, 0]
+    assert len(ResultCache(path)) == 600
+
+
+class Identified(ScriptedClient):
+    def cache_identity(self) -> dict:
+        return IDENTITY
+
+
+def test_a_cached_client_asks_once_and_keeps_only_complete_answers(tmp_path):
+    inner = Identified(['{"score": true}', '{"score": false}', '{"score": true}'])
+    client = CachedClient(inner, ResultCache(tmp_path / "r.sqlite3"))
+    first = client.chat.completions.create(**REQUEST)
+    again = client.chat.completions.create(**REQUEST)
+    assert again.choices[0].message.content == first.choices[0].message.content == '{"score": true}'
+    assert len(inner.requests) == 1
+    other = {**REQUEST, "temperature": 1.0}
+    assert client.chat.completions.create(**other).choices[0].message.content == '{"score": false}'
+    assert len(inner.requests) == 2
+
+    cut = CachedClient(Identified(['{"sco'] * 2, finish_reason="length"), ResultCache(tmp_path / "cut.sqlite3"))
+    cut.chat.completions.create(**REQUEST)
+    cut.chat.completions.create(**REQUEST)
+    assert len(cut.client.requests) == 2  # an answer cut at max_tokens is never kept
+
+
+def test_a_client_that_cannot_say_who_answers_cannot_be_cached(tmp_path):
+    with pytest.raises(UsageError, match="cannot be cached"):
+        CachedClient(ScriptedClient(["x"]), ResultCache(tmp_path / "r.sqlite3"))
+
+
+def test_an_evaluator_asked_to_cache_answers_a_repeated_request_from_the_cache(tmp_path):
+    from localjudge import create_llm_as_judge
+
+    inner = Identified(['{"reasoning": "fine", "score": true}'])
+    cache = ResultCache(tmp_path / "r.sqlite3")  # empty, so falsy: still a cache
+    evaluator = create_llm_as_judge(prompt="Is {outputs} right?", judge=inner, cache=cache)
+    assert evaluator(outputs="4") == evaluator(outputs="4")
+    assert len(inner.requests) == 1 and cache.hits == 1
