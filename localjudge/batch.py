@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +25,7 @@ from .errors import LocalJudgeError, UsageError
 from .results_file import ResultsFile
 from .rows import Row
 
-__all__ = ["BatchSummary", "error_record", "run_batch"]
+__all__ = ["BatchSummary", "Scoring", "error_record", "run_batch", "score_rows"]
 
 
 @dataclass
@@ -83,64 +83,111 @@ def error_record(row_id: str, exc: LocalJudgeError) -> dict[str, Any]:
     return {"id": row_id, "error": error}
 
 
+def score_rows(
+    rows: Iterable[Row | Mapping[str, Any]],
+    evaluator: Callable[..., Any],
+    *,
+    id_field: str = "id",
+    concurrency: int = 1,
+    fail_fast: bool = False,
+    skip: Callable[[str], bool] = lambda row_id: False,
+) -> Scoring:
+    """Score rows (dicts of prompt variables, or :class:`~localjudge.rows.Row`) with ``evaluator(**row)``.
+
+    The records come as rows finish: ``{"id", "result"}`` or ``{"id",
+    "error"}``, a bad row or a judge failure being that row's error;
+    ``fail_fast`` stops at the first. A dict's id is its ``id_field``, else
+    its position from 1. Rows run ``concurrency`` at a time (a local model
+    decodes them side by side; a server takes several); ``skip(id)`` leaves
+    a row out. The summary is ``.summary``, complete once the records are.
+    Any exception other than the judge's stops it.
+    """
+    if concurrency < 1:
+        raise UsageError(f"concurrency must be at least 1, got {concurrency}")
+    return Scoring([_as_row(r, n, id_field) for n, r in enumerate(rows, 1)], evaluator, concurrency, fail_fast, skip)
+
+
+def _as_row(row: Row | Mapping[str, Any], number: int, id_field: str) -> Row:
+    if isinstance(row, Row):
+        return row
+    values = dict(row)
+    row_id = values.pop(id_field, None)
+    return Row(str(number) if row_id is None else str(row_id), values)
+
+
+class Scoring:
+    """The records of a scoring run as rows finish; ``summary`` as it goes."""
+
+    def __init__(
+        self,
+        rows: list[Row],
+        evaluator: Callable[..., Any],
+        concurrency: int,
+        fail_fast: bool,
+        skip: Callable[[str], bool],
+    ) -> None:
+        self.rows = rows
+        self.summary = BatchSummary(total=len(rows))
+        self._evaluator = evaluator
+        self._concurrency = concurrency
+        self._fail_fast = fail_fast
+        self._skip = skip
+
+    def _score(self, row: Row) -> dict[str, Any]:
+        if row.error is not None:
+            return error_record(row.id, row.error)
+        try:
+            return {"id": row.id, "result": self._evaluator(**row.values)}
+        except LocalJudgeError as exc:
+            return error_record(row.id, exc)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        summary, started = self.summary, time.monotonic()
+        todo = [row for row in self.rows if not self._skip(row.id)]
+        summary.skipped = len(self.rows) - len(todo)
+        try:
+            with ThreadPoolExecutor(max_workers=self._concurrency) as pool:
+                for record in _in_completion_order(pool, self._score, todo, self._concurrency):
+                    if "result" in record:
+                        summary.scored += 1
+                        result = record["result"]
+                        summary.scores[json.dumps(result.get("score") if isinstance(result, dict) else None)] += 1
+                    else:
+                        summary.failed += 1
+                        summary.errors[record["error"]["type"]] += 1
+                    yield record
+                    if self._fail_fast and "error" in record:
+                        summary.stopped_early = True
+                        return
+        finally:
+            summary.seconds = time.monotonic() - started
+
+
 def run_batch(
-    rows: Iterable[Row],
-    evaluate: Callable[[dict[str, Any]], Any],
+    rows: Iterable[Row | Mapping[str, Any]],
+    evaluator: Callable[..., Any],
     results: Path,
     *,
     concurrency: int = 1,
     fail_fast: bool = False,
     on_record: Callable[[dict[str, Any]], None] | None = None,
 ) -> BatchSummary:
-    """Evaluate every row not yet scored in ``results``, appending one JSON line per row.
+    """:func:`score_rows` into a results file: rows scored there are skipped, each record appended as it comes.
 
-    Rows run ``concurrency`` at a time (a local model decodes them side by
-    side; a server takes several). A judge failure or a bad row becomes an
-    error line; ``fail_fast`` stops at the first. Any other exception stops
-    the run after what finished is written. Either way the file is left with
-    each id once, in the order of ``rows``.
+    Any exception stops the run after what finished is written; either way
+    the file is left with each id once, in the order of ``rows``.
     """
-    if concurrency < 1:
-        raise UsageError(f"concurrency must be at least 1, got {concurrency}")
-    rows = list(rows)
-    summary = BatchSummary(total=len(rows))
-    started = time.monotonic()
-    out = ResultsFile(results).open()
+    out = ResultsFile(results)
+    scoring = score_rows(rows, evaluator, concurrency=concurrency, fail_fast=fail_fast, skip=out.scored)
+    out.open()
     try:
-        todo = []
-        for row in rows:
-            if out.scored(row.id):
-                summary.skipped += 1
-            else:
-                todo.append(row)
-
-        def score(row: Row) -> dict[str, Any]:
-            if row.error is not None:
-                return error_record(row.id, row.error)
-            try:
-                return {"id": row.id, "result": evaluate(row.values)}
-            except LocalJudgeError as exc:
-                return error_record(row.id, exc)
-
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:
-            for record in _in_completion_order(pool, score, todo, concurrency):
-                out.append(record)
-                if "result" in record:
-                    summary.scored += 1
-                    score = record["result"].get("score") if isinstance(record["result"], dict) else None
-                    summary.scores[json.dumps(score)] += 1
-                else:
-                    summary.failed += 1
-                    summary.errors[record["error"]["type"]] += 1
-                if on_record is not None:
-                    on_record(record)
-                if fail_fast and "error" in record:
-                    summary.stopped_early = True
-                    break
+        for record in scoring:
+            out.append(record)
+            if on_record is not None:
+                on_record(record)
     finally:
-        out.close(order=[row.id for row in rows])
-        summary.seconds = time.monotonic() - started
-    return summary
+        out.close(order=[row.id for row in scoring.rows])
+    return scoring.summary
 
 
 def _in_completion_order(

@@ -113,6 +113,12 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
             click.option("--n-ctx", type=click.IntRange(min=16), help="Local models: context size in tokens."),
             click.option("--n-threads", type=click.IntRange(min=1), help="Local models: CPU threads."),
             click.option(
+                "--max-tokens",
+                type=click.IntRange(min=1),
+                help="Local models: the most tokens an answer may take (default: the model card's, else 1024; "
+                "less when the context has less room).",
+            ),
+            click.option(
                 "--parallel",
                 type=click.IntRange(min=1),
                 help="Local models: requests decoded side by side, each with its own n_ctx of memory "
@@ -133,7 +139,16 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 #: the most sequences ``batch -j N`` gives a local model unless --parallel says otherwise (each costs n_ctx of memory)
 MAX_DEFAULT_PARALLEL = 16
-MODEL_OPTION_NAMES = ("chat_template", "n_ctx", "n_threads", "parallel", "n_gpu_layers", "device", "dtype")
+MODEL_OPTION_NAMES = (
+    "chat_template",
+    "n_ctx",
+    "n_threads",
+    "max_tokens",
+    "parallel",
+    "n_gpu_layers",
+    "device",
+    "dtype",
+)
 
 
 def build_judge(model_spec: str, base_url: Optional[str], fallbacks: tuple[str, ...], **model_options: Any) -> Any:
@@ -312,7 +327,7 @@ def batch(
     cache = None if no_cache else ResultCache(cache_file)
     evaluators = {key: make_evaluator(settings, has_inputs=key[0], has_reference=key[1], cache=cache) for key in shapes}
 
-    def evaluate(values: dict[str, Any]) -> Any:
+    def evaluate(**values: Any) -> Any:
         return evaluators[shape(values)](**values)
 
     from .progress import RunProgress

@@ -169,7 +169,9 @@ LLAMACPP_OPTIONS = frozenset({"n_gpu_layers", "n_batch", "use_extra_bufts", "pre
 TRANSFORMERS_OPTIONS = frozenset({"device", "dtype"})
 ENGINE_OPTIONS = LOCAL_OPTIONS | LLAMACPP_OPTIONS | TRANSFORMERS_OPTIONS
 # The options the command line passes as None when not given (a None there is not "no limit").
-_NONE_IS_UNSET = frozenset({"chat_template", "n_ctx", "n_threads", "parallel", "n_gpu_layers", "device", "dtype"})
+_NONE_IS_UNSET = frozenset(
+    {"chat_template", "n_ctx", "n_threads", "max_tokens", "parallel", "n_gpu_layers", "device", "dtype"}
+)
 _OPTION_FLAGS = {name: "--" + name.replace("_", "-") for name in ENGINE_OPTIONS}
 
 

@@ -145,7 +145,7 @@ def parse_json_output(
     if finish_reason == "length":
         raise TruncatedOutputError(
             "The judge stopped at max_tokens before finishing its answer",
-            hint="Raise max_tokens, shorten the prompt, or ask for shorter reasoning.",
+            hint="Raise max_tokens (--max-tokens), shorten the prompt, or ask for shorter reasoning.",
             **context,
         )
     if not raw.strip():

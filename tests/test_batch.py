@@ -27,7 +27,7 @@ def rows(*pairs: tuple[str, dict]) -> list[Row]:
     return [Row(row_id, values) for row_id, values in pairs]
 
 
-def judge(row):
+def judge(**row):
     if row["outputs"] == "bad":
         raise OutputParseError("not JSON", raw_output="{oops")
     return {"key": "score", "score": row["outputs"] == "4", "comment": None, "metadata": None}
@@ -51,7 +51,7 @@ def test_a_second_run_skips_scored_rows_and_replaces_the_errors_it_retries(tmp_p
     calls: list[str] = []
     fail = {"b"}
 
-    def evaluate(row):
+    def evaluate(**row):
         calls.append(row["outputs"])
         if row["outputs"] in fail:
             raise OutputParseError("flaky", raw_output="")
@@ -71,10 +71,10 @@ def test_a_torn_last_line_is_cut_off_and_its_row_scored_again(tmp_path, cut):
     """A kill in the middle of a write: 7 bytes and the newline, or a cut inside a multi-byte character."""
     results = tmp_path / "results.jsonl"
     data = rows(("1", {"outputs": "4"}), ("2", {"outputs": "ünïcødé 数字"}), ("3", {"outputs": "4"}))
-    run_batch(data[:2], lambda row: {"score": row["outputs"]}, results)
+    run_batch(data[:2], lambda **row: {"score": row["outputs"]}, results)
     whole = results.read_bytes()
     results.write_bytes(whole[: -(cut + 1)] if cut == 7 else whole[: whole.index("数".encode()) + cut])
-    summary = run_batch(data, lambda row: {"score": row["outputs"]}, results)
+    summary = run_batch(data, lambda **row: {"score": row["outputs"]}, results)
     assert (summary.skipped, summary.scored) == (1, 2)
     assert read_jsonl(results) == [
         {"id": str(i), "result": {"score": r.values["outputs"]}} for i, r in enumerate(data, 1)
@@ -107,7 +107,7 @@ def test_bad_rows_are_row_errors_and_fail_fast_stops_at_the_first(tmp_path):
 def test_other_exceptions_stop_the_run_after_writing_what_finished(tmp_path):
     results = tmp_path / "results.jsonl"
 
-    def evaluate(row):
+    def evaluate(**row):
         if row["outputs"] == "boom":
             raise RuntimeError("a bug, not a judge failure")
         return {"score": True}
@@ -123,7 +123,7 @@ def test_concurrency_keeps_at_most_n_rows_in_flight(tmp_path):
     in_flight = peak = 0
     lock = threading.Lock()
 
-    def evaluate(row):
+    def evaluate(**row):
         nonlocal in_flight, peak
         with lock:
             in_flight += 1
@@ -143,7 +143,8 @@ def test_concurrency_keeps_at_most_n_rows_in_flight(tmp_path):
 
 def test_concurrency_must_be_positive(tmp_path):
     with pytest.raises(UsageError, match="at least 1"):
-        run_batch([], lambda row: None, tmp_path / "r.jsonl", concurrency=0)
+        run_batch([], lambda **row: None, tmp_path / "r.jsonl", concurrency=0)
+    assert not (tmp_path / "r.jsonl").exists()
 
 
 KILLED_ROWS = 400
@@ -155,7 +156,7 @@ from localjudge.rows import Row
 
 rows = [Row(str(i), {{"outputs": "x" * (i % 7) * 300 + "ü数"}}) for i in range({KILLED_ROWS})]
 
-def evaluate(values):
+def evaluate(**values):
     time.sleep(0.01)
     return {{"score": len(values["outputs"]), "comment": values["outputs"]}}
 
@@ -198,3 +199,18 @@ def test_a_run_killed_at_random_points_resumes_with_every_id_once(tmp_path):
     assert [r["id"] for r in records] == [str(i) for i in range(KILLED_ROWS)]
     assert all(r["result"]["score"] == len(r["result"]["comment"]) for r in records)
     assert not list(tmp_path.glob(".results.jsonl.*"))  # no compaction left half done
+
+
+def test_the_python_api_takes_dicts_and_an_evaluator_and_yields_records():
+    from localjudge.batch import score_rows
+
+    data = [{"id": "x", "outputs": "4"}, {"outputs": "bad"}, {"outputs": "5"}]
+    scoring = score_rows(data, judge, concurrency=2)
+    records = sorted(scoring, key=lambda r: r["id"])
+    assert [r["id"] for r in records] == ["2", "3", "x"]
+    assert records[0]["error"]["type"] == "OutputParseError" and records[2]["result"]["score"] is True
+    assert (scoring.summary.scored, scoring.summary.failed, dict(scoring.summary.scores)) == (
+        2,
+        1,
+        {"true": 1, "false": 1},
+    )

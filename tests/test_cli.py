@@ -86,13 +86,15 @@ def test_model_loading_options_reach_the_resolver(scripted, tmp_path):
     template.write_text("{{ messages[0]['content'] }}", encoding="utf-8")
     result = run(
         "score", "--outputs", "x", "--model", "hf:dir", "--chat-template", str(template),
-        "--n-ctx", "2048", "--n-threads", "3", "--parallel", "2", "--device", "cpu", "--dtype", "bfloat16",
+        "--n-ctx", "2048", "--n-threads", "3", "--max-tokens", "64", "--parallel", "2", "--device", "cpu",
+        "--dtype", "bfloat16",
     )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert scripted.model_options == {
         "chat_template": str(template),
         "n_ctx": 2048,
         "n_threads": 3,
+        "max_tokens": 64,
         "parallel": 2,
         "n_gpu_layers": None,
         "device": "cpu",
