@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import LocalJudgeError, UsageError
+from .errors import DuplicateIdError, LocalJudgeError, UsageError
 from .results_file import ResultsFile
 from .rows import Row
 
@@ -104,15 +104,23 @@ def score_rows(
     """
     if concurrency < 1:
         raise UsageError(f"concurrency must be at least 1, got {concurrency}")
-    return Scoring([_as_row(r, n, id_field) for n, r in enumerate(rows, 1)], evaluator, concurrency, fail_fast, skip)
+    return Scoring(_as_rows(rows, id_field), evaluator, concurrency, fail_fast, skip)
 
 
-def _as_row(row: Row | Mapping[str, Any], number: int, id_field: str) -> Row:
-    if isinstance(row, Row):
-        return row
-    values = dict(row)
-    row_id = values.pop(id_field, None)
-    return Row(str(number) if row_id is None else str(row_id), values)
+def _as_rows(rows: Iterable[Row | Mapping[str, Any]], id_field: str) -> list[Row]:
+    """Rows with ids no two share: a later row with an earlier one's id is its own DuplicateIdError."""
+    found, seen = [], set()
+    for number, row in enumerate(rows, 1):
+        if not isinstance(row, Row):
+            values = dict(row)
+            row_id = values.pop(id_field, None)
+            row = Row(str(number) if row_id is None else str(row_id), values, where=f"row {number}")
+        if row.id in seen:
+            error = DuplicateIdError(f"repeats the id {row.id!r} of an earlier row", where=row.where)
+            row = Row(f"{row.id}@{row.where or number}", where=row.where, error=error)
+        seen.add(row.id)
+        found.append(row)
+    return found
 
 
 class Scoring:

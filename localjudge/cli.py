@@ -316,6 +316,8 @@ def batch(
 
     rows = list(read_rows(data, file_format=file_format, mapping=parse_mapping(mapping), id_field=id_field))
     results = results or data.with_name(data.stem + ".results.jsonl")
+    if results.resolve() == data.resolve():
+        raise UsageError(f"-o {results} is the data file itself; write the results to another file")
     if settings["parallel"] is None and concurrency > 1 and not settings["model_spec"].startswith("openai:"):
         settings["parallel"] = min(concurrency, MAX_DEFAULT_PARALLEL)  # a local model decodes them side by side
 

@@ -40,7 +40,7 @@ def request_key(identity: Mapping[str, Any], request: Mapping[str, Any]) -> str:
     text = json.dumps(
         {"format": FORMAT_VERSION, "identity": identity, "request": asked},
         sort_keys=True,
-        ensure_ascii=False,
+        ensure_ascii=True,  # text with half a surrogate pair still has a key
         default=repr,
     )
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -66,6 +66,8 @@ class ResultCache:
         try:
             return _connect(self.path)
         except sqlite3.DatabaseError as exc:
+            if not _unreadable(exc):  # busy, locked, no permission: a problem to report, not a file to set aside
+                raise
             with self._lock:
                 if self.path.exists():
                     aside = self.path.with_name(f"{self.path.name}.unreadable-{int(time.time())}")
@@ -111,6 +113,13 @@ def _connect(path: Path) -> sqlite3.Connection:
         connection.close()
         raise
     return connection
+
+
+def _unreadable(error: sqlite3.DatabaseError) -> bool:
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT)
+    return "not a database" in str(error) or "malformed" in str(error)
 
 
 def _checked(text: Any) -> dict[str, Any] | None:

@@ -63,17 +63,15 @@ def read_rows(
     """Every row of ``path`` in order (format from the suffix unless given); ids are ``id_field`` or the row number."""
     kind = file_format or _format_of(path)
     records = {"jsonl": _jsonl, "csv": _csv, "parquet": _parquet}[kind](path)
-    seen: dict[str, str] = {}
+    seen: dict[str, str] = {}  # every row's id, a bad row's too: no two records may share one
     for number, where, record in records:
         row = _row(number, where, record, mapping or {}, id_field)
         if kind == "csv" and row.error is None:  # an empty cell no mapping asks for is an absent value
             row.values = {name: value for name, value in row.values.items() if value != ""}
-        if row.error is None:
-            if row.id in seen:
-                row.error = DuplicateIdError(f"repeats the id {row.id!r} of {seen[row.id]}", where=where)
-                row.id = f"{row.id}@{where}"  # its own id in the results, beside the first row's
-            else:
-                seen[row.id] = where
+        if row.id in seen:
+            row.error = DuplicateIdError(f"repeats the id {row.id!r} of {seen[row.id]}", where=where)
+            row.id = f"{row.id}@{where}"  # its own id in the results, beside the first row's
+        seen[row.id] = where
         yield row
 
 
@@ -113,25 +111,34 @@ def _row(number: int, where: str, record: Any, mapping: Mapping[str, str], id_fi
     if not isinstance(record, dict):
         error = MalformedRowError(f"is a JSON {type(record).__name__}, not an object", where=where)
         return Row(str(number), where=where, error=error)
-    values = dict(record)
-    row_id = values.pop(id_field, None)
+    if _has_lone_surrogate(record):
+        return Row(
+            str(number), where=where, error=InvalidEncodingError("holds text that is not valid Unicode", where=where)
+        )
+    row_id = record.get(id_field)
     row_id = str(number) if row_id is None or row_id == "" else str(row_id)
-    for variable, column in mapping.items():
+    mapped = {}
+    for variable, column in mapping.items():  # read from the row as given, so one column may feed two variables
         if column not in record:
-            return Row(
-                row_id,
-                where=where,
-                error=MissingValueError(f"has no column {column!r} (--map {variable}=...)", where=where),
-            )
-        value = values.pop(column) if column != variable else values[column]
-        if value is None or value == "":
-            return Row(
-                row_id,
-                where=where,
-                error=MissingValueError(f"the {column!r} cell is empty (--map {variable}=...)", where=where),
-            )
-        values[variable] = value
-    return Row(row_id, values, where)
+            error = MissingValueError(f"has no column {column!r} (--map {variable}=...)", where=where)
+            return Row(row_id, where=where, error=error)
+        if record[column] is None or record[column] == "":
+            error = MissingValueError(f"the {column!r} cell is empty (--map {variable}=...)", where=where)
+            return Row(row_id, where=where, error=error)
+        mapped[variable] = record[column]
+    values = {name: value for name, value in record.items() if name != id_field and name not in mapping.values()}
+    return Row(row_id, {**values, **mapped}, where)
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """JSON may spell half a surrogate pair (\\ud83d); such text cannot be written as UTF-8."""
+    if isinstance(value, str):
+        return any("\ud800" <= ch <= "\udfff" for ch in value)
+    if isinstance(value, dict):
+        return any(_has_lone_surrogate(k) or _has_lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_lone_surrogate(v) for v in value)
+    return False
 
 
 def _jsonl(path: Path, name: str | None = None) -> Iterator[tuple[int, str, Any]]:

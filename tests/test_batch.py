@@ -214,3 +214,11 @@ def test_the_python_api_takes_dicts_and_an_evaluator_and_yields_records():
         1,
         {"true": 1, "false": 1},
     )
+
+
+def test_dicts_that_share_an_id_are_not_lost():
+    from localjudge.batch import score_rows
+
+    records = list(score_rows([{"id": "a", "outputs": "4"}, {"id": "a", "outputs": "5"}], judge))
+    assert sorted(r["id"] for r in records) == ["a", "a@row 2"]
+    assert next(r for r in records if r["id"] == "a@row 2")["error"]["type"] == "DuplicateIdError"

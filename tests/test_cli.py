@@ -304,3 +304,11 @@ def test_batch_writes_its_summary_as_json(scripted, tmp_path):
         "mean_score": 1.0,
     }
     assert summary["rows_per_second"] > 0
+
+
+def test_batch_refuses_to_write_results_over_its_data(scripted, tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"outputs": "4"}\n', encoding="utf-8")
+    result = run("batch", str(data), "-o", str(data))
+    assert result.exit_code == 2 and "is the data file itself" in result.stderr
+    assert data.read_text() == '{"outputs": "4"}\n'

@@ -116,3 +116,27 @@ def test_small_files_name_the_bad_line_or_byte(tmp_path):
     prompt.write_bytes(b"Judge {outputs}\nline two \xe9\n")
     with pytest.raises(InvalidEncodingError, match="line 2"):
         read_text(prompt)
+
+
+def test_a_column_may_feed_two_variables_and_the_id_column_one(tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"id": "q", "text": "x", "other": 1}\n', encoding="utf-8")
+    (row,) = read_rows(data, mapping={"inputs": "text", "outputs": "text", "context": "id"})
+    assert (row.id, row.values) == ("q", {"other": 1, "inputs": "x", "outputs": "x", "context": "q"})
+
+
+def test_a_bad_lines_number_is_an_id_no_later_row_may_take(tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"id": "1", "outputs": "a"}\nnot json\n{"id": "2", "outputs": "b"}\n', encoding="utf-8")
+    assert [(row.id, type(row.error).__name__) for row in read_rows(data)] == [
+        ("1", "NoneType"),
+        ("2", "MalformedRowError"),
+        ("2@data.jsonl:3", "DuplicateIdError"),
+    ]
+
+
+def test_half_a_surrogate_pair_is_not_text(tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"outputs": "\\ud83d alone"}\n', encoding="utf-8")
+    (row,) = read_rows(data)
+    assert isinstance(row.error, InvalidEncodingError)

@@ -54,7 +54,7 @@ class CachedClient(ChatClient):
         return self.identity
 
     def __getattr__(self, name: str) -> Any:  # check_schema, load_info, close, ...: the client's own
-        if name == "client":
+        if name in ("client", "create_many"):  # create_many would go round the cache
             raise AttributeError(name)
         return getattr(self.client, name)
 

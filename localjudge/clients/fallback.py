@@ -159,7 +159,10 @@ class FallbackClient(ChatClient):
 
     def cache_identity(self) -> dict[str, Any] | None:
         """The chain's clients in order; None when one of them cannot say who it is."""
-        identities = [getattr(c, "cache_identity", lambda: None)() for c in self._chain.clients]
+        try:
+            identities = [getattr(c, "cache_identity", lambda: None)() for c in self._chain.clients]
+        except Exception:  # a member that cannot even load: the chain will move past it, uncached
+            return None
         return None if any(i is None for i in identities) else {"chain": identities}
 
     def _complete(self, request: dict[str, Any]) -> Any:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 from ..chat_templates import ChatTemplate, resolve_chat_template, text_in_markup
@@ -86,6 +85,7 @@ class LocalClient(ChatClient):
         if reasoning_budget is not None and (isinstance(reasoning_budget, bool) or reasoning_budget < 1):
             raise UsageError("reasoning_budget must be a positive number of tokens, or None for no cap")
         self.runtime = runtime
+        self.batcher = Batcher(runtime)
         self.name = runtime.backend
         self.reasoning_budget = reasoning_budget
         self.close_loops = close_loops
@@ -134,10 +134,6 @@ class LocalClient(ChatClient):
                 raise outcome
             responses.append(outcome)
         return responses
-
-    @cached_property
-    def batcher(self) -> Batcher:
-        return Batcher(self.runtime)
 
     def _prepare(self, request: dict[str, Any]) -> _Prepared:
         """Render, tokenize and check one request; its generation, ready to run."""
@@ -246,9 +242,11 @@ class LocalClient(ChatClient):
             decoder = version("localjudge")
         except PackageNotFoundError:  # a source tree that was never installed
             decoder = "unknown"
+        loading = self.runtime.load_info()
         return {
             "engine": self.runtime.backend,
             "model": model_identity(self.runtime.path),
+            "loading": {k: loading[k] for k in ("device", "dtype", "n_gpu_layers") if k in loading},
             "chat_template": self.template.source,
             "reasoning_budget": self.reasoning_budget,
             "close_loops": self.close_loops,

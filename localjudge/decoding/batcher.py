@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ContextOverflowError
+from ..errors import ContextOverflowError, ModelError
 from ..runtimes.base import Group, Runtime
 from .steps import Extend, Generation, Probe, Start
 
@@ -61,9 +61,13 @@ class _Job:
             self.fail(exc)
 
     def fail(self, error: BaseException) -> None:
+        if self.done:
+            return
         self.error = error
-        self.generation.close()
-        self.finished.set()
+        try:
+            self.generation.close()
+        finally:
+            self.finished.set()
 
     @property
     def done(self) -> bool:
@@ -129,21 +133,30 @@ class Batcher:
         return [job.error if job.error is not None else job.value for job in jobs]
 
     def _serve(self) -> None:
-        """The worker: rounds while there is work; ends after IDLE_SECONDS without."""
-        while True:
+        """The worker: rounds while there is work; ends after IDLE_SECONDS without, or with the error that stopped it."""
+        try:
+            while True:
+                with self._work:
+                    if not self._waiting and not self._active:
+                        self._work.wait(self.IDLE_SECONDS)
+                        if not self._waiting:
+                            self._worker = None
+                            return
+                with self.runtime.lock:
+                    try:
+                        self._round()
+                    except Exception as exc:  # a fault of ours: every job learns of it, none waits forever
+                        self._fail_all(exc)
+        except BaseException as exc:
             with self._work:
-                if not self._waiting and not self._active:
-                    self._work.wait(self.IDLE_SECONDS)
-                    if not self._waiting:
-                        self._worker = None
-                        return
-            with self.runtime.lock:
-                try:
-                    self._round()
-                except BaseException as exc:  # a fault of ours: every job learns of it, none waits forever
-                    for job in [*self._active.values(), *self._drain()]:
-                        job.fail(exc)
-                    self._active.clear()
+                self._worker = None
+            self._fail_all(exc)
+            raise
+
+    def _fail_all(self, error: BaseException) -> None:
+        for job in [*self._active.values(), *self._drain()]:
+            job.fail(error)
+        self._active.clear()
 
     def _drain(self) -> list[_Job]:
         with self._work:
@@ -154,6 +167,9 @@ class Batcher:
 
     def _round(self) -> None:
         self.rounds += 1
+        if self.runtime.closed:  # closed between rounds: nothing may touch the model again
+            self._fail_all(ModelError(f"The model {self.runtime.path} was closed", backend=self.runtime.backend))
+            return
         for seq, job in list(self._active.items()):
             if job.abandoned:
                 job.fail(InterruptedError("its caller stopped waiting"))

@@ -159,7 +159,7 @@ def generate(
     out: list[int] = []
     pending: list[int] = []
     state = guide.initial_state if guide is not None else 0
-    opening = guide.forced(state, runtime.tokenize_fragment) if guide is not None else None
+    opening = guide.forced(state, runtime.tokenize_output) if guide is not None else None
     if opening is not None and opening.tokens and len(opening.tokens) <= max_tokens:
         out += opening.tokens
         result.forced_tokens += len(opening.tokens)
@@ -188,7 +188,7 @@ def generate(
 
     while True:
         if guide is not None:
-            forced = guide.forced(state, runtime.tokenize_fragment)
+            forced = guide.forced(state, runtime.tokenize_output)
             if forced.tokens:
                 result.forced_tokens += len(forced.tokens)
                 if not take(forced.tokens):
@@ -225,7 +225,7 @@ def generate(
                 reason = "budget"
             elif info.text and close_loops and _loops(stretch):
                 reason = "loop"
-            closing = guide.close_string(state, runtime.tokenize_fragment) if reason else None
+            closing = guide.close_string(state, runtime.tokenize_output) if reason else None
             if closing is not None:
                 result.forced_tokens += len(closing.tokens)
                 result.closed_by = reason

@@ -63,7 +63,7 @@ class Runtime(abc.ABC):
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.reading = threading.Lock()
+        self.reading = threading.RLock()
         self._n_past: dict[int, int] = {}  # sequence -> tokens evaluated
 
     # --- what each engine implements ---------------------------------------------------
@@ -218,6 +218,11 @@ class Runtime(abc.ABC):
             if not tokens or tokens[0] != self.bos_id:
                 tokens.insert(0, self.bos_id)
         return tokens
+
+    def tokenize_output(self, data: bytes) -> list[int]:
+        """``tokenize_fragment`` under ``reading``: for decoding, which runs while other requests are tokenized."""
+        with self.reading:
+            return self.tokenize_fragment(data)
 
     def spells_special(self, text: str) -> bool:
         """Whether ``text``, read as markup, would contain a special token of the model."""

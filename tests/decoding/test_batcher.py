@@ -11,7 +11,7 @@ from localjudge.decoding import guide_for, schema_to_regex
 from localjudge.decoding.batcher import Batcher
 from localjudge.decoding.loop import Sampler, generate
 from localjudge.decoding.steps import Extend, Start, run
-from localjudge.errors import ContextOverflowError
+from localjudge.errors import ContextOverflowError, ModelError
 
 BOOLEAN = {
     "type": "object",
@@ -115,3 +115,32 @@ def test_a_sequence_that_overflows_its_context_fails_alone():
     )
     assert isinstance(results[0], ContextOverflowError)
     assert outcome(results[1]) == alone("ok", None, 0, max_tokens=10)
+
+
+class ClosingRuntime(ToyRuntime):
+    """Closes itself (as another thread's client.close() would) after a number of evaluations."""
+
+    def __init__(self, evaluations: int) -> None:
+        super().__init__(slots=1)
+        self.left = evaluations
+        self.is_closed = False
+
+    def _evaluate(self, tokens, n_past, seq):
+        assert not self.is_closed, "evaluated after close"
+        self.left -= 1
+        if self.left == 0:
+            self.close()
+        return super()._evaluate(tokens, n_past, seq)
+
+    @property
+    def closed(self) -> bool:
+        return self.is_closed
+
+    def close(self) -> None:
+        self.is_closed = True
+
+
+def test_closing_the_runtime_fails_what_is_queued_instead_of_touching_it():
+    runtime = ClosingRuntime(evaluations=3)
+    results = Batcher(runtime).run_all([generation(runtime, p, None, max_tokens=20) for p in PROMPTS[:3]])
+    assert all(isinstance(r, ModelError) and "closed" in str(r) for r in results)

@@ -70,7 +70,7 @@ class ScriptedBackend:
         self.batches.append([PIECES[t] for t in tokens])
         return self.logits()
 
-    tokenize_fragment = staticmethod(greedy_tokenize)
+    tokenize_fragment = tokenize_output = staticmethod(greedy_tokenize)
 
 
 def run(schema, preference, **kwargs):
