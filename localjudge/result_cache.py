@@ -54,6 +54,7 @@ class ResultCache:
         self._local = threading.local()
         self._lock = threading.Lock()
         self.hits = self.misses = 0
+        self._warned = False
 
     def _connection(self) -> sqlite3.Connection:
         connection = getattr(self._local, "connection", None)
@@ -64,7 +65,8 @@ class ResultCache:
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            return _connect(self.path)
+            with self._lock:  # one thread at a time sets the file up (WAL, the table)
+                return _connect(self.path)
         except sqlite3.DatabaseError as exc:
             if not _unreadable(exc):  # busy, locked, no permission: a problem to report, not a file to set aside
                 raise
@@ -80,7 +82,11 @@ class ResultCache:
             return _connect(self.path)
 
     def get(self, key: str) -> dict[str, Any] | None:
-        row = self._connection().execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        try:
+            row = self._connection().execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error as exc:  # the cache saves work; it never stops a run
+            self._warn(exc)
+            row = None
         response = _checked(row[0]) if row is not None else None
         with self._lock:
             if response is None:
@@ -90,12 +96,22 @@ class ResultCache:
         return response
 
     def put(self, key: str, response: Mapping[str, Any]) -> None:
-        text = json.dumps(response, ensure_ascii=False)
+        text = json.dumps(response, ensure_ascii=True)
         if len(text) > MAX_RESPONSE_BYTES:
             return
-        self._connection().execute(
-            "INSERT OR REPLACE INTO responses (key, response, stored) VALUES (?, ?, ?)", (key, text, time.time())
-        )
+        try:
+            self._connection().execute(
+                "INSERT OR REPLACE INTO responses (key, response, stored) VALUES (?, ?, ?)", (key, text, time.time())
+            )
+        except sqlite3.Error as exc:
+            self._warn(exc)
+
+    def _warn(self, error: sqlite3.Error) -> None:
+        with self._lock:
+            if self._warned:
+                return
+            self._warned = True
+        warnings.warn(f"The result cache {self.path} failed ({error}); answers are not kept or reused", stacklevel=3)
 
     def __len__(self) -> int:
         return self._connection().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
@@ -104,7 +120,10 @@ class ResultCache:
 def _connect(path: Path) -> sqlite3.Connection:
     connection = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=True)
     try:
-        connection.execute("PRAGMA journal_mode=WAL")
+        # Switching to WAL needs the file to itself (a busy file fails at once, without waiting); once
+        # switched it stays so, and later connections, from other processes too, find it done.
+        if connection.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            _retry_busy(lambda: connection.execute("PRAGMA journal_mode=WAL"))
         connection.execute("PRAGMA synchronous=NORMAL")
         connection.execute(
             "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, response TEXT NOT NULL, stored REAL NOT NULL)"
@@ -113,6 +132,17 @@ def _connect(path: Path) -> sqlite3.Connection:
         connection.close()
         raise
     return connection
+
+
+def _retry_busy(operation: Any, attempts: int = 50) -> Any:
+    for attempt in range(attempts):
+        try:
+            return operation()
+        except sqlite3.OperationalError as exc:
+            if ("locked" not in str(exc) and "busy" not in str(exc)) or attempt == attempts - 1:
+                raise
+            time.sleep(0.05)
+    return None
 
 
 def _unreadable(error: sqlite3.DatabaseError) -> bool:

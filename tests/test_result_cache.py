@@ -106,3 +106,32 @@ def test_an_evaluator_asked_to_cache_answers_a_repeated_request_from_the_cache(t
     evaluator = create_llm_as_judge(prompt="Is {outputs} right?", judge=inner, cache=cache)
     assert evaluator(outputs="4") == evaluator(outputs="4")
     assert len(inner.requests) == 1 and cache.hits == 1
+
+
+def test_threads_share_a_fresh_cache_file(tmp_path):
+    """Rows in flight open their connections at once on a new file (which is switched to WAL)."""
+    import threading
+    import warnings
+
+    for trial in range(5):
+        cache = ResultCache(tmp_path / f"fresh-{trial}.sqlite3")
+        gate = threading.Barrier(12)
+        failures = []
+
+        def work(n: int, cache=cache, gate=gate, failures=failures) -> None:
+            gate.wait()
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    for i in range(10):
+                        cache.get(f"k{n}-{i}")
+                        cache.put(f"k{n}-{i}", completion(str(n)))
+            except Exception as exc:
+                failures.append(exc)
+
+        threads = [threading.Thread(target=work, args=(n,)) for n in range(12)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failures == [] and len(cache) == 120
