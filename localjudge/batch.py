@@ -25,7 +25,7 @@ from .errors import DuplicateIdError, LocalJudgeError, UsageError
 from .results_file import ResultsFile
 from .rows import Row
 
-__all__ = ["BatchSummary", "Scoring", "error_record", "run_batch", "score_rows"]
+__all__ = ["BatchSummary", "Scoring", "error_record", "flatten_record", "run_batch", "score_rows", "write_csv"]
 
 
 @dataclass
@@ -196,6 +196,47 @@ def run_batch(
     finally:
         out.close(order=[row.id for row in scoring.rows])
     return scoring.summary
+
+
+def flatten_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """One results line as one CSV row: nested fields as dotted names (``metadata.probabilities.true``).
+
+    An error's fields become ``error.type``, ``error.message``, ``error.raw_output``; lists stay JSON text.
+    """
+    flat: dict[str, Any] = {"id": record.get("id")}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, Mapping) and value:
+            for name, inner in value.items():
+                walk(f"{prefix}.{name}" if prefix else str(name), inner)
+        elif isinstance(value, (list, Mapping)):
+            flat[prefix] = json.dumps(value, ensure_ascii=False)
+        else:
+            flat[prefix] = value
+
+    walk("", record.get("result") if "result" in record else {"error": record.get("error")})
+    return flat
+
+
+def write_csv(results: Path, target: Path) -> None:
+    """The records of a results file, flattened into a CSV (atomically): the columns are every field any row has."""
+    import csv
+    import os
+    import tempfile
+
+    rows = [flatten_record(json.loads(line)) for line in results.read_text(encoding="utf-8").splitlines() if line]
+    columns = list(dict.fromkeys(name for row in rows for name in row))
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            writer = csv.DictWriter(out, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows({k: "" if v is None else v for k, v in row.items()} for row in rows)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def _in_completion_order(

@@ -281,6 +281,13 @@ def score(
     "--id-field", default="id", show_default=True, help="The column with each row's id (else its row number)."
 )
 @click.option("--fail-fast", is_flag=True, help="Stop at the first row that fails.")
+@click.option(
+    "--output-format",
+    type=click.Choice(["jsonl", "csv"]),
+    default="jsonl",
+    show_default=True,
+    help="csv: also write the results flattened into RESULTS with .csv (the JSONL stays, to resume from).",
+)
 @click.option("--no-cache", is_flag=True, help="Ask the model again even where the result cache has its answer.")
 @click.option(
     "--summary", "summary_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the summary as JSON."
@@ -300,6 +307,7 @@ def batch(
     mapping: Optional[str],
     id_field: str,
     fail_fast: bool,
+    output_format: str,
     no_cache: bool,
     cache_file: Optional[Path],
     summary_file: Optional[Path],
@@ -310,7 +318,7 @@ def batch(
     A row that cannot be judged is an error line in the results; exit 0 when
     every row is scored, 1 when any failed, 2 for misuse.
     """
-    from .batch import run_batch
+    from .batch import run_batch, write_csv
     from .result_cache import ResultCache
     from .rows import parse_mapping, read_rows
 
@@ -318,6 +326,11 @@ def batch(
     results = results or data.with_name(data.stem + ".results.jsonl")
     if results.resolve() == data.resolve():
         raise UsageError(f"-o {results} is the data file itself; write the results to another file")
+    if results.suffix.lower() == ".csv":
+        raise UsageError(
+            f"-o {results}: the results file is JSONL (a run resumes from it); "
+            "add --output-format csv for a CSV beside it"
+        )
     if settings["parallel"] is None and concurrency > 1 and not settings["model_spec"].startswith("openai:"):
         settings["parallel"] = min(concurrency, MAX_DEFAULT_PARALLEL)  # a local model decodes them side by side
 
@@ -340,6 +353,9 @@ def batch(
         )
     summary.cached = cache.hits if cache is not None else 0
     click.echo(describe_summary(summary, results), err=True)
+    if output_format == "csv":
+        write_csv(results, results.with_suffix(".csv"))
+        click.echo(f"flattened into {results.with_suffix('.csv')}", err=True)
     if summary_file is not None:
         summary_file.write_text(json.dumps(summary.as_dict(), indent=2) + "\n", encoding="utf-8")
     sys.exit(1 if summary.failed else 0)

@@ -222,3 +222,17 @@ def test_dicts_that_share_an_id_are_not_lost():
     records = list(score_rows([{"id": "a", "outputs": "4"}, {"id": "a", "outputs": "5"}], judge))
     assert sorted(r["id"] for r in records) == ["a", "a@row 2"]
     assert next(r for r in records if r["id"] == "a@row 2")["error"]["type"] == "DuplicateIdError"
+
+
+def test_a_record_flattens_into_dotted_columns():
+    from localjudge.batch import flatten_record
+
+    record = {"id": "a", "result": {"score": True, "metadata": {"probabilities": {"true": 0.6}, "tags": ["x"]}}}
+    assert flatten_record(record) == {
+        "id": "a",
+        "score": True,
+        "metadata.probabilities.true": 0.6,
+        "metadata.tags": '["x"]',
+    }
+    error = {"id": "b", "error": {"type": "OutputParseError", "message": "bad", "raw_output": "{"}}
+    assert flatten_record(error)["error.raw_output"] == "{"

@@ -312,3 +312,21 @@ def test_batch_refuses_to_write_results_over_its_data(scripted, tmp_path):
     result = run("batch", str(data), "-o", str(data))
     assert result.exit_code == 2 and "is the data file itself" in result.stderr
     assert data.read_text() == '{"outputs": "4"}\n'
+
+
+def test_batch_flattens_its_results_into_csv_on_request(scripted, tmp_path):
+    import csv
+
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"id": "a", "outputs": "4"}\n{"id": "b", "outputs": "5"}\nnot json\n', encoding="utf-8")
+    scripted._script = iter(['{"reasoning": "fine, \\"quoted\\"", "score": true}', "not json"])
+    result = run("batch", str(data), "--output-format", "csv")
+    assert result.exit_code == 1, result.output
+    with (tmp_path / "data.results.csv").open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["id"] for row in rows] == ["a", "b", "3"]
+    assert rows[0]["score"] == "True" and rows[0]["comment"] == 'fine, "quoted"' and rows[0]["error.type"] == ""
+    assert rows[1]["error.type"] == "OutputParseError" and rows[1]["error.raw_output"] == "not json"
+    assert rows[2]["error.type"] == "MalformedRowError"
+    assert (tmp_path / "data.results.jsonl").exists()  # what a re-run resumes from
+    assert run("batch", str(data), "-o", str(tmp_path / "out.csv")).exit_code == 2
