@@ -12,6 +12,7 @@ error line; the run goes on unless ``fail_fast``.
 
 from __future__ import annotations
 
+import csv
 import json
 import time
 from collections import Counter
@@ -19,10 +20,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from .errors import DuplicateIdError, LocalJudgeError, UsageError
-from .results_file import ResultsFile
+from .results_file import ResultsFile, replace_atomically
 from .rows import Row
 
 __all__ = ["BatchSummary", "Scoring", "error_record", "flatten_record", "run_batch", "score_rows", "write_csv"]
@@ -220,23 +221,15 @@ def flatten_record(record: Mapping[str, Any]) -> dict[str, Any]:
 
 def write_csv(results: Path, target: Path) -> None:
     """The records of a results file, flattened into a CSV (atomically): the columns are every field any row has."""
-    import csv
-    import os
-    import tempfile
-
     rows = [flatten_record(json.loads(line)) for line in results.read_text(encoding="utf-8").splitlines() if line]
     columns = list(dict.fromkeys(name for row in rows for name in row))
-    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            writer = csv.DictWriter(out, fieldnames=columns)
-            writer.writeheader()
-            writer.writerows({k: "" if v is None else v for k, v in row.items()} for row in rows)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+
+    def write(out: TextIO) -> None:
+        writer = csv.DictWriter(out, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows({k: "" if v is None else v for k, v in row.items()} for row in rows)
+
+    replace_atomically(target, write, newline="")
 
 
 def _in_completion_order(

@@ -17,11 +17,11 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-__all__ = ["ResultsFile"]
+__all__ = ["ResultsFile", "replace_atomically"]
 
 
 class ResultsFile:
@@ -87,15 +87,29 @@ class ResultsFile:
         self._out.close()
         self._out = None
         ids = list(dict.fromkeys([*(str(i) for i in order if str(i) in self.records), *self.records]))
-        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                for row_id in ids:
-                    out.write(json.dumps(self.records[row_id], ensure_ascii=False) + "\n")
-                out.flush()
-                os.fsync(out.fileno())
-            os.chmod(temporary, self._mode)
-            os.replace(temporary, self.path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+
+        def write(out: TextIO) -> None:
+            for row_id in ids:
+                out.write(json.dumps(self.records[row_id], ensure_ascii=False) + "\n")
+
+        replace_atomically(self.path, write, mode=self._mode)
+
+
+def replace_atomically(
+    path: Path, write: Callable[[TextIO], None], *, mode: int = 0o644, newline: str | None = None
+) -> None:
+    """Write ``path`` through a temporary file beside it, synced and renamed over it: whole or not at all.
+
+    The temporary file's name (``.NAME.*.tmp``) is the one :meth:`ResultsFile.open` clears when a kill left it.
+    """
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline=newline) as out:
+            write(out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

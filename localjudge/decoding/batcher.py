@@ -103,7 +103,6 @@ class Batcher:
         self._active: dict[int, _Job] = {}  # sequence -> the job using it; the worker's own
         self._work = threading.Condition()  # guards _waiting and _worker
         self._worker: threading.Thread | None = None
-        self.rounds = 0
 
     def run(self, generation: Generation[Any]) -> Any:
         """The generation's result; raises its error."""
@@ -166,7 +165,6 @@ class Batcher:
     # --- one round, under the runtime's lock --------------------------------------------
 
     def _round(self) -> None:
-        self.rounds += 1
         if self.runtime.closed:  # closed between rounds: nothing may touch the model again
             self._fail_all(ModelError(f"The model {self.runtime.path} was closed", backend=self.runtime.backend))
             return
