@@ -97,7 +97,14 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 show_default=True,
                 help="Judge model spec: default, a card name, PATH.gguf, hf:DIR or hf:FILE.gguf, or openai:NAME.",
             ),
-            click.option("--base-url", help="Server URL for openai:NAME specs (else $LOCALJUDGE_BASE_URL)."),
+            click.option(
+                "--base-url",
+                "base_urls",
+                multiple=True,
+                metavar="URL",
+                help="Server URL for openai:NAME specs (else $LOCALJUDGE_BASE_URL). Repeat it for a pool of "
+                "servers of the model: requests spread over them and move on when one fails.",
+            ),
             click.option(
                 "--fallback",
                 "fallbacks",
@@ -151,14 +158,14 @@ MODEL_OPTION_NAMES = (
 )
 
 
-def build_judge(model_spec: str, base_url: Optional[str], fallbacks: tuple[str, ...], **model_options: Any) -> Any:
+def build_judge(model_spec: str, base_urls: tuple[str, ...], fallbacks: tuple[str, ...], **model_options: Any) -> Any:
     from .chat_templates import read_template_option
     from .models import resolve_chain, resolve_model
 
     model_options["chat_template"] = read_template_option(model_options.get("chat_template"))
     if fallbacks:
-        return resolve_chain([model_spec, *fallbacks], base_url=base_url, **model_options)
-    return resolve_model(model_spec, base_url=base_url, **model_options)
+        return resolve_chain([model_spec, *fallbacks], base_url=base_urls, **model_options)
+    return resolve_model(model_spec, base_url=base_urls, **model_options)
 
 
 def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -205,7 +212,7 @@ def make_evaluator(
         prompt = default_prompt(has_inputs=has_inputs, has_reference=has_reference)
     judge = build_judge(
         settings["model_spec"],
-        settings["base_url"],
+        settings["base_urls"],
         settings["fallbacks"],
         **{name: settings[name] for name in MODEL_OPTION_NAMES},
     )

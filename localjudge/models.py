@@ -7,7 +7,8 @@ Specs users type::
     PATH.gguf, gguf:PATH    a GGUF file on disk
     hf:DIR, hf:FILE.gguf    a transformers model directory, or a GGUF converted for transformers
                             once (extra: transformers); hf:NAME takes a card's model
-    openai:NAME             a model on an OpenAI-compatible server (base_url= or LOCALJUDGE_BASE_URL)
+    openai:NAME             a model on an OpenAI-compatible server (base_url= or LOCALJUDGE_BASE_URL);
+                            several base URLs make a pool of servers of that model
     SPEC,SPEC,...           a fallback chain: each is tried when the one before fails
 
 Every backend plugs in here and nowhere else.
@@ -25,7 +26,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from .errors import MissingDependencyError, ModelLoadError, ModelSpecError
 from .paths import cache_dir, file_sha256
@@ -179,7 +180,9 @@ def _given(options: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if v is not None or k not in _NONE_IS_UNSET}
 
 
-def resolve_model(spec: str, *, base_url: Optional[str] = None, api_key: Optional[str] = None, **options: Any) -> Any:
+def resolve_model(
+    spec: str, *, base_url: Union[str, Sequence[str], None] = None, api_key: Optional[str] = None, **options: Any
+) -> Any:
     """A ModelClient for ``spec``. Local models are loaded once per process and shared.
 
     ``options`` go to the client: ``n_ctx``, ``n_threads``, ``parallel``,
@@ -257,7 +260,7 @@ def deferred_client(spec: str, **options: Any) -> Any:
     return DeferredClient(spec, functools.partial(resolve_model, spec, **options), local=True)
 
 
-def resolve_chain(specs: Sequence[str], *, base_url: Optional[str] = None, **options: Any) -> Any:
+def resolve_chain(specs: Sequence[str], *, base_url: Union[str, Sequence[str], None] = None, **options: Any) -> Any:
     """A FallbackClient over ``specs`` in order (``"default,openai:NAME"`` says the same).
 
     Local models load on first use, so a missing or broken one is a failure the
@@ -301,12 +304,23 @@ def _cached_client(engine: str, path: Path, settings: dict[str, Any]) -> Any:
         return _client_cache[key]
 
 
-def _remote_client(name: str, *, base_url: Optional[str], api_key: Optional[str], **options: Any) -> Any:
-    base_url = base_url or os.environ.get(BASE_URL_ENV)
-    if not base_url:
+def _remote_client(
+    name: str, *, base_url: Union[str, Sequence[str], None], api_key: Optional[str], **options: Any
+) -> Any:
+    """One server's model, or a pool over several servers of it (requests spread, moving on when one fails)."""
+    urls = [base_url] if isinstance(base_url, str) else [u for u in base_url or () if u]
+    urls = urls or [u for u in [os.environ.get(BASE_URL_ENV)] if u]
+    if not urls:
         raise ModelSpecError(
             f"openai:{name} needs a server address: pass --base-url URL (base_url=) or set {BASE_URL_ENV}"
         )
+    if len(set(urls)) != len(urls):
+        raise ModelSpecError(f"openai:{name}: a server is given twice in {urls}; give each --base-url once")
     from .clients.remote import OpenAICompatibleClient
 
-    return OpenAICompatibleClient(base_url, api_key=api_key, model=name, **options)
+    servers = [OpenAICompatibleClient(url, api_key=api_key, model=name, **options) for url in urls]
+    if len(servers) == 1:
+        return servers[0]
+    from .clients.pool import PoolClient
+
+    return PoolClient(*servers)

@@ -121,9 +121,9 @@ def test_build_judge_reads_a_template_file_and_refuses_misplaced_options(tmp_pat
     template = tmp_path / "t.jinja"
     template.write_text("{{ messages[0]['content'] }}", encoding="utf-8")
     with pytest.raises(ModelSpecError, match="--chat-template does not apply"):
-        cli.build_judge("openai:m", "http://127.0.0.1:9", (), chat_template=str(template))
+        cli.build_judge("openai:m", ("http://127.0.0.1:9",), (), chat_template=str(template))
     with pytest.raises(UsageError, match="no such file"):
-        cli.build_judge("default", None, (), chat_template=str(tmp_path / "missing.jinja"))
+        cli.build_judge("default", (), (), chat_template=str(tmp_path / "missing.jinja"))
 
 
 def test_score_no_reasoning_and_continuous(scripted):

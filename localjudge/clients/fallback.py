@@ -9,7 +9,8 @@ judge copies into the result's ``metadata``.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import closing
 from typing import Any, Union
 
 from ..errors import AllClientsFailedError, JudgeRuntimeError, LocalJudgeError, UsageError
@@ -100,6 +101,10 @@ class _Chain:
         self.fallback_on = fallback_on
         self.should_fall_back = _predicate(fallback_on)
 
+    def attempts(self) -> Iterator[tuple[str, Any]]:
+        """The clients to try for one request, in order (a pool reorders them per request)."""
+        yield from zip(self.names, self.clients, strict=True)
+
     def failed(self, failures: list[tuple[str, BaseException]], name: str, exc: BaseException) -> None:
         if not self.should_fall_back(exc):
             raise exc
@@ -121,7 +126,16 @@ class _Chain:
         return completion
 
     def all_failed(self, failures: list[tuple[str, BaseException]]) -> AllClientsFailedError:
-        return AllClientsFailedError(failures, backend="fallback")
+        return AllClientsFailedError(failures, backend=self.backend)
+
+    backend = "fallback"
+
+    def identity(self) -> dict[str, Any] | None:
+        try:
+            identities = [getattr(c, "cache_identity", lambda: None)() for c in self.clients]
+        except Exception:  # a member that cannot even load: the chain will move past it, uncached
+            return None
+        return None if any(i is None for i in identities) else {self.backend: identities}
 
     def check_schema(self, schema: Mapping[str, Any]) -> None:
         """Refuse a schema that any client in the chain cannot enforce: never ignore a keyword silently."""
@@ -148,7 +162,10 @@ class FallbackClient(ChatClient):
 
     def __init__(self, *clients: Any, fallback_on: FallbackOn = None, names: Sequence[str] | None = None) -> None:
         super().__init__()
-        self._chain = _Chain(clients, fallback_on, names)
+        self._chain = self._new_chain(clients, fallback_on, names)
+
+    def _new_chain(self, clients: Sequence[Any], fallback_on: FallbackOn, names: Sequence[str] | None) -> _Chain:
+        return _Chain(clients, fallback_on, names)
 
     @property
     def clients(self) -> list[Any]:
@@ -159,21 +176,18 @@ class FallbackClient(ChatClient):
 
     def cache_identity(self) -> dict[str, Any] | None:
         """The chain's clients in order; None when one of them cannot say who it is."""
-        try:
-            identities = [getattr(c, "cache_identity", lambda: None)() for c in self._chain.clients]
-        except Exception:  # a member that cannot even load: the chain will move past it, uncached
-            return None
-        return None if any(i is None for i in identities) else {"chain": identities}
+        return self._chain.identity()
 
     def _complete(self, request: dict[str, Any]) -> Any:
         failures: list[tuple[str, BaseException]] = []
-        for name, client in zip(self._chain.names, self._chain.clients, strict=True):
-            try:
-                response = call_create(client, dict(request))
-            except Exception as exc:
-                self._chain.failed(failures, name, exc)
-                continue
-            return self._chain.answered(name, response, failures)
+        with closing(self._chain.attempts()) as attempts:
+            for name, client in attempts:
+                try:
+                    response = call_create(client, dict(request))
+                except Exception as exc:
+                    self._chain.failed(failures, name, exc)
+                    continue
+                return self._chain.answered(name, response, failures)
         raise self._chain.all_failed(failures)
 
     @property
@@ -193,7 +207,10 @@ class AsyncFallbackClient(AsyncChatClient):
 
     def __init__(self, *clients: Any, fallback_on: FallbackOn = None, names: Sequence[str] | None = None) -> None:
         super().__init__()
-        self._chain = _Chain(clients, fallback_on, names)
+        self._chain = self._new_chain(clients, fallback_on, names)
+
+    def _new_chain(self, clients: Sequence[Any], fallback_on: FallbackOn, names: Sequence[str] | None) -> _Chain:
+        return _Chain(clients, fallback_on, names)
 
     @property
     def clients(self) -> list[Any]:
@@ -204,13 +221,14 @@ class AsyncFallbackClient(AsyncChatClient):
 
     async def _acomplete(self, request: dict[str, Any]) -> Any:
         failures: list[tuple[str, BaseException]] = []
-        for name, client in zip(self._chain.names, self._chain.clients, strict=True):
-            try:
-                response = await acall_create(client, dict(request))
-            except Exception as exc:
-                self._chain.failed(failures, name, exc)
-                continue
-            return self._chain.answered(name, response, failures)
+        with closing(self._chain.attempts()) as attempts:
+            for name, client in attempts:
+                try:
+                    response = await acall_create(client, dict(request))
+                except Exception as exc:
+                    self._chain.failed(failures, name, exc)
+                    continue
+                return self._chain.answered(name, response, failures)
         raise self._chain.all_failed(failures)
 
     def __repr__(self) -> str:

@@ -1,0 +1,181 @@
+"""PoolClient: requests spread over servers of one model, moving on when one fails, nothing lost."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from remote_helpers import REQUEST
+
+from localjudge.clients.base import ScriptedClient
+from localjudge.clients.fallback import FALLBACK_FIELD
+from localjudge.clients.pool import AsyncPoolClient, PoolClient, pool_order
+from localjudge.errors import AllClientsFailedError, ConnectError, ModelSpecError, UsageError
+
+ANSWER = '{"score": true}'
+
+
+def _member(name: str, *contents: object, repeat: bool = True) -> ScriptedClient:
+    client = ScriptedClient(list(contents) or [ANSWER], repeat=repeat)
+    client.name = name
+    return client
+
+
+# -- the order: pure ---------------------------------------------------------------
+
+
+def test_equally_loaded_members_take_turns():
+    assert [pool_order([0, 0, 0], [0, 0, 0], now=5.0, turn=t)[0] for t in range(4)] == [0, 1, 2, 0]
+
+
+def test_the_least_loaded_member_goes_first():
+    assert pool_order([2, 0, 1], [0, 0, 0], now=5.0, turn=0) == [1, 2, 0]
+
+
+def test_resting_members_come_last_soonest_back_first():
+    assert pool_order([0, 0, 0], [9.0, 0.0, 7.0], now=5.0, turn=0) == [1, 2, 0]
+    assert pool_order([0, 0, 0], [9.0, 0.0, 7.0], now=10.0, turn=0) == [0, 1, 2]  # both are back
+
+
+# -- the client -----------------------------------------------------------------------
+
+
+def test_requests_spread_over_the_members():
+    a, b = _member("a"), _member("b")
+    pool = PoolClient(a, b)
+    answered = [pool.chat.completions.create(**REQUEST)[FALLBACK_FIELD]["client"] for _ in range(4)]
+    assert sorted(answered) == ["a", "a", "b", "b"]
+    assert len(a.requests) == len(b.requests) == 2
+
+
+def test_a_failing_member_hands_the_request_on_and_then_rests():
+    dead, alive = _member("dead", ConnectError("connection refused")), _member("alive")
+    pool = PoolClient(dead, alive, rest=60)
+    first = pool.chat.completions.create(**REQUEST)
+    later = [pool.chat.completions.create(**REQUEST) for _ in range(3)]
+    assert all(r[FALLBACK_FIELD]["client"] == "alive" for r in [first, *later])
+    assert len(dead.requests) == 1  # resting: never tried first again while another member answers
+    assert all(r[FALLBACK_FIELD]["failures"] == [] for r in later)
+
+
+def test_a_member_back_from_rest_is_used_again():
+    flaky = _member("flaky", ConnectError("down"), ANSWER, ANSWER, repeat=False)
+    steady = _member("steady")
+    pool = PoolClient(flaky, steady, rest=0)
+    names = [pool.chat.completions.create(**REQUEST)[FALLBACK_FIELD]["client"] for _ in range(4)]
+    assert "flaky" in names[1:]
+
+
+def test_a_request_fails_only_when_every_member_failed_it():
+    pool = PoolClient(_member("a", ConnectError("a down")), _member("b", ConnectError("b down")))
+    with pytest.raises(AllClientsFailedError) as caught:
+        pool.chat.completions.create(**REQUEST)
+    assert sorted(name for name, _ in caught.value.errors) == ["a", "b"]
+    assert caught.value.backend == "pool"
+
+
+def test_an_error_every_member_would_repeat_is_raised_at_once():
+    bad, other = _member("a", UsageError("bad request")), _member("b")
+    with pytest.raises(UsageError):
+        PoolClient(bad, other, rest=0).chat.completions.create(**REQUEST)
+    assert other.requests == [] or bad.requests == []
+
+
+def test_members_in_flight_are_counted_so_new_requests_go_elsewhere():
+    arrived, release = threading.Event(), threading.Event()
+
+    class Slow(ScriptedClient):
+        def _complete(self, request):
+            arrived.set()
+            release.wait(5)
+            return super()._complete(request)
+
+    slow, quick = Slow([ANSWER], repeat=True), _member("quick")
+    slow.name = "slow"
+    pool = PoolClient(slow, quick)
+    busy = threading.Thread(target=lambda: pool.chat.completions.create(**REQUEST))
+    busy.start()
+    assert arrived.wait(5)
+    try:
+        answered = [pool.chat.completions.create(**REQUEST)[FALLBACK_FIELD]["client"] for _ in range(3)]
+    finally:
+        release.set()
+        busy.join()
+    assert answered == ["quick"] * 3
+
+
+def test_cache_identity_does_not_depend_on_the_order_of_members():
+    class Identified(ScriptedClient):
+        def __init__(self, url):
+            super().__init__([ANSWER])
+            self.url = url
+
+        def cache_identity(self):
+            return {"base_url": self.url, "model": "m"}
+
+    one = PoolClient(Identified("http://a"), Identified("http://b"))
+    other = PoolClient(Identified("http://b"), Identified("http://a"))
+    assert one.cache_identity() == other.cache_identity()
+    assert PoolClient(_member("a"), _member("b")).cache_identity() is None  # a member that cannot say who it is
+
+
+def test_bad_rest_is_refused():
+    with pytest.raises(UsageError, match="rest"):
+        PoolClient(_member("a"), rest=-1)
+
+
+async def test_async_twin_spreads_and_hands_on():
+    dead, alive = _member("dead", ConnectError("refused")), _member("alive")
+    pool = PoolClient(dead, alive, rest=60).aio
+    assert isinstance(pool, AsyncPoolClient)
+    responses = [await pool.chat.completions.create(**REQUEST) for _ in range(3)]
+    assert {r[FALLBACK_FIELD]["client"] for r in responses} == {"alive"}
+
+
+def test_several_base_urls_make_a_pool_and_a_repeated_one_is_refused():
+    from localjudge.models import resolve_model
+
+    pool = resolve_model("openai:m", base_url=["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"])
+    assert isinstance(pool, PoolClient)
+    assert [c.base_url for c in pool.clients] == ["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"]
+    with pytest.raises(ModelSpecError, match="twice"):
+        resolve_model("openai:m", base_url=["http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1"])
+
+
+# -- real servers ---------------------------------------------------------------------
+
+
+@pytest.mark.server
+@pytest.mark.model
+def test_a_server_killed_mid_run_loses_no_row(llama_server, disposable_llama_server, tmp_path):
+    """Two llama.cpp servers behind one judge; one is killed after two rows: every row is still scored, once."""
+    from localjudge.batch import run_batch
+    from localjudge.judge import create_llm_as_judge
+    from localjudge.models import resolve_model
+
+    pool = resolve_model(
+        "openai:gemma-3-270m", base_url=[llama_server.base_url, disposable_llama_server.base_url], max_retries=0
+    )
+    evaluator = create_llm_as_judge(
+        prompt="Is this answer correct?\nQuestion: {inputs}\nAnswer: {outputs}", judge=pool, use_reasoning=False
+    )
+    rows = [{"id": f"r{i}", "inputs": f"What is {i} + {i}?", "outputs": str(2 * i)} for i in range(12)]
+    done = []
+
+    def kill_after_two(record):
+        done.append(record)
+        if len(done) == 2:
+            disposable_llama_server.kill()
+
+    results = tmp_path / "results.jsonl"
+    summary = run_batch(rows, evaluator, results, concurrency=4, on_record=kill_after_two)
+
+    records = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [r["id"] for r in records] == [row["id"] for row in rows]  # each row once, in order
+    assert all("result" in r and isinstance(r["result"]["score"], bool) for r in records), records
+    assert summary.scored == 12 and summary.failed == 0
+    labels = [r["result"]["metadata"] for r in records]
+    killed = next(c.name for c in pool.clients if c.base_url == disposable_llama_server.base_url)
+    assert any(f["client"] == killed for label in labels for f in label["failures"])  # requests moved off it
+    assert all(label["client"] != killed for label in labels[-4:])  # resting, it answers nothing later
