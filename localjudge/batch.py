@@ -18,6 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -26,7 +27,17 @@ from .errors import DuplicateIdError, LocalJudgeError, UsageError
 from .results_file import ResultsFile, replace_atomically
 from .rows import Row
 
-__all__ = ["BatchSummary", "Scoring", "error_record", "flatten_record", "run_batch", "score_rows", "write_csv"]
+__all__ = [
+    "BatchSummary",
+    "Scoring",
+    "as_rows",
+    "error_record",
+    "evaluator_counters",
+    "flatten_record",
+    "run_batch",
+    "score_rows",
+    "write_csv",
+]
 
 
 @dataclass
@@ -37,11 +48,29 @@ class BatchSummary:
     skipped: int = 0
     scored: int = 0
     failed: int = 0
-    cached: int = 0  # scored rows whose answer came from the result cache (set by the caller that has the cache)
+    cached: int = 0  # answers that came from the result cache (set by the caller that has the cache)
+    model_calls: int = 0  # answers the model gave in this run, and the tokens they took (set by the caller that meters)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
     errors: Counter[str] = field(default_factory=Counter)  # error type -> rows
     scores: Counter[str] = field(default_factory=Counter)  # a score as JSON text ("true", "0.5") -> rows
     seconds: float = 0.0
     stopped_early: bool = False  # fail_fast stopped the run
+
+    def count(self, record: Mapping[str, Any]) -> None:
+        """Count one finished row's record."""
+        if "result" in record:
+            self.scored += 1
+            result = record["result"]
+            self.scores[json.dumps(result.get("score") if isinstance(result, Mapping) else None)] += 1
+        else:
+            self.failed += 1
+            self.errors[record["error"]["type"]] += 1
+
+    def add_counters(self, counters: Mapping[str, int]) -> None:
+        """Add an evaluator's counters (``cached``, ``model_calls``, ``prompt_tokens``, ``completion_tokens``)."""
+        for name in ("cached", "model_calls", "prompt_tokens", "completion_tokens"):
+            setattr(self, name, getattr(self, name) + int(counters.get(name, 0)))
 
     @property
     def mean_score(self) -> float | None:
@@ -60,6 +89,8 @@ class BatchSummary:
             "rows": self.total,
             "scored": self.scored,
             "cached": self.cached,
+            "model_calls": self.model_calls,
+            "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
             "skipped": self.skipped,
             "failed": self.failed,
             "errors": dict(self.errors.most_common()),
@@ -105,10 +136,10 @@ def score_rows(
     """
     if concurrency < 1:
         raise UsageError(f"concurrency must be at least 1, got {concurrency}")
-    return Scoring(_as_rows(rows, id_field), evaluator, concurrency, fail_fast, skip)
+    return Scoring(as_rows(rows, id_field), evaluator, concurrency, fail_fast, skip)
 
 
-def _as_rows(rows: Iterable[Row | Mapping[str, Any]], id_field: str) -> list[Row]:
+def as_rows(rows: Iterable[Row | Mapping[str, Any]], id_field: str) -> list[Row]:
     """Rows with ids no two share: a later row with an earlier one's id is its own DuplicateIdError."""
     found, seen = [], set()
     for number, row in enumerate(rows, 1):
@@ -150,26 +181,34 @@ class Scoring:
         except LocalJudgeError as exc:
             return error_record(row.id, exc)
 
+    def _records(self, todo: list[Row]) -> Iterator[dict[str, Any]]:
+        """The records of ``todo`` as they finish; here, in a pool of threads."""
+        with ThreadPoolExecutor(max_workers=self._concurrency) as pool:
+            yield from _in_completion_order(pool, self._score, todo, self._concurrency)
+
     def __iter__(self) -> Iterator[dict[str, Any]]:
         summary, started = self.summary, time.monotonic()
         todo = [row for row in self.rows if not self._skip(row.id)]
         summary.skipped = len(self.rows) - len(todo)
+        counted_before = evaluator_counters(self._evaluator)
         try:
-            with ThreadPoolExecutor(max_workers=self._concurrency) as pool:
-                for record in _in_completion_order(pool, self._score, todo, self._concurrency):
-                    if "result" in record:
-                        summary.scored += 1
-                        result = record["result"]
-                        summary.scores[json.dumps(result.get("score") if isinstance(result, dict) else None)] += 1
-                    else:
-                        summary.failed += 1
-                        summary.errors[record["error"]["type"]] += 1
+            with closing(self._records(todo)) as records:
+                for record in records:
+                    summary.count(record)
                     yield record
                     if self._fail_fast and "error" in record:
                         summary.stopped_early = True
                         return
         finally:
             summary.seconds = time.monotonic() - started
+            counted = evaluator_counters(self._evaluator)
+            summary.add_counters({name: counted[name] - counted_before.get(name, 0) for name in counted})
+
+
+def evaluator_counters(evaluator: Any) -> dict[str, int]:
+    """What an evaluator counts of its own work (``counters()``: cache hits, model calls, tokens); {} if nothing."""
+    counters = getattr(evaluator, "counters", None)
+    return dict(counters()) if callable(counters) else {}
 
 
 def run_batch(
@@ -180,14 +219,17 @@ def run_batch(
     concurrency: int = 1,
     fail_fast: bool = False,
     on_record: Callable[[dict[str, Any]], None] | None = None,
+    scorer: Callable[..., Any] = score_rows,
 ) -> BatchSummary:
-    """:func:`score_rows` into a results file: rows scored there are skipped, each record appended as it comes.
+    """Rows scored into a results file: rows scored there are skipped, each record appended as it comes.
 
+    ``scorer`` does the scoring: :func:`score_rows` in this process, or
+    another with its signature (``functools.partial(score_on_ray, actors=4)``).
     Any exception stops the run after what finished is written; either way
     the file is left with each id once, in the order of ``rows``.
     """
     out = ResultsFile(results)
-    scoring = score_rows(rows, evaluator, concurrency=concurrency, fail_fast=fail_fast, skip=out.scored)
+    scoring = scorer(rows, evaluator, concurrency=concurrency, fail_fast=fail_fast, skip=out.scored)
     out.open()
     try:
         for record in scoring:
@@ -235,7 +277,12 @@ def write_csv(results: Path, target: Path) -> None:
 def _in_completion_order(
     pool: ThreadPoolExecutor, score: Callable[[Row], dict[str, Any]], todo: list[Row], limit: int
 ) -> Iterator[dict[str, Any]]:
-    """At most ``limit`` rows in flight, so a stop leaves little work half done."""
+    """At most ``limit`` rows in flight, so a stop leaves little work half done.
+
+    On Ctrl-C the rows already being judged are finished and handed on before
+    the interrupt goes on (a second Ctrl-C stops at once): their answers are
+    paid for, so they are written, not thrown away.
+    """
     pending: set[Future[dict[str, Any]]] = set()
     queue = iter(todo)
     try:
@@ -249,6 +296,13 @@ def _in_completion_order(
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for future in finished:
                 yield future.result()
+    except KeyboardInterrupt:
+        pending = {future for future in pending if not future.cancel()}
+        finished, pending = wait(pending)
+        for future in finished:
+            if future.exception() is None:
+                yield future.result()
+        raise
     finally:
         for future in pending:
             future.cancel()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional
@@ -122,8 +123,8 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
             click.option(
                 "--max-tokens",
                 type=click.IntRange(min=1),
-                help="Local models: the most tokens an answer may take (default: the model card's, else 1024; "
-                "less when the context has less room).",
+                help="The most tokens an answer may take (local models: default the model card's, else 1024, "
+                "less when the context has less room; servers: sent with each request).",
             ),
             click.option(
                 "--parallel",
@@ -195,10 +196,20 @@ def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return model_options(command)
 
 
+def judge_from_settings(settings: dict[str, Any]) -> Any:
+    """The judge client the model options name."""
+    return build_judge(
+        settings["model_spec"],
+        settings["base_urls"],
+        settings["fallbacks"],
+        **{name: settings[name] for name in MODEL_OPTION_NAMES},
+    )
+
+
 def make_evaluator(
-    settings: dict[str, Any], *, has_inputs: bool, has_reference: bool, cache: Any = None
+    settings: dict[str, Any], *, has_inputs: bool, has_reference: bool, cache: Any = None, judge: Any = None
 ) -> Callable[..., Any]:
-    """An evaluator from the judge options; our default prompt when none was given."""
+    """An evaluator from the judge options (on ``judge`` when given); our default prompt when none was given."""
     from .judge import create_llm_as_judge
 
     prompt, prompt_file = settings["prompt"], settings["prompt_file"]
@@ -210,12 +221,7 @@ def make_evaluator(
         prompt = read_text(prompt_file)
     if prompt is None:
         prompt = default_prompt(has_inputs=has_inputs, has_reference=has_reference)
-    judge = build_judge(
-        settings["model_spec"],
-        settings["base_urls"],
-        settings["fallbacks"],
-        **{name: settings[name] for name in MODEL_OPTION_NAMES},
-    )
+    judge = judge_from_settings(settings) if judge is None else judge
     if cache is not None:
         from .clients.cached import cache_identity
 
@@ -304,6 +310,20 @@ def score(
     type=click.Path(dir_okay=False, path_type=Path),
     help="The result cache (default: results.sqlite3 in the cache directory).",
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="ray: score on a Ray cluster ($RAY_ADDRESS, else a local one for the run); needs the ray extra.",
+)
+@click.option(
+    "--actors",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="--engine ray: judges in the actor pool, each with the model loaded and -j rows in flight.",
+)
 @judge_options
 @_handle_errors
 def batch(
@@ -318,6 +338,8 @@ def batch(
     no_cache: bool,
     cache_file: Optional[Path],
     summary_file: Optional[Path],
+    engine: str,
+    actors: int,
     **settings: Any,
 ) -> None:
     """Score every row of a JSONL, CSV or Parquet file (inputs, outputs, reference_outputs, other variables, an id).
@@ -325,8 +347,8 @@ def batch(
     A row that cannot be judged is an error line in the results; exit 0 when
     every row is scored, 1 when any failed, 2 for misuse.
     """
-    from .batch import run_batch, write_csv
-    from .result_cache import ResultCache
+    from .batch import run_batch, score_rows, write_csv
+    from .result_cache import default_cache_path
     from .rows import parse_mapping, read_rows
 
     rows = list(read_rows(data, file_format=file_format, mapping=parse_mapping(mapping), id_field=id_field))
@@ -340,25 +362,32 @@ def batch(
         )
     if settings["parallel"] is None and concurrency > 1 and not settings["model_spec"].startswith("openai:"):
         settings["parallel"] = min(concurrency, MAX_DEFAULT_PARALLEL)  # a local model decodes them side by side
+    judge = RowJudge(settings, cache_file=None if no_cache else cache_file or default_cache_path())
+    scorer: Callable[..., Any] = score_rows
+    if engine == "ray":
+        from .ray_batch import score_on_ray
 
-    def shape(values: dict[str, Any]) -> tuple[bool, bool]:
-        return "inputs" in values, "reference_outputs" in values  # the default prompt shows only what a row has
-
-    # Built before the run, so a bad option stops it at once instead of failing every row.
-    shapes = {shape(row.values) for row in rows if row.error is None}
-    cache = None if no_cache else ResultCache(cache_file)
-    evaluators = {key: make_evaluator(settings, has_inputs=key[0], has_reference=key[1], cache=cache) for key in shapes}
-
-    def evaluate(**values: Any) -> Any:
-        return evaluators[shape(values)](**values)
+        scorer = functools.partial(score_on_ray, actors=actors)
+    else:  # built before the run, so a bad option stops it at once instead of failing every row
+        judge.prepare({judge.shape(row.values) for row in rows if row.error is None})
 
     from .progress import RunProgress
 
-    with RunProgress(len(rows)) as progress:
-        summary = run_batch(
-            rows, evaluate, results, concurrency=concurrency, fail_fast=fail_fast, on_record=progress.advance
-        )
-    summary.cached = cache.hits if cache is not None else 0
+    written = 0
+
+    def on_record(record: dict[str, Any]) -> None:
+        nonlocal written
+        written += 1
+        progress.advance(record)
+
+    try:
+        with RunProgress(len(rows)) as progress:
+            summary = run_batch(
+                rows, judge, results, concurrency=concurrency, fail_fast=fail_fast, on_record=on_record, scorer=scorer
+            )
+    except KeyboardInterrupt:
+        click.echo(f"\ninterrupted: {written} rows written to {results}; run the same command again to go on", err=True)
+        sys.exit(130)
     click.echo(describe_summary(summary, results), err=True)
     if output_format == "csv":
         write_csv(results, results.with_suffix(".csv"))
@@ -366,6 +395,64 @@ def batch(
     if summary_file is not None:
         summary_file.write_text(json.dumps(summary.as_dict(), indent=2) + "\n", encoding="utf-8")
     sys.exit(1 if summary.failed else 0)
+
+
+class RowJudge:
+    """The batch command's evaluator: each row gets the default prompt for what it has (inputs, a reference).
+
+    It pickles as its options only and builds its judge where it is first
+    called, so each Ray actor loads its own. ``counters()`` says what the
+    run cost: answers from the result cache, model calls and their tokens.
+    """
+
+    def __init__(self, settings: dict[str, Any], *, cache_file: Optional[Path]) -> None:
+        self.settings, self.cache_file = settings, cache_file
+        self._lock = threading.Lock()
+        self._judge: Any = None
+        self._cache: Any = None
+        self._evaluators: dict[tuple[bool, bool], Callable[..., Any]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"settings": self.settings, "cache_file": self.cache_file}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["settings"], cache_file=state["cache_file"])
+
+    @staticmethod
+    def shape(values: dict[str, Any]) -> tuple[bool, bool]:
+        return "inputs" in values, "reference_outputs" in values
+
+    def prepare(self, shapes: Any) -> None:
+        for shape in shapes:
+            self._evaluator(shape)
+
+    def _evaluator(self, shape: tuple[bool, bool]) -> Callable[..., Any]:
+        with self._lock:
+            if shape not in self._evaluators:
+                if self._judge is None:
+                    from .clients.metered import MeteredClient
+                    from .result_cache import ResultCache
+
+                    self._judge = MeteredClient(judge_from_settings(self.settings))
+                    self._cache = ResultCache(self.cache_file) if self.cache_file is not None else None
+                self._evaluators[shape] = make_evaluator(
+                    self.settings, has_inputs=shape[0], has_reference=shape[1], cache=self._cache, judge=self._judge
+                )
+            return self._evaluators[shape]
+
+    def __call__(self, **values: Any) -> Any:
+        return self._evaluator(self.shape(values))(**values)
+
+    def counters(self) -> dict[str, int]:
+        judge = self._judge
+        if judge is None:
+            return {}
+        return {
+            "cached": self._cache.hits if self._cache is not None else 0,
+            "model_calls": judge.calls,
+            "prompt_tokens": judge.prompt_tokens,
+            "completion_tokens": judge.completion_tokens,
+        }
 
 
 def describe_summary(summary: Any, results: Path) -> str:
@@ -381,7 +468,10 @@ def describe_summary(summary: Any, results: Path) -> str:
         scores = ", ".join(f"{score} {count}" for score, count in summary.scores.most_common())
         mean = f"; mean {summary.mean_score:.3f}" if summary.mean_score is not None else ""
         lines.append(f"scores: {scores}{mean}")
-    lines.append(f"{summary.seconds:.1f} s, {summary.rows_per_second:.2f} rows/s")
+    lines.append(
+        f"{summary.seconds:.1f} s, {summary.rows_per_second:.2f} rows/s; {summary.model_calls} model calls, "
+        f"{summary.prompt_tokens} prompt + {summary.completion_tokens} completion tokens"
+    )
     if summary.stopped_early:
         lines.append("stopped at the first failure (--fail-fast)")
     return "\n".join(lines)

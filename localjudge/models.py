@@ -169,6 +169,8 @@ LOCAL_OPTIONS = frozenset(
 LLAMACPP_OPTIONS = frozenset({"n_gpu_layers", "n_batch", "use_extra_bufts", "prefix_cache_bytes", "verbose"})
 TRANSFORMERS_OPTIONS = frozenset({"device", "dtype"})
 ENGINE_OPTIONS = LOCAL_OPTIONS | LLAMACPP_OPTIONS | TRANSFORMERS_OPTIONS
+#: the local options a server's model takes too (sent with each request)
+SHARED_OPTIONS = frozenset({"max_tokens"})
 # The options the command line passes as None when not given (a None there is not "no limit").
 _NONE_IS_UNSET = frozenset(
     {"chat_template", "n_ctx", "n_threads", "max_tokens", "parallel", "n_gpu_layers", "device", "dtype"}
@@ -199,7 +201,7 @@ def resolve_model(
         return resolve_chain(spec.split(","), base_url=base_url, api_key=api_key, **options)
     engine, target = _engine_and_target(spec)
     if engine == "remote":
-        _refuse(options, ENGINE_OPTIONS, spec, "a server's model")
+        _refuse(options, ENGINE_OPTIONS - SHARED_OPTIONS, spec, "a server's model")
         return _remote_client(target, base_url=base_url, api_key=api_key, **options)
     refused = TRANSFORMERS_OPTIONS if engine == "llama.cpp" else LLAMACPP_OPTIONS
     _refuse(options, refused, spec, f"a {engine} model")
@@ -274,10 +276,10 @@ def resolve_chain(specs: Sequence[str], *, base_url: Union[str, Sequence[str], N
     if len(specs) < 2 or not all(specs):
         raise ModelSpecError(f"A fallback chain needs two or more non-empty specs, got {specs!r}")
     options = _given(options)
-    remote_options = {k: v for k, v in options.items() if k not in ENGINE_OPTIONS}
+    remote_options = {k: v for k, v in options.items() if k not in ENGINE_OPTIONS - SHARED_OPTIONS}
     local_options = {k: v for k, v in options.items() if k in ENGINE_OPTIONS}
     if local_options and all(s.startswith("openai:") for s in specs):
-        _refuse(local_options, ENGINE_OPTIONS, ",".join(specs), "a chain of servers' models")
+        _refuse(local_options, ENGINE_OPTIONS - SHARED_OPTIONS, ",".join(specs), "a chain of servers' models")
     clients = [
         resolve_model(s, base_url=base_url, **remote_options)
         if s.startswith("openai:")

@@ -236,3 +236,43 @@ def test_a_record_flattens_into_dotted_columns():
     }
     error = {"id": "b", "error": {"type": "OutputParseError", "message": "bad", "raw_output": "{"}}
     assert flatten_record(error)["error.raw_output"] == "{"
+
+
+INTERRUPTED_RUN = """
+import sys, time
+from pathlib import Path
+from localjudge.batch import run_batch
+
+started = Path(sys.argv[2])
+
+def evaluate(**values):
+    with started.open("a") as log:
+        log.write(values["outputs"] + "\\n")
+    time.sleep(0.4)
+    return {"score": True, "comment": values["outputs"]}
+
+run_batch([{"id": str(i), "outputs": str(i)} for i in range(40)], evaluate, Path(sys.argv[1]), concurrency=4)
+"""
+
+
+def test_ctrl_c_writes_the_rows_in_flight_before_stopping(tmp_path):
+    """Rows being judged when Ctrl-C comes are finished and written: their answers are not thrown away."""
+    import signal
+    import subprocess
+    import sys
+
+    results, started = tmp_path / "results.jsonl", tmp_path / "started.log"
+    script = tmp_path / "run.py"
+    script.write_text(INTERRUPTED_RUN, encoding="utf-8")
+    process = subprocess.Popen([sys.executable, str(script), str(results), str(started)], stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while not (results.exists() and len(results.read_bytes().splitlines()) >= 5) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert b"KeyboardInterrupt" in stderr
+    written = [r["id"] for r in read_jsonl(results)]
+    begun = started.read_text().split()
+    assert len(begun) < 40  # it stopped early
+    assert sorted(written, key=int) == sorted(begun, key=int)  # every row begun was written, once
+    assert written == sorted(written, key=int)  # and the file was left in input order

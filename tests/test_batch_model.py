@@ -27,13 +27,22 @@ def test_a_rerun_into_a_new_file_is_answered_from_the_cache(tmp_path, monkeypatc
     monkeypatch.setattr(LocalClient, "_complete", lambda self, request: (calls.append(1), original(self, request))[1])
     cache = ["--cache-file", str(tmp_path / "cache.sqlite3")]
 
-    first = CliRunner().invoke(cli.main, ["batch", str(data), "-o", str(tmp_path / "one.jsonl"), "-j", "3", *cache])
+    summary = tmp_path / "summary.json"
+    first = CliRunner().invoke(
+        cli.main, ["batch", str(data), "-o", str(tmp_path / "one.jsonl"), "-j", "3", *cache, "--summary", str(summary)]
+    )
     assert first.exit_code == 0, first.output
     assert len(calls) == 3
-    again = CliRunner().invoke(cli.main, ["batch", str(data), "-o", str(tmp_path / "two.jsonl"), *cache])
+    counted = json.loads(summary.read_text())
+    assert counted["model_calls"] == 3 and counted["tokens"]["prompt"] > 3 * 20 and counted["tokens"]["completion"] > 3
+    again = CliRunner().invoke(
+        cli.main, ["batch", str(data), "-o", str(tmp_path / "two.jsonl"), *cache, "--summary", str(summary)]
+    )
     assert again.exit_code == 0, again.output
     assert len(calls) == 3  # no model call
     assert "3 scored (3 from the result cache)" in again.stderr
+    recounted = json.loads(summary.read_text())
+    assert recounted["model_calls"] == 0 and recounted["tokens"] == {"prompt": 0, "completion": 0}
     assert (tmp_path / "one.jsonl").read_text() == (tmp_path / "two.jsonl").read_text()
 
     fresh = CliRunner().invoke(cli.main, ["batch", str(data), "-o", str(tmp_path / "three.jsonl"), "--no-cache"])

@@ -19,8 +19,8 @@ def scripted(monkeypatch: pytest.MonkeyPatch):
     judge = ScriptedClient([ANSWER], repeat=True)
     asked: list[tuple] = []
 
-    def build_judge(model_spec, base_url, fallbacks, **model_options):
-        asked.append((model_spec, base_url, fallbacks))
+    def build_judge(model_spec, base_urls, fallbacks, **model_options):
+        asked.append((model_spec, base_urls, fallbacks))
         judge.model_options = model_options
         return judge
 
@@ -44,7 +44,7 @@ def test_score_prints_result_json(scripted):
     }
     user = scripted.requests[0]["messages"][-1]["content"]
     assert "What is 2+2?" in user and "<answer>\n4\n</answer>" in user
-    assert scripted.asked == [("default", None, ())]
+    assert scripted.asked == [("default", (), ())]
 
 
 def test_score_uses_reference_prompt_when_reference_given(scripted):
@@ -78,7 +78,7 @@ def test_score_passes_every_option_through(scripted, tmp_path):
     assert request["messages"][1]["content"].startswith("Rate an essay for clarity")
     assert "<input>\n1+1\n</input>" in request["messages"][1]["content"]
     assert request["response_format"]["json_schema"]["schema"]["properties"]["score"]["enum"] == [0.0, 0.5, 1.0]
-    assert scripted.asked == [("some.gguf", "http://127.0.0.1:9", ("openai:m",))]
+    assert scripted.asked == [("some.gguf", ("http://127.0.0.1:9",), ("openai:m",))]
 
 
 def test_model_loading_options_reach_the_resolver(scripted, tmp_path):

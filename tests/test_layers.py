@@ -32,7 +32,15 @@ LAYERS: list[tuple[str, ...]] = [
     ("localjudge.integrations", "localjudge.integrations.*", "localjudge.prompting"),
     ("localjudge.models",),
     ("localjudge.judge", "localjudge.llm"),
-    ("localjudge.batch", "localjudge.progress", "localjudge.doctor", "localjudge.cli", "localjudge"),
+    (
+        "localjudge.batch",
+        "localjudge.ray_batch",
+        "localjudge.progress",
+        "localjudge.doctor",
+        "localjudge.cli",
+        "localjudge.__main__",
+        "localjudge",
+    ),
 ]
 
 

@@ -35,6 +35,7 @@ from ..errors import (
 from .base import AsyncChatClient, ChatClient, ChatCompletion
 from .endpoint import Endpoint, Secret, resolve_api_key, safe_url
 from .formats import FORMATS, LLAMA_FORM, OPENAI_FORM, check_content, is_schema_rejection, wire_response_format
+from .request import check_max_tokens
 from .retry import RetryPolicy, is_retryable_status, parse_retry_after
 
 __all__ = ["AsyncOpenAICompatibleClient", "OpenAICompatibleClient"]
@@ -116,8 +117,11 @@ class _RemoteBase:
         max_retry_after: float = 60.0,
         headers: Mapping[str, str] | None = None,
         name: str | None = None,
+        max_tokens: int | None = None,
     ) -> None:
         self.endpoint = Endpoint(base_url)
+        # sent with requests that set no limit of their own; the server's default otherwise
+        self.max_tokens = check_max_tokens(max_tokens) if max_tokens is not None else None
         self._api_key: Secret | None = resolve_api_key(api_key)
         if model is not None and (not isinstance(model, str) or not model):
             raise UsageError(f"model must be a non-empty string or None, got {model!r}")
@@ -154,6 +158,7 @@ class _RemoteBase:
             max_retry_after=max_retry_after,
             headers=headers,
             name=name,
+            max_tokens=max_tokens,
         )
 
     # -- what the caller can see ------------------------------------------------
@@ -196,6 +201,8 @@ class _RemoteBase:
         form = FORMATS.get(self.endpoint.base_url)
         kind, schema, wire = wire_response_format(body.pop("response_format", None), form)
         body = {k: v for k, v in body.items() if v is not None}
+        if self.max_tokens is not None and "max_tokens" not in body and "max_completion_tokens" not in body:
+            body["max_tokens"] = self.max_tokens
         # The model this client was configured with wins: a fallback chain or a
         # spec resolver passes one request to several clients, each its own model.
         model = self.model or body.get("model")

@@ -483,3 +483,26 @@ def test_one_client_serves_many_threads_and_tasks(fault_server):
     assert len(server.requests) == 16
     assert all(a.choices[0].message.content == '{"score": true}' for a in answers)
     assert server.wait_open_at_most(0) == 0
+
+
+@pytest.mark.parametrize(
+    ("asked", "sent"),
+    [({}, 50), ({"max_tokens": 10}, 10), ({"max_completion_tokens": 10}, None)],
+)
+def test_a_client_max_tokens_is_sent_with_requests_that_set_none(asked, sent):
+    request = {k: v for k, v in REQUEST.items() if k != "max_tokens"}
+    client = OpenAICompatibleClient("http://127.0.0.1:9/v1", max_tokens=50)
+    body = json.loads(client._build({**request, **asked}).content)
+    assert body.get("max_tokens") == sent
+    assert "max_tokens" not in json.loads(OpenAICompatibleClient("http://127.0.0.1:9/v1")._build(request).content)
+
+
+def test_max_tokens_reaches_a_server_spec_and_loading_options_do_not():
+    from localjudge.errors import ModelSpecError
+    from localjudge.models import resolve_model
+
+    assert resolve_model("openai:m", base_url="http://127.0.0.1:9/v1", max_tokens=5).max_tokens == 5
+    with pytest.raises(UsageError, match="max_tokens"):
+        OpenAICompatibleClient("http://127.0.0.1:9/v1", max_tokens=0)
+    with pytest.raises(ModelSpecError, match="--n-ctx"):
+        resolve_model("openai:m", base_url="http://127.0.0.1:9/v1", n_ctx=512)
