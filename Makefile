@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: install test test-fast lint demo bench stress agreement grammars clean
+.PHONY: install test test-fast lint demo bench bench-batch stress agreement grammars clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,9 @@ demo: $(BIN)/python  ## score one answer with the embedded default model
 bench: $(BIN)/python  ## decoding speed against outlines and llama.cpp's grammar path; what a verdict costs
 	$(BIN)/python benchmarks/bench_decoding.py
 	$(BIN)/python benchmarks/bench_verdicts.py
+
+bench-batch: $(BIN)/python  ## rows/s of `localjudge batch`: local -j 1/-j 8, a pool of 2 servers, Ray with 2 actors
+	$(BIN)/python benchmarks/bench_batch.py
 
 stress: $(BIN)/python  ## 10,000 generations from random logits under 22 schemas; prints the counts
 	$(BIN)/python benchmarks/stress_grammar.py --generations 10000

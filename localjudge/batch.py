@@ -40,6 +40,10 @@ __all__ = [
 ]
 
 
+#: what an evaluator may count of its own work (its ``counters()``), summed into a run's summary
+COUNTERS = ("cached", "model_calls", "prompt_tokens", "completion_tokens")
+
+
 @dataclass
 class BatchSummary:
     """What a run did: rows by outcome, errors by type, the scores it gave, how long it took."""
@@ -68,8 +72,8 @@ class BatchSummary:
             self.errors[record["error"]["type"]] += 1
 
     def add_counters(self, counters: Mapping[str, int]) -> None:
-        """Add an evaluator's counters (``cached``, ``model_calls``, ``prompt_tokens``, ``completion_tokens``)."""
-        for name in ("cached", "model_calls", "prompt_tokens", "completion_tokens"):
+        """Add an evaluator's counters (:data:`COUNTERS`)."""
+        for name in COUNTERS:
             setattr(self, name, getattr(self, name) + int(counters.get(name, 0)))
 
     @property
@@ -172,6 +176,7 @@ class Scoring:
         self._concurrency = concurrency
         self._fail_fast = fail_fast
         self._skip = skip
+        self._in_flight: set[Future[dict[str, Any]]] = set()
 
     def _score(self, row: Row) -> dict[str, Any]:
         if row.error is not None:
@@ -183,8 +188,24 @@ class Scoring:
 
     def _records(self, todo: list[Row]) -> Iterator[dict[str, Any]]:
         """The records of ``todo`` as they finish; here, in a pool of threads."""
-        with ThreadPoolExecutor(max_workers=self._concurrency) as pool:
-            yield from _in_completion_order(pool, self._score, todo, self._concurrency)
+        pool = ThreadPoolExecutor(max_workers=self._concurrency)
+        try:
+            yield from _in_completion_order(pool, self._score, todo, self._concurrency, self._in_flight)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)  # what runs still is drain()'s to wait for
+
+    def drain(self) -> list[dict[str, Any]]:
+        """After an interrupt, the records of the rows being judged, once they finish: their answers are paid for.
+
+        A second interrupt stops the wait. Rows not yet started are not started.
+        """
+        running = {future for future in self._in_flight if not future.cancel()}
+        self._in_flight.clear()
+        finished, _ = wait(running)
+        records = [f.result() for f in finished if not f.cancelled() and f.exception() is None]
+        for record in records:
+            self.summary.count(record)
+        return records
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         summary, started = self.summary, time.monotonic()
@@ -225,17 +246,26 @@ def run_batch(
 
     ``scorer`` does the scoring: :func:`score_rows` in this process, or
     another with its signature (``functools.partial(score_on_ray, actors=4)``).
-    Any exception stops the run after what finished is written; either way
-    the file is left with each id once, in the order of ``rows``.
+    Any exception stops the run after what finished is written (on Ctrl-C,
+    also the rows being judged, unless a second Ctrl-C comes); either way the
+    file is left with each id once, in the order of ``rows``.
     """
     out = ResultsFile(results)
     scoring = scorer(rows, evaluator, concurrency=concurrency, fail_fast=fail_fast, skip=out.scored)
     out.open()
+
+    def write(record: dict[str, Any]) -> None:
+        out.append(record)
+        if on_record is not None:
+            on_record(record)
+
     try:
         for record in scoring:
-            out.append(record)
-            if on_record is not None:
-                on_record(record)
+            write(record)
+    except KeyboardInterrupt:
+        for record in scoring.drain():  # rows already being judged are finished and written first
+            write(record)
+        raise
     finally:
         out.close(order=[row.id for row in scoring.rows])
     return scoring.summary
@@ -275,34 +305,26 @@ def write_csv(results: Path, target: Path) -> None:
 
 
 def _in_completion_order(
-    pool: ThreadPoolExecutor, score: Callable[[Row], dict[str, Any]], todo: list[Row], limit: int
+    pool: ThreadPoolExecutor,
+    score: Callable[[Row], dict[str, Any]],
+    todo: list[Row],
+    limit: int,
+    in_flight: set[Future[dict[str, Any]]],
 ) -> Iterator[dict[str, Any]]:
     """At most ``limit`` rows in flight, so a stop leaves little work half done.
 
-    On Ctrl-C the rows already being judged are finished and handed on before
-    the interrupt goes on (a second Ctrl-C stops at once): their answers are
-    paid for, so they are written, not thrown away.
+    ``in_flight`` holds every row submitted and not yet handed on, for
+    :meth:`Scoring.drain` to finish after an interrupt.
     """
-    pending: set[Future[dict[str, Any]]] = set()
     queue = iter(todo)
-    try:
-        while True:
-            for row in queue:
-                pending.add(pool.submit(score, row))
-                if len(pending) >= limit:
-                    break
-            if not pending:
-                return
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                yield future.result()
-    except KeyboardInterrupt:
-        pending = {future for future in pending if not future.cancel()}
-        finished, pending = wait(pending)
+    while True:
+        for row in queue:
+            in_flight.add(pool.submit(score, row))
+            if len(in_flight) >= limit:
+                break
+        if not in_flight:
+            return
+        finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
         for future in finished:
-            if future.exception() is None:
-                yield future.result()
-        raise
-    finally:
-        for future in pending:
-            future.cancel()
+            in_flight.discard(future)
+            yield future.result()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -145,6 +146,8 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
+#: actors in a Ray run's pool unless --actors says otherwise
+DEFAULT_ACTORS = 2
 #: the most sequences ``batch -j N`` gives a local model unless --parallel says otherwise (each costs n_ctx of memory)
 MAX_DEFAULT_PARALLEL = 16
 MODEL_OPTION_NAMES = (
@@ -159,14 +162,17 @@ MODEL_OPTION_NAMES = (
 )
 
 
-def build_judge(model_spec: str, base_urls: tuple[str, ...], fallbacks: tuple[str, ...], **model_options: Any) -> Any:
+def build_judge(
+    model_spec: str, base_urls: tuple[str, ...], fallbacks: tuple[str, ...], *, load: bool = True, **model_options: Any
+) -> Any:
+    """The judge client; ``load=False`` checks everything but loads no local model (a chain loads none anyway)."""
     from .chat_templates import read_template_option
     from .models import resolve_chain, resolve_model
 
     model_options["chat_template"] = read_template_option(model_options.get("chat_template"))
     if fallbacks:
         return resolve_chain([model_spec, *fallbacks], base_url=base_urls, **model_options)
-    return resolve_model(model_spec, base_url=base_urls, **model_options)
+    return resolve_model(model_spec, base_url=base_urls, load=load, **model_options)
 
 
 def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -196,12 +202,13 @@ def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return model_options(command)
 
 
-def judge_from_settings(settings: dict[str, Any]) -> Any:
+def judge_from_settings(settings: dict[str, Any], *, load: bool = True) -> Any:
     """The judge client the model options name."""
     return build_judge(
         settings["model_spec"],
         settings["base_urls"],
         settings["fallbacks"],
+        load=load,
         **{name: settings[name] for name in MODEL_OPTION_NAMES},
     )
 
@@ -320,9 +327,7 @@ def score(
 @click.option(
     "--actors",
     type=click.IntRange(min=1),
-    default=2,
-    show_default=True,
-    help="--engine ray: judges in the actor pool, each with the model loaded and -j rows in flight.",
+    help="--engine ray: judges in the actor pool, each with its own model loaded and -j rows in flight (default: 2).",
 )
 @judge_options
 @_handle_errors
@@ -339,7 +344,7 @@ def batch(
     cache_file: Optional[Path],
     summary_file: Optional[Path],
     engine: str,
-    actors: int,
+    actors: Optional[int],
     **settings: Any,
 ) -> None:
     """Score every row of a JSONL, CSV or Parquet file (inputs, outputs, reference_outputs, other variables, an id).
@@ -348,7 +353,6 @@ def batch(
     every row is scored, 1 when any failed, 2 for misuse.
     """
     from .batch import run_batch, score_rows, write_csv
-    from .result_cache import default_cache_path
     from .rows import parse_mapping, read_rows
 
     rows = list(read_rows(data, file_format=file_format, mapping=parse_mapping(mapping), id_field=id_field))
@@ -362,32 +366,39 @@ def batch(
         )
     if settings["parallel"] is None and concurrency > 1 and not settings["model_spec"].startswith("openai:"):
         settings["parallel"] = min(concurrency, MAX_DEFAULT_PARALLEL)  # a local model decodes them side by side
-    judge = RowJudge(settings, cache_file=None if no_cache else cache_file or default_cache_path())
     scorer: Callable[..., Any] = score_rows
+    shapes = {RowJudge.shape(row.values) for row in rows if row.error is None}
     if engine == "ray":
         from .ray_batch import score_on_ray
 
-        scorer = functools.partial(score_on_ray, actors=actors)
-    else:  # built before the run, so a bad option stops it at once instead of failing every row
-        judge.prepare({judge.shape(row.values) for row in rows if row.error is None})
+        settings = _absolute_paths(settings)
+        judge = RowJudge(settings, use_cache=not no_cache, cache_file=cache_file.resolve() if cache_file else None)
+        judge.check(shapes)  # each actor loads its own model; nothing is loaded here
+        scorer = functools.partial(score_on_ray, actors=actors or DEFAULT_ACTORS)
+    else:
+        if actors is not None:
+            raise UsageError("--actors is for --engine ray; with the local engine, -j sets the rows in flight")
+        judge = RowJudge(settings, use_cache=not no_cache, cache_file=cache_file)
+        judge.prepare(shapes)  # a bad option or model stops the run before its first row
 
     from .progress import RunProgress
-
-    written = 0
-
-    def on_record(record: dict[str, Any]) -> None:
-        nonlocal written
-        written += 1
-        progress.advance(record)
 
     try:
         with RunProgress(len(rows)) as progress:
             summary = run_batch(
-                rows, judge, results, concurrency=concurrency, fail_fast=fail_fast, on_record=on_record, scorer=scorer
+                rows,
+                judge,
+                results,
+                concurrency=concurrency,
+                fail_fast=fail_fast,
+                on_record=progress.advance,
+                scorer=scorer,
             )
     except KeyboardInterrupt:
-        click.echo(f"\ninterrupted: {written} rows written to {results}; run the same command again to go on", err=True)
-        sys.exit(130)
+        message = f"interrupted: {progress.done} rows written to {results}; run the same command again to go on"
+        click.echo(f"\n{message}", err=True)
+        sys.stderr.flush()
+        os._exit(130)  # the file is closed; a second Ctrl-C must not wait for model calls still running
     click.echo(describe_summary(summary, results), err=True)
     if output_format == "csv":
         write_csv(results, results.with_suffix(".csv"))
@@ -401,43 +412,62 @@ class RowJudge:
     """The batch command's evaluator: each row gets the default prompt for what it has (inputs, a reference).
 
     It pickles as its options only and builds its judge where it is first
-    called, so each Ray actor loads its own. ``counters()`` says what the
-    run cost: answers from the result cache, model calls and their tokens.
+    called, so each Ray actor loads its own (and, with ``cache_file=None``,
+    uses its own machine's default result cache). ``counters()`` says what
+    the run cost: answers from the result cache, model calls and their tokens.
     """
 
-    def __init__(self, settings: dict[str, Any], *, cache_file: Optional[Path]) -> None:
-        self.settings, self.cache_file = settings, cache_file
+    def __init__(self, settings: dict[str, Any], *, use_cache: bool, cache_file: Optional[Path] = None) -> None:
+        self.settings, self.use_cache, self.cache_file = settings, use_cache, cache_file
         self._lock = threading.Lock()
         self._judge: Any = None
         self._cache: Any = None
+        self._failure: Optional[LocalJudgeError] = None
         self._evaluators: dict[tuple[bool, bool], Callable[..., Any]] = {}
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"settings": self.settings, "cache_file": self.cache_file}
+        return {"settings": self.settings, "use_cache": self.use_cache, "cache_file": self.cache_file}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["settings"], cache_file=state["cache_file"])
+        self.__init__(state["settings"], use_cache=state["use_cache"], cache_file=state["cache_file"])
 
     @staticmethod
     def shape(values: dict[str, Any]) -> tuple[bool, bool]:
         return "inputs" in values, "reference_outputs" in values
 
     def prepare(self, shapes: Any) -> None:
+        """Build the judge now, so a bad option or model stops the run before its first row."""
         for shape in shapes:
             self._evaluator(shape)
 
+    def check(self, shapes: Any) -> None:
+        """Every check :meth:`prepare` makes that needs no loaded model: for judges that load elsewhere."""
+        from .clients.base import ScriptedClient
+
+        judge_from_settings(dict(self.settings), load=False)
+        for has_inputs, has_reference in shapes:
+            make_evaluator(self.settings, has_inputs=has_inputs, has_reference=has_reference, judge=ScriptedClient([]))
+
     def _evaluator(self, shape: tuple[bool, bool]) -> Callable[..., Any]:
+        if shape in self._evaluators:
+            return self._evaluators[shape]
         with self._lock:
-            if shape not in self._evaluators:
+            if self._failure is not None:  # a judge that failed to build is not built again for every row
+                raise self._failure
+            try:
                 if self._judge is None:
                     from .clients.metered import MeteredClient
                     from .result_cache import ResultCache
 
-                    self._judge = MeteredClient(judge_from_settings(self.settings))
-                    self._cache = ResultCache(self.cache_file) if self.cache_file is not None else None
-                self._evaluators[shape] = make_evaluator(
-                    self.settings, has_inputs=shape[0], has_reference=shape[1], cache=self._cache, judge=self._judge
-                )
+                    self._judge = MeteredClient(judge_from_settings(dict(self.settings)))
+                    self._cache = ResultCache(self.cache_file) if self.use_cache else None
+                if shape not in self._evaluators:
+                    self._evaluators[shape] = make_evaluator(
+                        self.settings, has_inputs=shape[0], has_reference=shape[1], cache=self._cache, judge=self._judge
+                    )
+            except LocalJudgeError as exc:
+                self._failure = exc
+                raise
             return self._evaluators[shape]
 
     def __call__(self, **values: Any) -> Any:
@@ -453,6 +483,23 @@ class RowJudge:
             "prompt_tokens": judge.prompt_tokens,
             "completion_tokens": judge.completion_tokens,
         }
+
+
+def _absolute_paths(settings: dict[str, Any]) -> dict[str, Any]:
+    """The options with every file they name made absolute, for judges built in other processes (Ray actors)."""
+
+    def absolute(value: Any) -> Any:
+        if isinstance(value, Path):
+            return value.resolve()
+        if isinstance(value, str):
+            prefix, sep, rest = value.partition(":") if value.startswith(("gguf:", "hf:")) else ("", "", value)
+            if Path(rest).expanduser().exists():
+                return f"{prefix}{sep}{Path(rest).expanduser().resolve()}"
+        return value
+
+    paths = {name: absolute(settings[name]) for name in ("prompt_file", "few_shot", "output_schema", "chat_template")}
+    specs = {"model_spec": absolute(settings["model_spec"]), "fallbacks": tuple(map(absolute, settings["fallbacks"]))}
+    return {**settings, **paths, **specs}
 
 
 def describe_summary(summary: Any, results: Path) -> str:

@@ -183,7 +183,12 @@ def _given(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def resolve_model(
-    spec: str, *, base_url: Union[str, Sequence[str], None] = None, api_key: Optional[str] = None, **options: Any
+    spec: str,
+    *,
+    base_url: Union[str, Sequence[str], None] = None,
+    api_key: Optional[str] = None,
+    load: bool = True,
+    **options: Any,
 ) -> Any:
     """A ModelClient for ``spec``. Local models are loaded once per process and shared.
 
@@ -191,7 +196,9 @@ def resolve_model(
     ``chat_template`` for any local model; ``n_gpu_layers`` for llama.cpp; ``device`` and
     ``dtype`` for transformers; timeouts and retries for a remote one. An
     option the spec's engine does not take is an error, not ignored. For the
-    loading options a None means "not given".
+    loading options a None means "not given". ``load=False`` makes every
+    check but loads no local model (and returns None for one): for a run
+    whose judges load elsewhere.
     """
     if not isinstance(spec, str) or not spec.strip():
         raise ModelSpecError(f"A model spec must be a non-empty string, got {spec!r}")
@@ -217,7 +224,7 @@ def resolve_model(
             "model_name": card.name,
         }
     settings = {k: v for k, v in settings.items() if v is not None}
-    return _cached_client(engine, path, {**settings, **options})
+    return _cached_client(engine, path, {**settings, **options}, load=load)
 
 
 def _engine_and_target(spec: str) -> tuple[str, str]:
@@ -289,7 +296,7 @@ def resolve_chain(specs: Sequence[str], *, base_url: Union[str, Sequence[str], N
     return FallbackClient(*clients)
 
 
-def _cached_client(engine: str, path: Path, settings: dict[str, Any]) -> Any:
+def _cached_client(engine: str, path: Path, settings: dict[str, Any], *, load: bool = True) -> Any:
     """Each model is loaded once per process and shared by every evaluator that names it."""
     if engine == "transformers":
         from .clients.transformers import TransformersClient as client_class
@@ -299,6 +306,8 @@ def _cached_client(engine: str, path: Path, settings: dict[str, Any]) -> Any:
         inspect.signature(client_class).bind(path, **settings)
     except TypeError as exc:
         raise ModelSpecError(f"{client_class.__name__} does not take these options: {exc}") from None
+    if not load:
+        return None
     key = (engine, str(path.resolve()), tuple(sorted(settings.items())))
     with _client_cache_lock:
         if key not in _client_cache:
@@ -310,19 +319,23 @@ def _remote_client(
     name: str, *, base_url: Union[str, Sequence[str], None], api_key: Optional[str], **options: Any
 ) -> Any:
     """One server's model, or a pool over several servers of it (requests spread, moving on when one fails)."""
-    urls = [base_url] if isinstance(base_url, str) else [u for u in base_url or () if u]
+    from .clients.endpoint import Endpoint
+    from .clients.remote import OpenAICompatibleClient
+
+    urls = [u for u in ([base_url] if isinstance(base_url, str) else base_url or ()) if u]
     urls = urls or [u for u in [os.environ.get(BASE_URL_ENV)] if u]
     if not urls:
         raise ModelSpecError(
             f"openai:{name} needs a server address: pass --base-url URL (base_url=) or set {BASE_URL_ENV}"
         )
-    if len(set(urls)) != len(urls):
-        raise ModelSpecError(f"openai:{name}: a server is given twice in {urls}; give each --base-url once")
-    from .clients.remote import OpenAICompatibleClient
-
-    servers = [OpenAICompatibleClient(url, api_key=api_key, model=name, **options) for url in urls]
-    if len(servers) == 1:
-        return servers[0]
+    if len(urls) == 1:
+        return OpenAICompatibleClient(urls[0], api_key=api_key, model=name, **options)
+    servers = [Endpoint(url).base_url for url in urls]
+    twice = sorted({server for server in servers if servers.count(server) > 1})
+    if twice:
+        raise ModelSpecError(f"openai:{name}: the server {twice[0]} is given twice; give each --base-url once")
     from .clients.pool import PoolClient
 
-    return PoolClient(*servers)
+    # In a pool another server is the better retry: each member tries its own server once more, not twice.
+    options.setdefault("max_retries", 1)
+    return PoolClient(*(OpenAICompatibleClient(url, api_key=api_key, model=name, **options) for url in urls))

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import pickle
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from .batch import Scoring, as_rows, error_record, score_rows
+from .batch import COUNTERS, Scoring, as_rows, error_record, score_rows
 from .errors import MissingDependencyError, UsageError
 from .rows import Row
 
@@ -28,7 +30,6 @@ __all__ = ["RAY_ADDRESS_ENV", "score_on_ray"]
 
 #: the cluster to join; without it a local cluster is started for the run and stopped after it
 RAY_ADDRESS_ENV = "RAY_ADDRESS"
-COUNTER_NAMES = ("cached", "model_calls", "prompt_tokens", "completion_tokens")
 
 
 def score_on_ray(
@@ -40,16 +41,19 @@ def score_on_ray(
     fail_fast: bool = False,
     skip: Callable[[str], bool] = lambda row_id: False,
     actors: int = 2,
-    rows_per_batch: int = 8,
+    rows_per_batch: int | None = None,
     cpus_per_actor: float = 1.0,
     address: str | None = None,
 ) -> Scoring:
     """:func:`~localjudge.batch.score_rows` on Ray: ``actors`` judges, each scoring ``concurrency`` rows at a time.
 
+    An actor takes ``rows_per_batch`` rows at a time (default: 4 x
+    ``concurrency``, at least 8), keeping ``concurrency`` of them in flight.
     ``address`` (else ``$RAY_ADDRESS``) joins a running cluster, whose nodes
     need localjudge and the model installed; without one, a local cluster is
     started and stopped for the run. Needs the ``ray`` extra.
     """
+    rows_per_batch = max(8, 4 * concurrency) if rows_per_batch is None else rows_per_batch
     for name, value in (("actors", actors), ("rows_per_batch", rows_per_batch), ("concurrency", concurrency)):
         if not isinstance(value, int) or value < 1:
             raise UsageError(f"{name} must be a whole number of at least 1, got {value!r}")
@@ -80,15 +84,22 @@ class _Cluster:
         if ray.is_initialized():
             return False
         # Ray's own log lines (INFO on each dataset, a note on token authentication, an error-level note
-        # on every actor that Ray Data gives constructor arguments) would break the run's progress
-        # display; failures still come through as exceptions.
-        os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")
+        # on every actor that Ray Data gives constructor arguments, the workers' and raylets' lines)
+        # would break the run's progress display. Failures still come through as exceptions; the
+        # actors' logs stay in Ray's session directory (/tmp/ray/session_latest/logs).
         for name in ("ray", "ray.data"):
             logging.getLogger(name).setLevel(logging.ERROR)
         options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
-        if self.address is None:
-            options["num_cpus"] = max(os.cpu_count() or 1, int(self.actors * self.cpus_per_actor + 0.999))
-        ray.init(address=self.address, **options)
+        if self.address is None:  # "local": a cluster of our own, never one a `ray start` left running here
+            options["num_cpus"] = max(os.cpu_count() or 1, math.ceil(self.actors * self.cpus_per_actor))
+        quiet = "RAY_BACKEND_LOG_LEVEL" not in os.environ
+        if quiet:
+            os.environ["RAY_BACKEND_LOG_LEVEL"] = "fatal"
+        try:
+            ray.init(address=self.address or "local", **options)
+        finally:
+            if quiet:
+                del os.environ["RAY_BACKEND_LOG_LEVEL"]
         return True
 
 
@@ -123,7 +134,9 @@ class _RayScoring(Scoring):
             context.enable_progress_bars = False  # the run shows its own progress
             context.print_on_execution_start = False
             items = [{"id": row.id, "values": pickle.dumps(row.values)} for row in good]
-            dataset = ray.data.from_items(items).map_batches(
+            # enough blocks for every actor to have work, each at least a batch when there are rows for it
+            blocks = min(len(items), max(self._cluster.actors, math.ceil(len(items) / self._rows_per_batch)))
+            dataset = ray.data.from_items(items, override_num_blocks=blocks).map_batches(
                 _JudgeActor,
                 fn_constructor_args=(self._evaluator, self._concurrency),
                 batch_size=self._rows_per_batch,
@@ -131,6 +144,7 @@ class _RayScoring(Scoring):
                 compute=ray.data.ActorPoolStrategy(size=self._cluster.actors),
                 num_cpus=self._cluster.cpus_per_actor,
             )
+            warnings.filterwarnings("ignore", "The minimum number of concurrent actors", UserWarning)  # fewer rows
             for item in dataset.iter_rows():
                 self.summary.add_counters(json.loads(item["counters"]))
                 yield json.loads(item["record"])
@@ -160,8 +174,8 @@ class _JudgeActor:
         ]
         scoring = score_rows(rows, self.evaluator, concurrency=self.concurrency)
         records = {record["id"]: record for record in scoring}
-        counted = {name: getattr(scoring.summary, name) for name in COUNTER_NAMES}
-        nothing = {name: 0 for name in COUNTER_NAMES}
+        counted = {name: getattr(scoring.summary, name) for name in COUNTERS}
+        nothing = {name: 0 for name in COUNTERS}
         return {
             "id": [row.id for row in rows],
             "record": [json.dumps(records[row.id], ensure_ascii=False) for row in rows],

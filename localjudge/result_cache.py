@@ -26,7 +26,7 @@ from typing import Any
 
 from .paths import cache_dir
 
-__all__ = ["MAX_RESPONSE_BYTES", "ResultCache", "default_cache_path", "request_key"]
+__all__ = ["MAX_RESPONSE_BYTES", "ResultCache", "request_key"]
 
 FORMAT_VERSION = 1
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a stored answer larger than this is not one of ours
@@ -46,15 +46,11 @@ def request_key(identity: Mapping[str, Any], request: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def default_cache_path() -> Path:
-    return cache_dir() / "results.sqlite3"
-
-
 class ResultCache:
     """``get``/``put`` of responses by key; one connection per thread. ``hits`` and ``misses`` count lookups."""
 
     def __init__(self, path: Path | None = None) -> None:
-        self.path = Path(path) if path is not None else default_cache_path()
+        self.path = Path(path) if path is not None else cache_dir() / "results.sqlite3"
         self._local = threading.local()
         self._lock = threading.Lock()
         self.hits = self.misses = 0

@@ -48,3 +48,37 @@ def test_a_rerun_into_a_new_file_is_answered_from_the_cache(tmp_path, monkeypatc
     fresh = CliRunner().invoke(cli.main, ["batch", str(data), "-o", str(tmp_path / "three.jsonl"), "--no-cache"])
     assert fresh.exit_code == 0 and len(calls) == 6
     assert (tmp_path / "three.jsonl").read_text() == (tmp_path / "one.jsonl").read_text()  # -j 3 gave what -j 1 gives
+
+
+def test_ctrl_c_stops_the_command_with_what_it_wrote_and_exit_130(tmp_path):
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    data = tmp_path / "data.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({"id": f"r{i}", "inputs": f"What is {i}+{i}?", "outputs": str(2 * i)}) + "\n" for i in range(40)
+        ),
+        encoding="utf-8",
+    )
+    results = tmp_path / "results.jsonl"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "localjudge", "batch", str(data), "-o", str(results), "-j", "4", "--no-cache"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COLUMNS": "100"},
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not (results.exists() and results.read_text().count("\n") >= 2):
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr[-2000:]
+    written = int(re.search(r"interrupted: (\d+) rows written to", stderr).group(1))
+    ids = [json.loads(line)["id"] for line in results.read_text().splitlines()]
+    assert 2 <= written < 40 and len(ids) == written
+    assert ids == sorted(ids, key=lambda i: int(i[1:])) and len(set(ids)) == len(ids)  # compacted, in input order

@@ -123,3 +123,25 @@ def test_cli_ray_engine_gives_the_local_engine_results_and_shares_its_cache(tmp_
     assert on_ray["scored"] == local["scored"] == 6 and on_ray["scores"] == local["scores"]
     assert on_ray["model_calls"] == 6 and on_ray["tokens"] == local["tokens"] and local["tokens"]["prompt"] > 0
     assert (again["cached"], again["model_calls"]) == (6, 0)  # the actors answered from the shared cache
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--engine", "ray", "--device", "cpu"], "--device does not apply"),
+        (["--engine", "ray", "--few-shot", "FEW_SHOT", "--no-cache"], "few_shot_examples"),
+        (["--actors", "3"], "--actors is for --engine ray"),
+    ],
+)
+def test_bad_options_stop_a_ray_run_before_any_actor_starts(tmp_path, options, message):
+    from click.testing import CliRunner
+
+    from localjudge import cli
+
+    data = _write(tmp_path / "rows.jsonl", [json.dumps({"outputs": "4"})])
+    few_shot = _write(tmp_path / "few.jsonl", [json.dumps({"inputs": "2+2?"})])  # no outputs, no score
+    options = [str(few_shot) if option == "FEW_SHOT" else option for option in options]
+    result = CliRunner().invoke(cli.main, ["batch", str(data), *options])
+    assert result.exit_code == 2, result.output
+    assert message in result.stderr
+    assert not (tmp_path / "rows.results.jsonl").exists()

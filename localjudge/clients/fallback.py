@@ -105,6 +105,18 @@ class _Chain:
         """The clients to try for one request, in order (a pool reorders them per request)."""
         yield from zip(self.names, self.clients, strict=True)
 
+    def member_identities(self) -> list[dict[str, Any]] | None:
+        """Each client's cache identity; None when one cannot say who it is."""
+        try:
+            identities = [getattr(c, "cache_identity", lambda: None)() for c in self.clients]
+        except Exception:  # a member that cannot even load: the chain will move past it, uncached
+            return None
+        return None if any(i is None for i in identities) else identities
+
+    def identity(self) -> dict[str, Any] | None:
+        identities = self.member_identities()
+        return None if identities is None else {"chain": identities}
+
     def failed(self, failures: list[tuple[str, BaseException]], name: str, exc: BaseException) -> None:
         if not self.should_fall_back(exc):
             raise exc
@@ -129,13 +141,6 @@ class _Chain:
         return AllClientsFailedError(failures, backend=self.backend)
 
     backend = "fallback"
-
-    def identity(self) -> dict[str, Any] | None:
-        try:
-            identities = [getattr(c, "cache_identity", lambda: None)() for c in self.clients]
-        except Exception:  # a member that cannot even load: the chain will move past it, uncached
-            return None
-        return None if any(i is None for i in identities) else {self.backend: identities}
 
     def check_schema(self, schema: Mapping[str, Any]) -> None:
         """Refuse a schema that any client in the chain cannot enforce: never ignore a keyword silently."""

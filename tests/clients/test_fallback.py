@@ -303,3 +303,16 @@ def test_local_client_is_a_judge_for_openevals(default_gguf):
     result = evaluator(inputs="What is 2 + 2?", outputs="4")
     assert result["key"] == "score"
     assert isinstance(result["score"], bool)
+
+
+def test_cache_identity_is_each_client_in_order_under_chain():
+    class Identified(ScriptedClient):
+        def __init__(self, model):
+            super().__init__([ANSWER])
+            self.model = model
+
+        def cache_identity(self):
+            return {"model": self.model}
+
+    chain = FallbackClient(Identified("a"), Identified("b"))
+    assert chain.cache_identity() == {"chain": [{"model": "a"}, {"model": "b"}]}  # the key of answers cached before

@@ -11,7 +11,16 @@ from remote_helpers import REQUEST
 from localjudge.clients.base import ScriptedClient
 from localjudge.clients.fallback import FALLBACK_FIELD
 from localjudge.clients.pool import AsyncPoolClient, PoolClient, pool_order
-from localjudge.errors import AllClientsFailedError, ConnectError, ModelSpecError, UsageError
+from localjudge.errors import (
+    AllClientsFailedError,
+    ConnectError,
+    HTTPStatusError,
+    ModelSpecError,
+    OutputParseError,
+    TimeoutError,
+    TruncatedOutputError,
+    UsageError,
+)
 
 ANSWER = '{"score": true}'
 
@@ -33,8 +42,10 @@ def test_the_least_loaded_member_goes_first():
     assert pool_order([2, 0, 1], [0, 0, 0], now=5.0, turn=0) == [1, 2, 0]
 
 
-def test_resting_members_come_last_soonest_back_first():
-    assert pool_order([0, 0, 0], [9.0, 0.0, 7.0], now=5.0, turn=0) == [1, 2, 0]
+def test_resting_members_come_last_least_loaded_first():
+    assert pool_order([0, 0, 0], [9.0, 0.0, 7.0], now=5.0, turn=0) == [1, 0, 2]
+    assert pool_order([3, 0, 0], [9.0, 0.0, 7.0], now=5.0, turn=0) == [1, 2, 0]
+    assert pool_order([3, 1, 2], [9.0, 8.0, 7.0], now=5.0, turn=0) == [1, 2, 0]  # all resting: still by load
     assert pool_order([0, 0, 0], [9.0, 0.0, 7.0], now=10.0, turn=0) == [0, 1, 2]  # both are back
 
 
@@ -75,11 +86,30 @@ def test_a_request_fails_only_when_every_member_failed_it():
     assert caught.value.backend == "pool"
 
 
-def test_an_error_every_member_would_repeat_is_raised_at_once():
-    bad, other = _member("a", UsageError("bad request")), _member("b")
-    with pytest.raises(UsageError):
-        PoolClient(bad, other, rest=0).chat.completions.create(**REQUEST)
-    assert other.requests == [] or bad.requests == []
+@pytest.mark.parametrize(
+    "error",
+    [
+        UsageError("bad request"),
+        OutputParseError("not JSON", raw_output="oops"),  # another server of the model would write it too
+        TruncatedOutputError("stopped at max_tokens", raw_output='{"score": tr'),
+        HTTPStatusError("bad schema", status_code=400),
+    ],
+)
+def test_an_error_another_server_would_repeat_is_the_request_error_at_once(error):
+    first, other = _member("a", error), _member("b")
+    pool = PoolClient(first, other, rest=60)
+    with pytest.raises(type(error)) as caught:
+        pool.chat.completions.create(**REQUEST)  # the first request of a pool goes to its first member
+    assert caught.value is error and other.requests == []
+    assert pool.chat.completions.create(**REQUEST)[FALLBACK_FIELD]["client"] == "b"  # and "a" was not rested:
+    assert pool._state.resting_until == [0.0, 0.0] and pool._state.in_flight == [0, 0]
+
+
+@pytest.mark.parametrize("error", [HTTPStatusError("busy", status_code=503), TimeoutError("no answer in 1 s")])
+def test_server_failures_move_on(error):
+    pool = PoolClient(_member("a", error), _member("b"))
+    assert pool.chat.completions.create(**REQUEST)[FALLBACK_FIELD]["failures"][0]["error"] == type(error).__name__
+    assert pool._state.in_flight == [0, 0]
 
 
 def test_members_in_flight_are_counted_so_new_requests_go_elsewhere():
@@ -105,18 +135,27 @@ def test_members_in_flight_are_counted_so_new_requests_go_elsewhere():
     assert answered == ["quick"] * 3
 
 
-def test_cache_identity_does_not_depend_on_the_order_of_members():
-    class Identified(ScriptedClient):
-        def __init__(self, url):
-            super().__init__([ANSWER])
-            self.url = url
+class Identified(ScriptedClient):
+    def __init__(self, url, model="m"):
+        super().__init__([ANSWER])
+        self.url, self.model = url, model
 
-        def cache_identity(self):
-            return {"base_url": self.url, "model": "m"}
+    def cache_identity(self):
+        return {"engine": "openai-compatible", "base_url": self.url, "model": self.model}
 
-    one = PoolClient(Identified("http://a"), Identified("http://b"))
-    other = PoolClient(Identified("http://b"), Identified("http://a"))
-    assert one.cache_identity() == other.cache_identity()
+
+def test_cache_identity_is_the_model_whichever_servers_serve_it():
+    pool = PoolClient(Identified("http://a"), Identified("http://b"))
+    assert pool.cache_identity() == {"pool": {"engine": "openai-compatible", "model": "m"}}
+    assert PoolClient(Identified("http://c"), Identified("http://a"), Identified("http://b")).cache_identity() == (
+        pool.cache_identity()
+    )
+    mixed = PoolClient(Identified("http://a", "m"), Identified("http://b", "other"))
+    assert (
+        mixed.cache_identity()
+        == PoolClient(Identified("http://b", "other"), Identified("http://a", "m")).cache_identity()
+    )
+    assert mixed.cache_identity() != pool.cache_identity()
     assert PoolClient(_member("a"), _member("b")).cache_identity() is None  # a member that cannot say who it is
 
 
@@ -125,12 +164,15 @@ def test_bad_rest_is_refused():
         PoolClient(_member("a"), rest=-1)
 
 
-async def test_async_twin_spreads_and_hands_on():
+async def test_async_twin_spreads_hands_on_and_shares_the_pool_health():
     dead, alive = _member("dead", ConnectError("refused")), _member("alive")
-    pool = PoolClient(dead, alive, rest=60).aio
-    assert isinstance(pool, AsyncPoolClient)
-    responses = [await pool.chat.completions.create(**REQUEST) for _ in range(3)]
+    pool = PoolClient(dead, alive, rest=60)
+    twin = pool.aio
+    assert isinstance(twin, AsyncPoolClient)
+    responses = [await twin.chat.completions.create(**REQUEST) for _ in range(3)]
     assert {r[FALLBACK_FIELD]["client"] for r in responses} == {"alive"}
+    assert pool.chat.completions.create(**REQUEST)[FALLBACK_FIELD]["failures"] == []  # it knows "dead" rests
+    assert pool.aio._state is pool._state and len(dead.requests) == 1
 
 
 def test_several_base_urls_make_a_pool_and_a_repeated_one_is_refused():
@@ -139,8 +181,10 @@ def test_several_base_urls_make_a_pool_and_a_repeated_one_is_refused():
     pool = resolve_model("openai:m", base_url=["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"])
     assert isinstance(pool, PoolClient)
     assert [c.base_url for c in pool.clients] == ["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"]
+    assert all(c.retry.max_retries == 1 for c in pool.clients)  # another server is the better retry
     with pytest.raises(ModelSpecError, match="twice"):
-        resolve_model("openai:m", base_url=["http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1"])
+        resolve_model("openai:m", base_url=["http://127.0.0.1:9", "http://127.0.0.1:9/v1/"])
+    assert not isinstance(resolve_model("openai:m", base_url=["", "http://127.0.0.1:9/v1"]), PoolClient)
 
 
 # -- real servers ---------------------------------------------------------------------
