@@ -99,6 +99,7 @@ def test_model_loading_options_reach_the_resolver(scripted, tmp_path):
         "n_gpu_layers": None,
         "device": "cpu",
         "dtype": "bfloat16",
+        "load": True,
     }
 
 
