@@ -146,8 +146,9 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     return command
 
 
-#: actors in a Ray run's pool unless --actors says otherwise
+#: actors in a Ray run's pool unless --actors says otherwise, and the CPUs each reserves (and decodes with)
 DEFAULT_ACTORS = 2
+CPUS_PER_ACTOR = 1
 #: the most sequences ``batch -j N`` gives a local model unless --parallel says otherwise (each costs n_ctx of memory)
 MAX_DEFAULT_PARALLEL = 16
 MODEL_OPTION_NAMES = (
@@ -372,9 +373,11 @@ def batch(
         from .ray_batch import score_on_ray
 
         settings = _absolute_paths(settings)
+        if settings["n_threads"] is None and not settings["model_spec"].startswith("openai:"):
+            settings["n_threads"] = CPUS_PER_ACTOR  # as many threads as Ray gives the actor CPUs, not every core
         judge = RowJudge(settings, use_cache=not no_cache, cache_file=cache_file.resolve() if cache_file else None)
         judge.check(shapes)  # each actor loads its own model; nothing is loaded here
-        scorer = functools.partial(score_on_ray, actors=actors or DEFAULT_ACTORS)
+        scorer = functools.partial(score_on_ray, actors=actors or DEFAULT_ACTORS, cpus_per_actor=CPUS_PER_ACTOR)
     else:
         if actors is not None:
             raise UsageError("--actors is for --engine ray; with the local engine, -j sets the rows in flight")

@@ -20,6 +20,7 @@ EXPECTED_ALL = {
     "AsyncChatClient",
     "AsyncFallbackClient",
     "AsyncOpenAICompatibleClient",
+    "AsyncPoolClient",
     "ChatClient",
     "ChatCompletion",
     "FallbackClient",
@@ -34,6 +35,7 @@ EXPECTED_ALL = {
     "OpenAICompatibleClient",
     "OutlinesClient",
     "OutputParseError",
+    "PoolClient",
     "ScriptedClient",
     "TransformersClient",
     "TransportError",
@@ -78,6 +80,7 @@ def test_lazy_backends_resolve_to_their_modules():
         ("LlamaCppClient", "localjudge.clients.llamacpp"),
         ("OpenAICompatibleClient", "localjudge.clients.remote"),
         ("FallbackClient", "localjudge.clients.fallback"),
+        ("PoolClient", "localjudge.clients.pool"),
         ("OutlinesClient", "localjudge.clients.outlines"),
         ("TransformersClient", "localjudge.clients.transformers"),
     ]:

@@ -26,6 +26,7 @@ __all__ = [
     "ChatCompletion",
     "Record",
     "ScriptedClient",
+    "WrappingClient",
     "make_chat_completion",
     "plain_data",
     "read_response_format",
@@ -169,6 +170,27 @@ class ChatClient:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"
+
+
+class WrappingClient(ChatClient):
+    """A client around another (``self.client``) that adds one thing to every call and is otherwise that client.
+
+    Its other attributes (``check_schema``, ``cache_identity``, ``close``, ...)
+    are the wrapped client's, but ``create_many``, which would go round the wrapper.
+    """
+
+    def __init__(self, client: Any) -> None:
+        super().__init__()
+        self.client = client
+        self.name = getattr(client, "name", type(self).__name__)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("client", "create_many"):
+            raise AttributeError(name)
+        return getattr(self.client, name)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.client!r})"
 
 
 class AsyncChatClient:

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..result_cache import ResultCache, request_key
-from .base import ChatClient, ChatCompletion, call_create, plain_data
+from .base import ChatCompletion, WrappingClient, call_create, plain_data
 
 __all__ = ["CachedClient", "cache_identity"]
 
@@ -23,7 +23,7 @@ def cache_identity(client: Any) -> dict[str, Any] | None:
     return identity() if callable(identity) else None
 
 
-class CachedClient(ChatClient):
+class CachedClient(WrappingClient):
     """``client`` (a blocking ModelClient), answering from ``cache`` when it can; counts in ``cache.hits``."""
 
     def __init__(self, client: Any, cache: ResultCache) -> None:
@@ -33,11 +33,9 @@ class CachedClient(ChatClient):
                 f"{type(client).__name__} cannot be cached: it does not say which model answers "
                 "(a cache_identity() method). Turn the cache off for it (cache=None, --no-cache)."
             )
-        super().__init__()
-        self.client = client
+        super().__init__(client)
         self.cache = cache
         self.identity = identity
-        self.name = getattr(client, "name", "cached")
 
     def _complete(self, request: dict[str, Any]) -> ChatCompletion:
         key = request_key(self.identity, request)
@@ -52,11 +50,3 @@ class CachedClient(ChatClient):
 
     def cache_identity(self) -> dict[str, Any]:
         return self.identity
-
-    def __getattr__(self, name: str) -> Any:  # check_schema, load_info, close, ...: the client's own
-        if name in ("client", "create_many"):  # create_many would go round the cache
-            raise AttributeError(name)
-        return getattr(self.client, name)
-
-    def __repr__(self) -> str:
-        return f"CachedClient({self.client!r})"

@@ -10,18 +10,16 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from .base import ChatClient, call_create
+from .base import WrappingClient, call_create
 
 __all__ = ["MeteredClient"]
 
 
-class MeteredClient(ChatClient):
+class MeteredClient(WrappingClient):
     """``client`` (a blocking ModelClient) with ``calls``, ``prompt_tokens`` and ``completion_tokens`` counted."""
 
     def __init__(self, client: Any) -> None:
-        super().__init__()
-        self.client = client
-        self.name = getattr(client, "name", "metered")
+        super().__init__(client)
         self.calls = self.prompt_tokens = self.completion_tokens = 0
         self._lock = threading.Lock()
 
@@ -33,14 +31,6 @@ class MeteredClient(ChatClient):
             self.prompt_tokens += _count(_field(usage, "prompt_tokens"))
             self.completion_tokens += _count(_field(usage, "completion_tokens"))
         return response
-
-    def __getattr__(self, name: str) -> Any:  # check_schema, cache_identity, close, ...: the client's own
-        if name in ("client", "create_many"):  # create_many would go round the meter
-            raise AttributeError(name)
-        return getattr(self.client, name)
-
-    def __repr__(self) -> str:
-        return f"MeteredClient({self.client!r})"
 
 
 def _field(obj: Any, name: str) -> Any:
