@@ -162,7 +162,7 @@ def _jsonl(path: Path, name: str | None = None) -> Iterator[tuple[int, str, Any]
                 yield (
                     number,
                     where,
-                    MalformedRowError(f"is not valid JSON: {exc.msg} at column {exc.colno}", where=where),
+                    MalformedRowError(f"is not valid JSON: {exc.msg} (column {exc.colno})", where=where),
                 )
 
 

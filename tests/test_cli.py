@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -331,3 +332,72 @@ def test_batch_flattens_its_results_into_csv_on_request(scripted, tmp_path):
     assert rows[2]["error.type"] == "MalformedRowError"
     assert (tmp_path / "data.results.jsonl").exists()  # what a re-run resumes from
     assert run("batch", str(data), "-o", str(tmp_path / "out.csv")).exit_code == 2
+
+
+def test_a_ray_run_passes_on_every_file_it_names_as_an_absolute_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in ("prompt.txt", "judge.gguf", "backup.gguf", "t.jinja"):
+        (tmp_path / name).write_text("x", encoding="utf-8")
+    settings = {
+        "prompt_file": Path("prompt.txt"),
+        "few_shot": None,
+        "output_schema": None,
+        "chat_template": "t.jinja",
+        "model_spec": "gguf:judge.gguf",
+        "fallbacks": ("backup.gguf", "openai:m"),
+        "n_ctx": 512,
+    }
+    absolute = cli._absolute_paths(settings)
+    assert absolute["prompt_file"] == tmp_path / "prompt.txt"
+    assert absolute["chat_template"] == str(tmp_path / "t.jinja")
+    assert absolute["model_spec"] == f"gguf:{tmp_path / 'judge.gguf'}"
+    assert absolute["fallbacks"] == (str(tmp_path / "backup.gguf"), "openai:m")  # a server spec stays as given
+    assert absolute["n_ctx"] == 512 and absolute["few_shot"] is None and settings["model_spec"] == "gguf:judge.gguf"
+
+
+def _batch_settings(**changes):
+    settings = {
+        "model_spec": "default",
+        "base_urls": (),
+        "fallbacks": (),
+        "prompt": None,
+        "prompt_file": None,
+        "system": None,
+        "continuous": False,
+        "choices": None,
+        "no_reasoning": False,
+        "few_shot": None,
+        "few_shot_first": False,
+        "output_schema": None,
+        "feedback_key": "score",
+        **{name: None for name in cli.MODEL_OPTION_NAMES},
+    }
+    return {**settings, **changes}
+
+
+def test_the_row_judge_travels_as_its_options_and_counts_its_work(scripted):
+    import pickle
+
+    judge = cli.RowJudge(_batch_settings(), use_cache=False)
+    result = judge(inputs="What is 2+2?", outputs="4")
+    assert result["score"] is True
+    assert judge.counters() == {"cached": 0, "model_calls": 1, "prompt_tokens": 0, "completion_tokens": 0}
+    copy = pickle.loads(pickle.dumps(judge))  # the scripted judge it built does not travel
+    assert copy.settings == judge.settings and copy.counters() == {}
+
+
+def test_a_row_judge_that_failed_to_build_is_not_built_again_for_every_row(monkeypatch):
+    from localjudge.errors import ModelLoadError
+
+    attempts = []
+
+    def failing(*args, **kwargs):
+        attempts.append(1)
+        raise ModelLoadError("no such file", path="/nowhere.gguf")
+
+    monkeypatch.setattr(cli, "build_judge", failing)
+    judge = cli.RowJudge(_batch_settings(), use_cache=False)
+    for _ in range(3):
+        with pytest.raises(ModelLoadError):
+            judge(outputs="4")
+    assert len(attempts) == 1
