@@ -27,7 +27,7 @@ READOUT_FIELD = "readout"
 
 
 @dataclass
-class _JudgeCore:
+class JudgeCore:
     prompt: Any
     feedback_key: str
     client: Any
@@ -57,22 +57,26 @@ class _JudgeCore:
         request["response_format"] = self.schema.response_format()
         return request
 
-    def read_result(self, response: Any) -> dict[str, Any]:
+    def read_parsed(self, response: Any) -> Any:
+        """The answer, parsed and checked against the schema (an error with the raw text otherwise)."""
         content, finish_reason = _read_choice(response)
-        parsed = parse_json_output(
+        return parse_json_output(
             content,
             self.schema.json_schema,
             finish_reason=finish_reason,
             model_type=self.schema.model_type,
             backend=getattr(self.client, "name", type(self.client).__name__),
         )
+
+    def read_result(self, response: Any) -> dict[str, Any]:
+        parsed = self.read_parsed(response)
         if not self.schema.is_default:
             return parsed
         return {
             "key": self.feedback_key,
             "score": self._score(parsed["score"]),
             "comment": parsed.get("reasoning") if self.use_reasoning else None,
-            "metadata": _response_metadata(response, "score"),
+            "metadata": response_metadata(response, "score"),
         }
 
     def _score(self, score: Any) -> Union[bool, float]:
@@ -104,7 +108,7 @@ def _read_choice(response: Any) -> tuple[Optional[str], Optional[str]]:
     return content, _field(choice, "finish_reason")
 
 
-def _response_metadata(response: Any, score_field: str) -> Optional[dict[str, Any]]:
+def response_metadata(response: Any, score_field: str) -> Optional[dict[str, Any]]:
     """Who answered (a fallback chain) and how likely each score was (a local model), merged; None for neither."""
     metadata: dict[str, Any] = {}
     extra = _field(response, RESPONSE_METADATA_FIELD)
@@ -116,7 +120,7 @@ def _response_metadata(response: Any, score_field: str) -> Optional[dict[str, An
     return plain_data(metadata) or None
 
 
-def _build_core(
+def build_core(
     *,
     prompt: Any,
     feedback_key: str,
@@ -130,7 +134,7 @@ def _build_core(
     output_schema: Any,
     few_shot_placement: str,
     cache: Any,
-) -> _JudgeCore:
+) -> JudgeCore:
     if prompt is None:
         raise UsageError("prompt is required: a template string, a callable returning messages or a LangChain prompt")
     if not isinstance(feedback_key, str) or not feedback_key:
@@ -165,7 +169,7 @@ def _build_core(
     check = getattr(client, "check_schema", None)
     if callable(check):
         check(schema.json_schema)  # refuse a schema keyword this client cannot enforce, now rather than later
-    return _JudgeCore(
+    return JudgeCore(
         prompt=prompt,
         feedback_key=feedback_key,
         client=client,
@@ -248,7 +252,7 @@ def create_llm_as_judge(
     a request the judge has answered before from the result cache, without a
     model call.
     """
-    core = _build_core(**_arguments(locals()))
+    core = build_core(**_arguments(locals()))
 
     def evaluator(*, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any) -> Any:
         request = core.build_request(inputs, outputs, reference_outputs, kwargs)
@@ -274,7 +278,7 @@ def create_async_llm_as_judge(
     cache: Any = None,
 ) -> SimpleAsyncEvaluator:
     """The async twin of :func:`create_llm_as_judge`."""
-    core = _build_core(**_arguments(locals()))
+    core = build_core(**_arguments(locals()))
 
     async def evaluator(
         *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
