@@ -528,6 +528,111 @@ def describe_summary(summary: Any, results: Path) -> str:
 
 
 @main.command()
+@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--labels",
+    "labels_file",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Rows with an id and a label: a labels file, or the data file that was scored (JSONL, CSV, Parquet).",
+)
+@click.option("--label-field", default="label", show_default=True, help="The labels' column.")
+@click.option("--id-field", default="id", show_default=True, help="The labels' id column (else the row number).")
+@click.option("--bins", type=click.IntRange(min=1, max=100), default=10, show_default=True, help="Calibration bins.")
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path), help="Draw the report as a PNG.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@_handle_errors
+def agreement(
+    results: Path,
+    labels_file: Path,
+    label_field: str,
+    id_field: str,
+    bins: int,
+    plot_file: Optional[Path],
+    as_json: bool,
+) -> None:
+    """How well a run's verdicts agree with human labels: accuracy, kappa, confusion, calibration, position bias."""
+    from .agreement import agreement as measure
+    from .rows import read_rows
+
+    labels, unreadable = {}, []
+    for row in read_rows(labels_file, id_field=id_field):
+        if row.error is not None:
+            unreadable.append(row.error)
+        elif row.values.get(label_field) not in (None, ""):
+            labels[row.id] = row.values[label_field]
+    if not labels:
+        raise UsageError(f"{labels_file} has no rows with a {label_field!r} value; name the column with --label-field")
+    report = measure(_read_results(results), labels, bins=bins)
+    if unreadable:
+        click.echo(f"{len(unreadable)} label rows could not be read; the first: {unreadable[0]}", err=True)
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), indent=2))
+    else:
+        click.echo(describe_agreement(report))
+    if plot_file is not None:
+        from .agreement_plot import plot_agreement
+
+        click.echo(f"drawn in {plot_agreement(report, plot_file, title=results.name)}", err=True)
+
+
+def _read_results(path: Path) -> list[dict[str, Any]]:
+    """The records of a results file; a line that is not a record is an error naming it (a torn last line is skipped)."""
+    from .rows import read_text
+
+    lines = read_text(path).split("\n")
+    records = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if number == len(lines):  # cut by a kill mid-write; the next run of batch removes it
+                continue
+            raise UsageError(f"{path}:{number} is not a results line ({exc.msg})") from None
+        if not isinstance(record, dict) or "id" not in record:
+            raise UsageError(f"{path}:{number} is not a results line (an object with an id)")
+        records.append(record)
+    return records
+
+
+def describe_agreement(report: Any) -> str:
+    """The report as a few aligned lines."""
+
+    def number(value: Optional[float]) -> str:
+        return "n/a" if value is None else f"{value:.3f}"
+
+    lines = [
+        f"{report.compared} rows compared ({report.without_label} verdicts without a label, "
+        f"{report.without_verdict} labelled rows without a verdict)",
+        f"accuracy {number(report.accuracy)}   Cohen's kappa {number(report.kappa)}",
+    ]
+    if report.classes:
+        width = max(7, *(len(c) + 2 for c in report.classes))
+        lines.append("confusion (rows: label, columns: verdict)")
+        lines.append(" " * width + "".join(c.rjust(width) for c in report.classes))
+        for name, row in zip(report.classes, report.confusion, strict=True):
+            lines.append(name.rjust(width) + "".join(str(n).rjust(width) for n in row))
+    if report.with_probabilities:
+        lines.append(
+            f"calibration: ECE {number(report.ece)} over {report.with_probabilities} verdicts with probabilities"
+        )
+        lines.append("  confidence   verdicts   mean confidence   share right")
+        for b in report.reliability:
+            if b.count:
+                lines.append(
+                    f"  {b.low:.2f}-{b.high:.2f}  {b.count:9d}   {b.mean_confidence:15.3f}   {b.accuracy:11.3f}"
+                )
+    if report.position_consistency is not None:
+        lines.append(
+            f"pairwise: position consistency {number(report.position_consistency)}, "
+            f"flip rate {number(report.flip_rate)}"
+        )
+    return "\n".join(lines)
+
+
+@main.command()
 @click.option("--continuous", is_flag=True)
 @click.option("--choices", callback=_parse_choices, metavar="0,0.5,1")
 @click.option("--no-reasoning", is_flag=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from localjudge.agreement import (
@@ -95,3 +97,56 @@ def test_pairwise_results_give_position_consistency_and_flips():
     assert report.accuracy == pytest.approx(1 / 4)
     assert report.classes == ["A", "B", "tie"]
     assert report.position_consistency == pytest.approx(2 / 4) and report.flip_rate == pytest.approx(1 / 4)
+
+
+def _write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def test_the_command_reports_and_draws(tmp_path):
+    from click.testing import CliRunner
+
+    from localjudge import cli
+
+    results = _write_jsonl(
+        tmp_path / "results.jsonl",
+        [
+            {"id": "1", "result": _result(True, {"true": 0.9, "false": 0.1})},
+            {"id": "2", "result": _result(False, {"true": 0.3, "false": 0.7})},
+            {"id": "3", "result": _result(True, {"true": 0.6, "false": 0.4})},
+        ],
+    )
+    with (tmp_path / "results.jsonl").open("a") as torn:
+        torn.write('{"id": "4", "res')  # a kill mid-write leaves this; it is skipped
+    data = tmp_path / "data.csv"
+    data.write_text("id,question,human\n1,a,true\n2,b,true\n3,c,true\n", encoding="utf-8")
+    plot = tmp_path / "plots" / "agreement.png"
+    result = CliRunner().invoke(
+        cli.main, ["agreement", str(results), "--labels", str(data), "--label-field", "human", "--plot", str(plot)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "3 rows compared" in result.stdout and "accuracy 0.667" in result.stdout
+    assert "calibration: ECE" in result.stdout
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 20_000
+
+    as_json = CliRunner().invoke(
+        cli.main, ["agreement", str(results), "--labels", str(data), "--label-field", "human", "--json"]
+    )
+    report = json.loads(as_json.stdout)
+    assert report["accuracy"] == pytest.approx(2 / 3) and report["confusion"] == [[0, 0], [1, 2]]
+
+
+def test_the_command_says_what_is_wrong_with_its_files(tmp_path):
+    from click.testing import CliRunner
+
+    from localjudge import cli
+
+    results = _write_jsonl(tmp_path / "results.jsonl", [{"id": "1", "result": _result(True)}, {"no": "id"}])
+    labels = _write_jsonl(tmp_path / "labels.jsonl", [{"id": "1", "label": True}])
+    bad = CliRunner().invoke(cli.main, ["agreement", str(results), "--labels", str(labels)])
+    assert bad.exit_code == 2 and "results.jsonl:2 is not a results line" in bad.stderr
+    unlabelled = CliRunner().invoke(
+        cli.main, ["agreement", str(results), "--labels", str(labels), "--label-field", "x"]
+    )
+    assert unlabelled.exit_code == 2 and "no rows with a 'x' value" in unlabelled.stderr

@@ -39,6 +39,7 @@ LAYERS: list[tuple[str, ...]] = [
         "localjudge.progress",
         "localjudge.doctor",
         "localjudge.cli",
+        "localjudge.agreement_plot",
         "localjudge.__main__",
         "localjudge",
     ),
