@@ -196,7 +196,7 @@ def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 help="Put the examples before the prompt, so every row's prompt starts alike (a local model reuses it).",
             ),
             click.option("--output-schema", type=path, help="JSON schema file for a custom answer shape."),
-            click.option("--feedback-key", default="score", show_default=True),
+            click.option("--feedback-key", help="The result's key (default: score; preference for pairs)."),
         ]
     ):
         command = option(command)
@@ -214,12 +214,31 @@ def judge_from_settings(settings: dict[str, Any], *, load: bool = True) -> Any:
     )
 
 
+#: the options that shape a single output's score, which a pairwise judge does not take
+SINGLE_OUTPUT_OPTIONS = {
+    "continuous": "--continuous",
+    "choices": "--choices",
+    "few_shot": "--few-shot",
+    "output_schema": "--output-schema",
+}
+
+
 def make_evaluator(
     settings: dict[str, Any], *, has_inputs: bool, has_reference: bool, cache: Any = None, judge: Any = None
 ) -> Callable[..., Any]:
-    """An evaluator from the judge options (on ``judge`` when given); our default prompt when none was given."""
+    """An evaluator from the judge options (on ``judge`` when given); our default prompt when none was given.
+
+    ``settings["pairwise"]`` makes it a pairwise judge (outputs_a, outputs_b).
+    """
     from .judge import create_llm_as_judge
 
+    pairwise = bool(settings.get("pairwise"))
+    if settings.get("allow_ties") and not pairwise:
+        raise UsageError("--allow-ties is for pairs: use it with --pairwise (batch) or compare")
+    if pairwise:
+        given = [flag for name, flag in SINGLE_OUTPUT_OPTIONS.items() if settings.get(name)]
+        if given:
+            raise UsageError(f"{', '.join(given)} shapes a single output's score; a pairwise judge picks A or B")
     prompt, prompt_file = settings["prompt"], settings["prompt_file"]
     if prompt is not None and prompt_file is not None:
         raise UsageError("Give --prompt or --prompt-file, not both")
@@ -227,17 +246,28 @@ def make_evaluator(
         from .rows import read_text
 
         prompt = read_text(prompt_file)
-    if prompt is None:
-        prompt = default_prompt(has_inputs=has_inputs, has_reference=has_reference)
     judge = judge_from_settings(settings) if judge is None else judge
     if cache is not None:
         from .clients.cached import cache_identity
 
         if cache_identity(judge) is None:  # a judge that cannot say which model answers is asked every time
             cache = None
+    if pairwise:
+        from .pairwise import create_pairwise_judge
+
+        return create_pairwise_judge(
+            prompt=prompt,
+            feedback_key=settings["feedback_key"] or "preference",
+            judge=judge,
+            system=settings["system"],
+            allow_ties=bool(settings.get("allow_ties")),
+            use_reasoning=not settings["no_reasoning"],
+            reference=has_reference,
+            cache=cache,
+        )
     return create_llm_as_judge(
-        prompt=prompt,
-        feedback_key=settings["feedback_key"],
+        prompt=prompt if prompt is not None else default_prompt(has_inputs=has_inputs, has_reference=has_reference),
+        feedback_key=settings["feedback_key"] or "score",
         judge=judge,
         system=settings["system"],
         continuous=settings["continuous"],
@@ -248,6 +278,40 @@ def make_evaluator(
         few_shot_placement="start" if settings["few_shot_first"] else "end",
         cache=cache,
     )
+
+
+@main.command()
+@click.option("--inputs", help="The request both outputs answer.")
+@click.option("--output-a", "outputs_a", required=True, help="The first output.")
+@click.option("--output-b", "outputs_b", required=True, help="The second output.")
+@click.option("--reference-outputs", help="A reference answer both are measured against.")
+@click.option("--allow-ties", is_flag=True, help="Let the judge answer that neither is better.")
+@click.option("--prompt", help="Prompt template with {inputs}, {outputs_a}, {outputs_b}, {reference_outputs}.")
+@click.option(
+    "--prompt-file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Read it from a file."
+)
+@click.option("--system", help="System message placed before the prompt.")
+@click.option("--no-reasoning", is_flag=True, help="Ask for the verdict only, without reasoning.")
+@click.option("--feedback-key", help="The result's key (default: preference).")
+@model_options
+@_handle_errors
+def compare(
+    inputs: Optional[str],
+    outputs_a: str,
+    outputs_b: str,
+    reference_outputs: Optional[str],
+    **settings: Any,
+) -> None:
+    """Say which of two outputs is better, asking in both orders; print the result as JSON.
+
+    The score is 1.0 when A is better, 0.0 when B is, 0.5 for a tie or when
+    the two orders disagree (metadata.consistent is then false).
+    """
+    settings.update(pairwise=True, continuous=False, choices=None, few_shot=None, few_shot_first=False)
+    settings["output_schema"] = None
+    evaluator = make_evaluator(settings, has_inputs=inputs is not None, has_reference=reference_outputs is not None)
+    result = evaluator(inputs=inputs, outputs_a=outputs_a, outputs_b=outputs_b, reference_outputs=reference_outputs)
+    click.echo(json.dumps(result, ensure_ascii=False, indent=2))
 
 
 @main.command()
@@ -319,6 +383,12 @@ def score(
     help="The result cache (default: results.sqlite3 in the cache directory).",
 )
 @click.option(
+    "--pairwise",
+    is_flag=True,
+    help="Judge pairs: each row has outputs_a and outputs_b (and inputs); asked in both orders.",
+)
+@click.option("--allow-ties", is_flag=True, help="--pairwise: let the judge answer that neither is better.")
+@click.option(
     "--engine",
     type=click.Choice(["local", "ray"]),
     default="local",
@@ -344,11 +414,15 @@ def batch(
     no_cache: bool,
     cache_file: Optional[Path],
     summary_file: Optional[Path],
+    pairwise: bool,
+    allow_ties: bool,
     engine: str,
     actors: Optional[int],
     **settings: Any,
 ) -> None:
     """Score every row of a JSONL, CSV or Parquet file (inputs, outputs, reference_outputs, other variables, an id).
+
+    With --pairwise each row is a pair (inputs, outputs_a, outputs_b), judged in both orders.
 
     A row that cannot be judged is an error line in the results; exit 0 when
     every row is scored, 1 when any failed, 2 for misuse.
@@ -356,6 +430,7 @@ def batch(
     from .batch import run_batch, score_rows, write_csv
     from .rows import parse_mapping, read_rows
 
+    settings.update(pairwise=pairwise, allow_ties=allow_ties)
     rows = list(read_rows(data, file_format=file_format, mapping=parse_mapping(mapping), id_field=id_field))
     results = results or data.with_name(data.stem + ".results.jsonl")
     if results.resolve() == data.resolve():
@@ -366,7 +441,8 @@ def batch(
             "add --output-format csv for a CSV beside it"
         )
     if settings["parallel"] is None and concurrency > 1 and not settings["model_spec"].startswith("openai:"):
-        settings["parallel"] = min(concurrency, MAX_DEFAULT_PARALLEL)  # a local model decodes them side by side
+        # a local model decodes them side by side; a pair is two requests (its two orders)
+        settings["parallel"] = min(concurrency * (2 if pairwise else 1), MAX_DEFAULT_PARALLEL)
     scorer: Callable[..., Any] = score_rows
     shapes = {RowJudge.shape(row.values) for row in rows if row.error is None}
     if engine == "ray":

@@ -115,10 +115,8 @@ def combine_orders(key: str, first: OrderVerdict, second: OrderVerdict) -> dict[
         metadata["probabilities"] = {
             side: (first.probabilities.get(side, 0.0) + second.probabilities.get(side, 0.0)) / 2 for side in sides
         }
-    reasons = [r for r in (first.reasoning, second.reasoning) if r is not None]
     comment = None
-    if reasons:
-        metadata["reasoning"] = [first.reasoning, second.reasoning]
+    if first.reasoning is not None or second.reasoning is not None:
         comment = f"A then B: {first.reasoning}\nB then A: {second.reasoning}"
     return {"key": key, "score": SCORES[winner], "comment": comment, "metadata": metadata}
 

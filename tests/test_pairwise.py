@@ -126,3 +126,52 @@ def test_the_default_model_judges_a_pair_in_both_orders():
     )
     assert metadata["consistent"] == (metadata["verdicts"][0] == metadata["verdicts"][1])
     assert sum(metadata["probabilities"].values()) == pytest.approx(1.0, abs=0.01)
+
+
+# -- the command line ------------------------------------------------------------------
+
+
+@pytest.fixture
+def rule_judge(monkeypatch):
+    from localjudge import cli
+
+    judge = Judge(lambda a, b: "A" if a == GOOD else "B")
+    monkeypatch.setattr(cli, "build_judge", lambda *args, **kwargs: judge)
+    return judge
+
+
+def test_compare_prints_the_verdict(rule_judge):
+    from click.testing import CliRunner
+
+    from localjudge import cli
+
+    result = CliRunner().invoke(cli.main, ["compare", "--inputs", "Capital?", "--output-a", BAD, "--output-b", GOOD])
+    assert result.exit_code == 0, result.output
+    verdict = json.loads(result.stdout)
+    assert (verdict["key"], verdict["score"], verdict["metadata"]["winner"]) == ("preference", 0.0, "B")
+    assert len(rule_judge.requests) == 2
+
+
+def test_batch_judges_pairs_and_refuses_single_output_options(rule_judge, tmp_path):
+    from click.testing import CliRunner
+
+    from localjudge import cli
+
+    data = tmp_path / "pairs.jsonl"
+    pairs = [(GOOD, BAD), (BAD, GOOD), (GOOD, BAD)]
+    data.write_text(
+        "".join(json.dumps({"id": f"p{i}", "inputs": "Capital?", "outputs_a": a, "outputs_b": b}) + "\n"
+                for i, (a, b) in enumerate(pairs)),
+        encoding="utf-8",
+    )  # fmt: skip
+    result = CliRunner().invoke(cli.main, ["batch", str(data), "--pairwise", "-j", "2", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in (tmp_path / "pairs.results.jsonl").read_text().splitlines()]
+    assert [r["result"]["metadata"]["winner"] for r in records] == ["A", "B", "A"]
+    assert "scores: 1.0 2, 0.0 1" in result.stderr
+    for options, message in [
+        (["--pairwise", "--continuous"], "--continuous shapes a single output's score"),
+        (["--allow-ties"], "--allow-ties is for pairs"),
+    ]:
+        refused = CliRunner().invoke(cli.main, ["batch", str(data), *options, "-o", str(tmp_path / "x.jsonl")])
+        assert refused.exit_code == 2 and message in refused.stderr, refused.output
