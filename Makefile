@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: install test test-fast lint demo bench bench-batch stress agreement grammars clean
+.PHONY: install test test-fast lint demo bench bench-batch bench-agreement stress agreement grammars clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,9 @@ bench: $(BIN)/python  ## decoding speed against outlines and llama.cpp's grammar
 
 bench-batch: $(BIN)/python  ## rows/s of `localjudge batch`: local -j 1/-j 8, a pool of 2 servers, Ray with 2 actors
 	$(BIN)/python benchmarks/bench_batch.py
+
+bench-agreement: $(BIN)/python  ## the pairwise judge on LLMBar's 100 human-labelled pairs (MODEL=SPEC for another judge)
+	$(BIN)/python benchmarks/bench_agreement.py --model $(or $(MODEL),default)
 
 stress: $(BIN)/python  ## 10,000 generations from random logits under 22 schemas; prints the counts
 	$(BIN)/python benchmarks/stress_grammar.py --generations 10000
