@@ -16,8 +16,12 @@ import click
 from .errors import LocalJudgeError, UsageError
 
 
-def default_prompt(*, has_inputs: bool, has_reference: bool) -> str:
-    """Our default judging instructions, with sections only for what was given."""
+def default_prompt(*, has_inputs: bool, has_reference: bool, guard: bool = True) -> str:
+    """Our default judging instructions, with sections only for what was given.
+
+    ``guard`` tells the judge the tagged text is material, not instructions
+    (on by default; ``make bench-injection`` measures what it changes).
+    """
     parts = [
         "You are a careful, impartial judge. Decide whether the answer below is correct"
         + (" and actually responds to the question." if has_inputs else ".")
@@ -28,6 +32,10 @@ def default_prompt(*, has_inputs: bool, has_reference: bool) -> str:
     parts.append("<answer>\n{outputs}\n</answer>")
     if has_reference:
         parts.append("A reference answer, known to be correct:\n<reference>\n{reference_outputs}\n</reference>")
+    if guard:
+        from .prompting import DATA_NOT_INSTRUCTIONS
+
+        parts.append(DATA_NOT_INSTRUCTIONS)
     return "\n\n".join(parts) + "\n"
 
 
@@ -185,6 +193,7 @@ def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 "--prompt", help="Prompt template with {inputs}, {outputs}, {reference_outputs} and other names."
             ),
             click.option("--prompt-file", type=path, help="Read the prompt template from a file."),
+            click.option("--evaluator", metavar="NAME", help="A ready-made evaluator (localjudge evaluators list)."),
             click.option("--system", help="System message placed before the prompt."),
             click.option("--continuous", is_flag=True, help="Score from 0.0 to 1.0 instead of true/false."),
             click.option("--choices", callback=_parse_choices, metavar="0,0.5,1", help="Allowed scores."),
@@ -246,6 +255,23 @@ def make_evaluator(
         from .rows import read_text
 
         prompt = read_text(prompt_file)
+    feedback_key, continuous = settings["feedback_key"], settings["continuous"]
+    if settings.get("evaluator"):
+        from .evaluators import EVALUATORS
+
+        ready = EVALUATORS.get(settings["evaluator"])
+        if ready is None:
+            raise UsageError(f"no evaluator named {settings['evaluator']!r}; see: localjudge evaluators list")
+        if prompt is not None:
+            raise UsageError("--evaluator brings its own prompt; give --evaluator or --prompt, not both")
+        if ready.pairwise != pairwise:
+            where = "compare or batch --pairwise" if ready.pairwise else "score or batch (without --pairwise)"
+            raise UsageError(
+                f"the {ready.name} evaluator judges {'pairs' if ready.pairwise else 'one output'}: use {where}"
+            )
+        prompt = ready.prompt or None
+        feedback_key = feedback_key or ready.name
+        continuous = continuous or ready.continuous
     judge = judge_from_settings(settings) if judge is None else judge
     if cache is not None:
         from .clients.cached import cache_identity
@@ -257,7 +283,7 @@ def make_evaluator(
 
         return create_pairwise_judge(
             prompt=prompt,
-            feedback_key=settings["feedback_key"] or "preference",
+            feedback_key=feedback_key or "preference",
             judge=judge,
             system=settings["system"],
             allow_ties=bool(settings.get("allow_ties")),
@@ -267,10 +293,10 @@ def make_evaluator(
         )
     return create_llm_as_judge(
         prompt=prompt if prompt is not None else default_prompt(has_inputs=has_inputs, has_reference=has_reference),
-        feedback_key=settings["feedback_key"] or "score",
+        feedback_key=feedback_key or "score",
         judge=judge,
         system=settings["system"],
-        continuous=settings["continuous"],
+        continuous=continuous,
         choices=settings["choices"],
         use_reasoning=not settings["no_reasoning"],
         few_shot_examples=_read_jsonl(settings["few_shot"]) if settings["few_shot"] else None,
@@ -290,6 +316,7 @@ def make_evaluator(
 @click.option(
     "--prompt-file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Read it from a file."
 )
+@click.option("--evaluator", metavar="NAME", help="A ready-made pairwise evaluator (localjudge evaluators list).")
 @click.option("--system", help="System message placed before the prompt.")
 @click.option("--no-reasoning", is_flag=True, help="Ask for the verdict only, without reasoning.")
 @click.option("--feedback-key", help="The result's key (default: preference).")
@@ -731,6 +758,21 @@ def grammar(
             click.echo(str(path))
         return
     click.echo(default_grammar(continuous=continuous, choices=choices, use_reasoning=not no_reasoning, fmt=fmt))
+
+
+@main.group()
+def evaluators() -> None:
+    """The ready-made evaluators (--evaluator NAME on score, batch and compare)."""
+
+
+@evaluators.command("list")
+def evaluators_list() -> None:
+    """One line per evaluator: its name and what it judges."""
+    from .evaluators import EVALUATORS
+
+    width = max(map(len, EVALUATORS))
+    for evaluator in EVALUATORS.values():
+        click.echo(f"{evaluator.name.ljust(width)}  {evaluator.description}")
 
 
 @main.group()

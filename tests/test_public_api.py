@@ -43,8 +43,12 @@ EXPECTED_ALL = {
     "UnsupportedSchemaError",
     "UsageError",
     "__version__",
+    "create_async_ensemble_judge",
     "create_async_llm_as_judge",
+    "create_async_pairwise_judge",
+    "create_ensemble_judge",
     "create_llm_as_judge",
+    "create_pairwise_judge",
     "default_output_schema",
     "resolve_model",
 }

@@ -1,0 +1,106 @@
+"""Ensembles: votes, means and spreads, ties settled by probability, failing members left out."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from localjudge.clients.base import ScriptedClient
+from localjudge.ensemble import combine_verdicts, create_async_ensemble_judge, create_ensemble_judge
+from localjudge.errors import AllClientsFailedError, UsageError
+from localjudge.judge import create_async_llm_as_judge, create_llm_as_judge
+
+
+def _result(score, comment=None, **metadata):
+    return {"key": "score", "score": score, "comment": comment, "metadata": metadata or None}
+
+
+def test_booleans_go_by_majority_with_the_share_behind_it():
+    combined = combine_verdicts([_result(True, "yes"), _result(False, "no"), _result(True, "also yes")])
+    assert combined["score"] is True and combined["comment"] == "yes"
+    assert combined["metadata"]["votes"] == {"true": 2, "false": 1}
+    assert combined["metadata"]["agreement"] == pytest.approx(2 / 3)
+    assert [m["score"] for m in combined["metadata"]["members"]] == [True, False, True]
+
+
+def test_a_tied_vote_goes_to_the_value_the_members_found_likelier():
+    tied = [
+        _result(False, probabilities={"true": 0.45, "false": 0.55}),
+        _result(True, probabilities={"true": 0.9, "false": 0.1}),
+    ]
+    assert combine_verdicts(tied)["score"] is True  # mean P(true) 0.675 against P(false) 0.325
+    assert combine_verdicts([_result(False), _result(True)])["score"] is False  # no probabilities: the first member's
+
+
+def test_scores_are_averaged_with_their_spread_unless_they_are_choices():
+    combined = combine_verdicts([_result(0.2), _result(0.4), _result(0.9)])
+    assert combined["score"] == pytest.approx(0.5)
+    spread = ((0.3**2 + 0.1**2 + 0.4**2) / 3) ** 0.5
+    assert combined["metadata"]["spread"] == pytest.approx(spread)
+    assert combined["metadata"]["agreement"] == pytest.approx(1 - 2 * spread)
+    voted = combine_verdicts([_result(0.5), _result(1), _result(0.5)], vote_numbers=True)
+    assert voted["score"] == 0.5 and voted["metadata"]["votes"] == {"0.5": 2, "1": 1}
+
+
+def test_pairwise_results_vote_with_their_winner():
+    def pair(winner):
+        return {"key": "preference", "score": {"A": 1.0, "B": 0.0, "tie": 0.5}[winner], "comment": None,
+                "metadata": {"winner": winner, "consistent": True}}  # fmt: skip
+
+    combined = combine_verdicts([pair("B"), pair("A"), pair("B")])
+    assert (combined["key"], combined["score"], combined["metadata"]["winner"]) == ("preference", 0.0, "B")
+    with pytest.raises(UsageError, match="cannot be combined"):
+        combine_verdicts([_result(True), _result(0.5)])
+
+
+def _member(*answers):
+    return create_llm_as_judge(prompt="Is {outputs} right?", judge=ScriptedClient(list(answers), repeat=True))
+
+
+def _answer(score):
+    return json.dumps({"reasoning": f"I say {json.dumps(score)}.", "score": score})
+
+
+def test_an_ensemble_of_evaluators_leaves_out_a_failing_member_and_names_it():
+    ensemble = create_ensemble_judge(_member(_answer(True)), _member("not json"), _member(_answer(True)))
+    result = ensemble(outputs="4")
+    assert result["score"] is True and result["metadata"]["votes"] == {"true": 2}
+    assert result["metadata"]["failures"] == [
+        {"member": "member 2", "error": "OutputParseError", "message": result["metadata"]["failures"][0]["message"]}
+    ]
+    with pytest.raises(AllClientsFailedError):
+        create_ensemble_judge(_member("no"), _member("nope"))(outputs="4")
+
+
+def test_members_scoring_from_choices_are_voted_on():
+    def chooser(score):
+        return create_llm_as_judge(
+            prompt="{outputs}", choices=[0, 0.5, 1], judge=ScriptedClient([_answer(score)], repeat=True)
+        )
+
+    assert create_ensemble_judge(chooser(0.5), chooser(1), chooser(0.5))(outputs="x")["score"] == 0.5
+    averaged = create_ensemble_judge(
+        create_llm_as_judge(prompt="{outputs}", continuous=True, judge=ScriptedClient([_answer(0.5)], repeat=True)),
+        create_llm_as_judge(prompt="{outputs}", continuous=True, judge=ScriptedClient([_answer(1)], repeat=True)),
+    )(outputs="x")
+    assert averaged["score"] == pytest.approx(0.75) and "spread" in averaged["metadata"]
+
+
+def test_an_ensemble_needs_members_and_raises_what_is_not_a_judge_failure():
+    with pytest.raises(UsageError, match="two or more"):
+        create_ensemble_judge(_member(_answer(True)))
+
+    def broken(**kwargs):
+        raise KeyError("a bug")
+
+    with pytest.raises(KeyError):
+        create_ensemble_judge(_member(_answer(True)), broken)(outputs="4")
+
+
+async def test_the_async_twin_combines_the_same_way():
+    def member(score):
+        return create_async_llm_as_judge(prompt="{outputs}", judge=ScriptedClient([_answer(score)], repeat=True))
+
+    result = await create_async_ensemble_judge(member(False), member(False), member(True))(outputs="4")
+    assert result["score"] is False and result["metadata"]["agreement"] == pytest.approx(2 / 3)

@@ -1,0 +1,85 @@
+"""Ready-made evaluators: each states its scale, marks the evaluated text as data, and builds."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from localjudge.clients.base import ScriptedClient
+from localjudge.errors import MissingTemplateVariableError, UsageError
+from localjudge.evaluators import EVALUATORS, correctness, groundedness, make_evaluator, pairwise_preference
+from localjudge.prompting import DATA_NOT_INSTRUCTIONS, template_fields
+
+REQUIRED = {
+    "correctness", "conciseness", "hallucination", "answer_relevance", "groundedness",
+    "retrieval_relevance", "helpfulness", "harmfulness", "pairwise_preference",
+}  # fmt: skip
+
+
+def test_every_evaluator_the_product_promises_is_there():
+    assert REQUIRED <= set(EVALUATORS)
+
+
+@pytest.mark.parametrize("name", sorted(set(EVALUATORS) - {"pairwise_preference"}))
+def test_each_prompt_states_its_scale_uses_its_variables_and_guards(name):
+    evaluator = EVALUATORS[name]
+    assert "Scale: " + ("a number from 0 to 1." if evaluator.continuous else "true or false.") in evaluator.prompt
+    assert set(template_fields(evaluator.prompt)) == set(evaluator.variables)
+    assert DATA_NOT_INSTRUCTIONS in evaluator.prompt
+    assert evaluator.description and "\n" not in evaluator.description
+
+
+def test_a_constructor_builds_a_judge_with_its_prompt_key_and_scale():
+    judge = ScriptedClient([json.dumps({"reasoning": "It matches.", "score": True})])
+    evaluator = correctness(judge=judge)
+    result = evaluator(inputs="2+2?", outputs="4", reference_outputs="4")
+    assert (result["key"], result["score"]) == ("correctness", True)
+    assert "<reference_answer>\n4\n</reference_answer>" in judge.requests[0]["messages"][-1]["content"]
+    scored = groundedness(judge=ScriptedClient([json.dumps({"reasoning": "Half.", "score": 0.5})]))
+    assert scored(context="Paris is in France.", outputs="Paris is in France and has 3 million people.")["score"] == 0.5
+    with pytest.raises(MissingTemplateVariableError, match="reference_outputs"):
+        correctness(judge=judge)(inputs="2+2?", outputs="4")
+
+
+def test_the_pairwise_one_is_a_pairwise_judge_and_names_are_checked():
+    answer = json.dumps({"reasoning": "A is right.", "winner": "A"})
+    result = pairwise_preference(judge=ScriptedClient([answer], repeat=True))(inputs="q", outputs_a="x", outputs_b="y")
+    assert result["metadata"]["verdicts"] == ["A", "B"]  # "A" both times: position, not preference
+    with pytest.raises(UsageError, match="no evaluator named 'nope'"):
+        make_evaluator("nope")
+    with pytest.raises(UsageError, match="brings its own prompt"):
+        make_evaluator("correctness", prompt="{outputs}")
+
+
+def test_the_list_command_prints_one_line_each():
+    from click.testing import CliRunner
+
+    from localjudge import cli
+
+    result = CliRunner().invoke(cli.main, ["evaluators", "list"])
+    assert result.exit_code == 0
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == len(EVALUATORS)
+    assert all(line.split()[0] in EVALUATORS for line in lines)
+
+
+def test_score_takes_a_ready_made_evaluator_and_refuses_mismatches(monkeypatch):
+    from click.testing import CliRunner
+
+    from localjudge import cli
+
+    judge = ScriptedClient([json.dumps({"reasoning": "Brief.", "score": True})], repeat=True)
+    monkeypatch.setattr(cli, "build_judge", lambda *args, **kwargs: judge)
+    result = CliRunner().invoke(cli.main, ["score", "--evaluator", "conciseness", "--inputs", "2+2?", "--outputs", "4"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["key"] == "conciseness"
+    assert "Judge whether an answer is concise" in judge.requests[-1]["messages"][-1]["content"]
+    for arguments, message in [
+        (["score", "--evaluator", "pairwise_preference", "--outputs", "4"], "judges pairs"),
+        (["score", "--evaluator", "conciseness", "--prompt", "{outputs}", "--outputs", "4"], "not both"),
+        (["score", "--evaluator", "nope", "--outputs", "4"], "no evaluator named 'nope'"),
+        (["compare", "--evaluator", "correctness", "--output-a", "x", "--output-b", "y"], "judges one output"),
+    ]:
+        refused = CliRunner().invoke(cli.main, arguments)
+        assert refused.exit_code == 2 and message in refused.stderr, refused.output
