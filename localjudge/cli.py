@@ -142,6 +142,11 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 f"(batch: defaults to -j, at most {MAX_DEFAULT_PARALLEL}).",
             ),
             click.option(
+                "--no-format-instructions",
+                is_flag=True,
+                help="Local models: do not tell the model in words what the answer's fields mean.",
+            ),
+            click.option(
                 "--n-gpu-layers",
                 type=click.IntRange(min=-1),
                 help="llama.cpp: layers to offload to the GPU (-1: all; needs a CUDA or Metal build).",
@@ -214,13 +219,10 @@ def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def judge_from_settings(settings: dict[str, Any], *, load: bool = True) -> Any:
     """The judge client the model options name."""
-    return build_judge(
-        settings["model_spec"],
-        settings["base_urls"],
-        settings["fallbacks"],
-        load=load,
-        **{name: settings[name] for name in MODEL_OPTION_NAMES},
-    )
+    options = {name: settings[name] for name in MODEL_OPTION_NAMES}
+    if settings.get("no_format_instructions"):
+        options["format_instructions"] = False
+    return build_judge(settings["model_spec"], settings["base_urls"], settings["fallbacks"], load=load, **options)
 
 
 #: the options that shape a single output's score, which a pairwise judge does not take

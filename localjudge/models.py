@@ -164,7 +164,16 @@ _client_cache_lock = threading.Lock()
 
 # Options by who takes them: every local engine, one engine only, or a remote client.
 LOCAL_OPTIONS = frozenset(
-    {"chat_template", "n_ctx", "n_threads", "parallel", "max_tokens", "reasoning_budget", "close_loops"}
+    {
+        "chat_template",
+        "n_ctx",
+        "n_threads",
+        "parallel",
+        "max_tokens",
+        "reasoning_budget",
+        "close_loops",
+        "format_instructions",
+    }
 )
 LLAMACPP_OPTIONS = frozenset({"n_gpu_layers", "n_batch", "use_extra_bufts", "prefix_cache_bytes", "verbose"})
 TRANSFORMERS_OPTIONS = frozenset({"device", "dtype"})
@@ -175,7 +184,9 @@ SHARED_OPTIONS = frozenset({"max_tokens"})
 _NONE_IS_UNSET = frozenset(
     {"chat_template", "n_ctx", "n_threads", "max_tokens", "parallel", "n_gpu_layers", "device", "dtype"}
 )
-_OPTION_FLAGS = {name: "--" + name.replace("_", "-") for name in ENGINE_OPTIONS}
+_OPTION_FLAGS = {name: "--" + name.replace("_", "-") for name in ENGINE_OPTIONS} | {
+    "format_instructions": "--no-format-instructions"
+}
 
 
 def _given(options: dict[str, Any]) -> dict[str, Any]:

@@ -401,3 +401,14 @@ def test_a_row_judge_that_failed_to_build_is_not_built_again_for_every_row(monke
         with pytest.raises(ModelLoadError):
             judge(outputs="4")
     assert len(attempts) == 1
+
+
+def test_no_format_instructions_reaches_a_local_model_and_is_refused_for_a_server(scripted):
+    result = run("score", "--outputs", "x", "--no-format-instructions")
+    assert result.exit_code == 0, result.output
+    assert scripted.model_options["format_instructions"] is False
+    from localjudge.errors import ModelSpecError
+    from localjudge.models import resolve_model
+
+    with pytest.raises(ModelSpecError, match="--no-format-instructions does not apply"):
+        resolve_model("openai:m", base_url="http://127.0.0.1:9/v1", format_instructions=False)

@@ -40,6 +40,7 @@ class LlamaCppClient(LocalClient):
         chat_template: str | None = None,
         reasoning_budget: int | None = DEFAULT_REASONING_BUDGET,
         close_loops: bool = True,
+        format_instructions: bool = True,
         use_extra_bufts: bool = False,
         prefix_cache_bytes: int = DEFAULT_BUDGET_BYTES,
         max_tokens: int = DEFAULT_MAX_TOKENS,
@@ -64,6 +65,7 @@ class LlamaCppClient(LocalClient):
             chat_template=chat_template,
             reasoning_budget=reasoning_budget,
             close_loops=close_loops,
+            format_instructions=format_instructions,
             max_tokens=max_tokens,
             model_name=model_name,
         )

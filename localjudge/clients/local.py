@@ -29,6 +29,7 @@ from ..chat_templates import ChatTemplate, resolve_chat_template, text_in_markup
 from ..decoding.batcher import Batcher
 from ..decoding.readout import DEFAULT_TOLERANCE, readout_fields
 from ..errors import ModelError, UsageError
+from ..format_instructions import add_format_instructions
 from ..runtimes.base import Runtime
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
 from .request import answer_length, check_max_tokens, read_request, refuse_special_spellings
@@ -62,6 +63,9 @@ class LocalClient(ChatClient):
     string is closed and the verdict follows. ``close_loops`` closes such a
     string early when greedy decoding is stuck repeating one passage.
     ``max_tokens`` is the default answer length when a request names none.
+    ``format_instructions`` tells the model in words what the answer's schema
+    means (:mod:`localjudge.format_instructions`); the grammar alone holds
+    only its shape.
     ``readout`` weighs every value the grammar allows for each boolean, enum
     or number field (the response's ``readout``), leaving out less than
     ``readout_tolerance`` of the probability (:mod:`localjudge.decoding.readout`).
@@ -74,6 +78,7 @@ class LocalClient(ChatClient):
         chat_template: str | None = None,
         reasoning_budget: int | None = DEFAULT_REASONING_BUDGET,
         close_loops: bool = True,
+        format_instructions: bool = True,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         model_name: str | None = None,
         readout: bool = True,
@@ -89,6 +94,7 @@ class LocalClient(ChatClient):
         self.name = runtime.backend
         self.reasoning_budget = reasoning_budget
         self.close_loops = close_loops
+        self.format_instructions = format_instructions
         self.readout = readout
         self.readout_tolerance = readout_tolerance
         self.max_tokens = check_max_tokens(max_tokens)
@@ -140,8 +146,10 @@ class LocalClient(ChatClient):
         from ..decoding.loop import Sampler, generate
 
         messages, options = read_request(request, self.name)
-        prompt = self.template.render_parts(messages)
         guide, schema = self._guide_for(request.get("response_format"))
+        if self.format_instructions:
+            messages = add_format_instructions(messages, schema)
+        prompt = self.template.render_parts(messages)
         fields = readout_fields(schema) if self.readout and guide is not None else {}
         sampler = Sampler(
             options.temperature,
@@ -250,6 +258,7 @@ class LocalClient(ChatClient):
             "chat_template": self.template.source,
             "reasoning_budget": self.reasoning_budget,
             "close_loops": self.close_loops,
+            "format_instructions": self.format_instructions,
             "readout": self.readout,
             "readout_tolerance": self.readout_tolerance,
             "max_tokens": self.max_tokens,

@@ -41,6 +41,7 @@ from typing import Any
 
 from ..chat_templates import text_in_markup
 from ..errors import ContextOverflowError, ModelError, UnsupportedSchemaError, UsageError
+from ..format_instructions import add_format_instructions
 from ..runtimes.base import check_fits, refuse_what_cannot_fit
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
 from .local import DEFAULT_MAX_TOKENS
@@ -73,8 +74,10 @@ class OutlinesClient(ChatClient):
         whitespace_pattern: str = WHITESPACE_PATTERN,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         model_name: str | None = None,
+        format_instructions: bool = True,
     ) -> None:
         super().__init__()
+        self.format_instructions = format_instructions
         if schema_compiler not in ("localjudge", "outlines"):
             raise UsageError(f"schema_compiler must be 'localjudge' or 'outlines', got {schema_compiler!r}")
         self.schema_compiler = schema_compiler
@@ -100,6 +103,8 @@ class OutlinesClient(ChatClient):
         kind, schema = read_response_format(request.get("response_format"))
         if kind == "json_schema":
             self.check_schema(schema or {})
+            if self.format_instructions:
+                messages = add_format_instructions(messages, schema)
         prompt = self._prompt(messages)
         with self._lock:
             generator = self._generator(kind, schema)

@@ -38,6 +38,7 @@ class TransformersClient(LocalClient):
         chat_template: str | None = None,
         reasoning_budget: int | None = DEFAULT_REASONING_BUDGET,
         close_loops: bool = True,
+        format_instructions: bool = True,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         model_name: str | None = None,
     ) -> None:
@@ -51,6 +52,7 @@ class TransformersClient(LocalClient):
             chat_template=chat_template,
             reasoning_budget=reasoning_budget,
             close_loops=close_loops,
+            format_instructions=format_instructions,
             max_tokens=max_tokens,
             model_name=model_name,
         )

@@ -232,3 +232,22 @@ def test_the_readout_weighs_every_allowed_value(engine, variant):
     if "expected_score" in readout:
         expected = sum(json.loads(text) * p for text, p in probabilities.items())  # numbers at the digits read
         assert abs(readout["expected_score"] - expected) <= 0.01 + readout["probability_unexplored"]
+
+
+def test_the_schema_meaning_reaches_the_prompt_unless_turned_off(engine):
+    from localjudge.format_instructions import describe_schema
+
+    schema = {
+        "type": "object",
+        "properties": {"score": {"type": "boolean", "description": "true if the sum is right"}},
+        "required": ["score"],
+        "additionalProperties": False,
+    }
+    told = create(engine, schema, max_tokens=4).usage.prompt_tokens
+    engine.client.format_instructions = False
+    try:
+        plain = create(engine, schema, max_tokens=4).usage.prompt_tokens
+    finally:
+        engine.client.format_instructions = True
+    assert told - plain >= len(describe_schema(schema).split()) // 2  # the lines, in tokens, and only them
+    assert create(engine, None, max_tokens=4).usage.prompt_tokens == plain  # free text: nothing to explain
