@@ -6,7 +6,9 @@ Each pair (an instruction and two outputs, one of which people judged
 better) is judged with ``localjudge batch --pairwise``, in both orders, then
 measured with ``localjudge agreement``: accuracy against the human choice,
 position consistency (both orders agreed) and the flip share (the verdict
-followed the position). The data is read from ``../shared/data/llmbar-natural``
+followed the position). Four variants: the verdict alone or reasoning
+first, each with and without format instructions (the schema's meaning in
+words, which local models get by default). The data is read from ``../shared/data/llmbar-natural``
 (MIT licence beside it), never copied here.
 
 The default model is a 270M base model: its figures show the machinery
@@ -58,7 +60,9 @@ def run_variant(name: str, data: Path, work: Path, options: list[str]) -> dict:
     scored = localjudge("batch", str(data), "--pairwise", "-o", str(results), "--summary", str(summary), *options)
     if scored.returncode not in (0, 1):
         raise SystemExit(f"{name}: batch failed\n{scored.stderr[-3000:]}")
-    measured = localjudge("agreement", str(results), "--labels", str(data), "--json")
+    measured = localjudge(
+        "agreement", str(results), "--labels", str(data), "--json", "--plot", str(results.with_suffix(".png"))
+    )
     if measured.returncode != 0:
         raise SystemExit(f"{name}: agreement failed\n{measured.stderr[-3000:]}")
     report = json.loads(measured.stdout)
@@ -73,18 +77,27 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="only the first N pairs")
     parser.add_argument("-j", "--concurrency", type=int, default=4)
     parser.add_argument("--max-tokens", type=int, default=256)
+    parser.add_argument("--keep", type=Path, help="keep each variant's results and its agreement plot in this folder")
     args = parser.parse_args()
     rows = pairs(args.limit)
     labels = Counter(row["label"] for row in rows)
     common = ["--model", args.model, "-j", str(args.concurrency), "--max-tokens", str(args.max_tokens), "--no-cache"]
-    variants = {"verdict only": ["--no-reasoning"], "reasoning first": []}
+    variants = {
+        "verdict only, without format instructions": ["--no-reasoning", "--no-format-instructions"],
+        "verdict only, with format instructions (default)": ["--no-reasoning"],
+        "reasoning first, without format instructions": ["--no-format-instructions"],
+        "reasoning first, with format instructions (default)": [],
+    }
+    if args.model.startswith("openai:"):  # a server reads the schema itself; there is nothing to switch
+        variants = {name: options for name, options in variants.items() if "--no-format-instructions" not in options}
     with tempfile.TemporaryDirectory(prefix="bench-agreement-") as tmp:
-        work = Path(tmp)
+        work = args.keep or Path(tmp)
+        work.mkdir(parents=True, exist_ok=True)
         data = work / "pairs.jsonl"
         data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
         reports = {}
         for name, options in variants.items():
-            reports[name] = run_variant(name.replace(" ", "-"), data, work, common + options)
+            reports[name] = run_variant(f"variant{len(reports)}", data, work, common + options)
             print(f"  {name}: done in {reports[name]['seconds']:.0f} s", file=sys.stderr)
 
     print(f"\nLLMBar natural, {len(rows)} pairs (human choice: A {labels['A']}, B {labels['B']}), model {args.model}")

@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
         "localjudge.result_cache",
         "localjudge.agreement",
         "localjudge.format_instructions",
+        "localjudge.calibration",
     ),
     ("localjudge.chat_templates", "localjudge.runtimes", "localjudge.runtimes.*"),
     ("localjudge.decoding", "localjudge.decoding.*"),

@@ -1,0 +1,70 @@
+"""Calibration on synthetic judges whose bias is known: the corrections find it, and are kept only when they help."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from localjudge.calibration import Correction, apply_correction, calibration_error, cross_validate, fit_temperature
+from localjudge.errors import UsageError
+
+
+def _judge(rows: int, *, temperature: float = 1.0, prior_odds: float = 1.0, seed: int = 7):
+    """True probabilities of "true", labels drawn from them, and what a judge with a known distortion reports."""
+    rng = np.random.default_rng(seed)
+    truth = rng.uniform(0.02, 0.98, rows)
+    labels = (rng.uniform(size=rows) < truth).astype(int)  # class 1 is "true"
+    logit = np.log(truth / (1 - truth)) * temperature + np.log(prior_odds)
+    reported = 1 / (1 + np.exp(-logit))
+    return np.column_stack([1 - reported, reported]), labels, np.column_stack([1 - truth, truth])
+
+
+def test_an_overconfident_judge_gets_its_temperature_back():
+    probabilities, labels, _ = _judge(4000, temperature=3.0)  # logits three times too large
+    assert fit_temperature(probabilities, labels) == pytest.approx(3.0, rel=0.15)
+    validation = cross_validate(probabilities, labels)
+    assert validation.after_ece < validation.before_ece / 2 and validation.keep
+
+
+def test_a_judge_biased_towards_true_is_corrected_by_its_content_free_answer():
+    probabilities, labels, truth = _judge(2000, prior_odds=4.0)  # every verdict's odds of true times 4
+    content_free = np.array([0.2, 0.8])  # what it says about nothing: odds 4 for true
+    corrected = apply_correction(probabilities, Correction(("false", "true"), tuple(content_free)))
+    assert np.allclose(corrected, truth, atol=1e-6)
+    validation = cross_validate(probabilities, labels, prior=content_free, fit=False)
+    assert validation.after_ece < validation.before_ece and validation.after_accuracy > validation.before_accuracy
+
+
+def test_a_calibrated_judge_is_left_alone():
+    probabilities, labels, _ = _judge(4000)
+    assert fit_temperature(probabilities, labels) == pytest.approx(1.0, abs=0.15)
+    validation = cross_validate(probabilities, labels)
+    assert abs(validation.after_ece - validation.before_ece) < 0.02  # nothing much to gain: the figures say so
+
+
+def test_a_correction_that_hurts_is_not_kept():
+    probabilities, labels, _ = _judge(2000)
+    wrong_prior = np.array([0.9, 0.1])  # divides out a bias the judge does not have
+    validation = cross_validate(probabilities, labels, prior=wrong_prior, fit=False)
+    assert validation.after_accuracy < validation.before_accuracy and not validation.keep
+
+
+def test_calibration_error_by_hand():
+    probabilities = np.array([[0.1, 0.9], [0.8, 0.2], [0.4, 0.6], [0.3, 0.7], [0.05, 0.95]])
+    labels = [1, 1, 1, 0, 1]  # top choices 1, 0, 1, 1, 1: right, wrong, right, wrong, right
+    ece, accuracy = calibration_error(probabilities, labels)
+    assert accuracy == pytest.approx(3 / 5)
+    assert ece == pytest.approx((2 * 0.075 + 0.8 + 0.4 + 0.7) / 5)  # as in test_agreement, from the other side
+
+
+def test_three_classes_and_bad_calls():
+    probabilities = np.array([[0.7, 0.2, 0.1]])
+    assert apply_correction(probabilities, Correction(("A", "B", "tie"), temperature=1.0)) == pytest.approx(
+        probabilities
+    )
+    softened = apply_correction(probabilities, Correction(("A", "B", "tie"), temperature=1e6))
+    assert softened == pytest.approx(np.full((1, 3), 1 / 3), abs=1e-4)
+    with pytest.raises(UsageError, match="at least 10"):
+        cross_validate(np.array([[0.5, 0.5]] * 6), [0, 1] * 3)
+    with pytest.raises(UsageError, match="labelled rows"):
+        fit_temperature(np.empty((0, 2)), [])
