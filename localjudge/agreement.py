@@ -49,6 +49,8 @@ class AgreementReport:
     kappa: float | None
     classes: list[str]
     confusion: list[list[int]]  # confusion[i][j]: rows labelled classes[i] the judge called classes[j]
+    label_classes: list[str] = field(default_factory=list)
+    verdict_classes: list[str] = field(default_factory=list)
     without_label: int = 0  # verdicts with no label
     without_verdict: int = 0  # labelled rows the judge failed on or never scored
     ece: float | None = None  # over the compared rows that carry probabilities
@@ -142,63 +144,79 @@ def expected_calibration_error(table: Sequence[ReliabilityBin]) -> float | None:
     return sum(b.count * abs(b.mean_confidence - b.accuracy) for b in table if b.count) / total
 
 
-def agreement(records: Iterable[Mapping[str, Any]], labels: Mapping[str, Any], *, bins: int = 10) -> AgreementReport:
+def agreement(records: Iterable[Mapping[str, Any]], labels: Mapping[Any, Any], *, bins: int = 10) -> AgreementReport:
     """The verdicts of results ``records`` against ``labels`` (id -> label).
 
-    A verdict is a result's ``score`` (a pairwise result's ``metadata.winner``);
-    its confidence is the probability the judge gave that verdict
-    (``metadata.probabilities``), where it gave one.
-    Pairwise results (``metadata.consistent``) also give position consistency
-    and the flip rate. Error records count as labelled rows without a verdict.
+    A verdict is a result's ``score`` (a pairwise result's ``metadata.winner``).
+    Labels 0 and 1 against true/false verdicts read as false and true; A, B and
+    tie are read in any case. The confidence is the probability the judge gave
+    its verdict (``metadata.probabilities``); where the verdict has none (a pair
+    whose two orders disagreed is a tie), the value the probabilities favour
+    stands for it, so the least certain rows stay in the calibration. Position
+    consistency and the flip rate count every pairwise result, labelled or not.
+    Error records count as labelled rows without a verdict.
     """
-    truth: list[str] = []
-    predicted: list[str] = []
-    confidences: list[float] = []
-    correct: list[bool] = []
+    labels = {str(k): v for k, v in labels.items()}
+    pairs: list[tuple[str, str, Mapping[str, Any]]] = []  # (label, verdict, metadata) of compared rows
     consistent: list[bool] = []
     flipped: list[bool] = []
-    seen: set[str] = set()
     without_label = 0
+    compared_ids: set[str] = set()
     for record in records:
-        row_id = str(record.get("id"))
         result = record.get("result")
         if not isinstance(result, Mapping):
             continue
-        if row_id not in labels:
-            without_label += 1
-            continue
-        seen.add(row_id)
         metadata = result.get("metadata") if isinstance(result.get("metadata"), Mapping) else {}
-        # a pairwise verdict is its winner ("A", "B", "tie"); any other, its score
-        label = label_text(labels[row_id])
-        verdict = label_text(metadata["winner"] if "winner" in metadata else result.get("score"))
-        truth.append(label)
-        predicted.append(verdict)
-        probabilities = metadata.get("probabilities")
-        if isinstance(probabilities, Mapping):
-            given = {label_text(k): v for k, v in probabilities.items() if isinstance(v, (int, float))}
-            if verdict in given:
-                confidences.append(float(given[verdict]))
-                correct.append(label == verdict)
         if isinstance(metadata.get("consistent"), bool):
             consistent.append(metadata["consistent"])
             verdicts = metadata.get("verdicts")
-            if isinstance(verdicts, Sequence) and len(verdicts) == 2:
-                flipped.append({verdicts[0], verdicts[1]} == {"A", "B"})
+            flipped.append(isinstance(verdicts, Sequence) and len(verdicts) == 2 and set(verdicts) == {"A", "B"})
+        row_id = str(record.get("id"))
+        if row_id not in labels:
+            without_label += 1
+            continue
+        verdict = metadata["winner"] if "winner" in metadata else result.get("score")
+        pairs.append((label_text(labels[row_id]), label_text(verdict), metadata))
+        compared_ids.add(row_id)
+    pairs = _read_labels_as_verdicts(pairs)
+    truth = [label for label, _, _ in pairs]
+    predicted = [verdict for _, verdict, _ in pairs]
+    confidences, correct = [], []
+    for label, verdict, metadata in pairs:
+        probabilities = metadata.get("probabilities")
+        if isinstance(probabilities, Mapping):
+            given = {label_text(k): float(v) for k, v in probabilities.items() if isinstance(v, (int, float))}
+            if given:
+                stands_for = verdict if verdict in given else max(given, key=given.get)
+                confidences.append(given[stands_for])
+                correct.append(label == stands_for)
     classes = sorted(set(truth) | set(predicted))
     table = reliability_table(confidences, correct, bins) if confidences else []
-    compared = len(truth)
+    compared = len(pairs)
     return AgreementReport(
         compared=compared,
         accuracy=sum(a == b for a, b in zip(truth, predicted, strict=True)) / compared if compared else None,
         kappa=cohen_kappa(truth, predicted),
         classes=classes,
         confusion=confusion_matrix(truth, predicted, classes),
+        label_classes=sorted(set(truth)),
+        verdict_classes=sorted(set(predicted)),
         without_label=without_label,
-        without_verdict=len(set(map(str, labels)) - seen),
+        without_verdict=len(set(labels) - compared_ids),
         ece=expected_calibration_error(table) if table else None,
         with_probabilities=len(confidences),
         reliability=table,
         position_consistency=sum(consistent) / len(consistent) if consistent else None,
         flip_rate=sum(flipped) / len(flipped) if flipped else None,
     )
+
+
+def _read_labels_as_verdicts(pairs: list[tuple[str, str, Any]]) -> list[tuple[str, str, Any]]:
+    """Labels in the verdicts' terms: 0/1 for true/false verdicts, a/b/TIE for pairwise winners."""
+    verdicts = {verdict for _, verdict, _ in pairs}
+    if verdicts <= {"true", "false"} and {label for label, _, _ in pairs} <= {"0", "1"}:
+        return [({"0": "false", "1": "true"}[label], verdict, m) for label, verdict, m in pairs]
+    if verdicts <= {"A", "B", "tie"}:
+        names = {"a": "A", "b": "B", "tie": "tie"}
+        return [(names.get(label.lower(), label), verdict, m) for label, verdict, m in pairs]
+    return pairs

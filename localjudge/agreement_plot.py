@@ -7,18 +7,24 @@ from pathlib import Path
 from .agreement import AgreementReport
 from .errors import MissingDependencyError
 
-__all__ = ["plot_agreement"]
+__all__ = ["check_matplotlib", "plot_agreement"]
+
+
+def check_matplotlib() -> None:
+    """Fail now, with the command to run, when matplotlib is not installed."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise MissingDependencyError("Plotting (--plot)", "matplotlib", "plot") from exc
 
 
 def plot_agreement(report: AgreementReport, target: Path, *, title: str = "") -> Path:
     """Write a PNG: how often verdicts of each confidence were right, and what the judge called each label."""
-    try:
-        import matplotlib
+    check_matplotlib()
+    import matplotlib
 
-        matplotlib.use("Agg")  # files only; never a window
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise MissingDependencyError("Plotting (--plot)", "matplotlib", "plot") from exc
+    matplotlib.use("Agg")  # files only; never a window
+    import matplotlib.pyplot as plt
 
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.8), constrained_layout=True)
     _reliability(left, report)

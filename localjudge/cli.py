@@ -271,9 +271,11 @@ def make_evaluator(
             raise UsageError(
                 f"the {ready.name} evaluator judges {'pairs' if ready.pairwise else 'one output'}: use {where}"
             )
+        if settings.get("choices") or (continuous and not ready.continuous):
+            raise UsageError(f"the {ready.name} evaluator has its own scale; drop --continuous and --choices")
         prompt = ready.prompt or None
         feedback_key = feedback_key or ready.name
-        continuous = continuous or ready.continuous
+        continuous = ready.continuous
     judge = judge_from_settings(settings) if judge is None else judge
     if cache is not None:
         from .clients.cached import cache_identity
@@ -281,10 +283,12 @@ def make_evaluator(
         if cache_identity(judge) is None:  # a judge that cannot say which model answers is asked every time
             cache = None
     if pairwise:
-        from .pairwise import create_pairwise_judge
+        from .pairwise import create_pairwise_judge, pairwise_prompt
 
         return create_pairwise_judge(
-            prompt=prompt,
+            prompt=prompt
+            if prompt is not None
+            else pairwise_prompt(has_inputs=has_inputs, has_reference=has_reference),
             feedback_key=feedback_key or "preference",
             judge=judge,
             system=settings["system"],
@@ -338,6 +342,8 @@ def compare(
     """
     settings.update(pairwise=True, continuous=False, choices=None, few_shot=None, few_shot_first=False)
     settings["output_schema"] = None
+    if settings["parallel"] is None and not settings["model_spec"].startswith("openai:"):
+        settings["parallel"] = 2  # the two orders, decoded side by side
     evaluator = make_evaluator(settings, has_inputs=inputs is not None, has_reference=reference_outputs is not None)
     result = evaluator(inputs=inputs, outputs_a=outputs_a, outputs_b=outputs_b, reference_outputs=reference_outputs)
     click.echo(json.dumps(result, ensure_ascii=False, indent=2))
@@ -469,7 +475,8 @@ def batch(
             f"-o {results}: the results file is JSONL (a run resumes from it); "
             "add --output-format csv for a CSV beside it"
         )
-    if settings["parallel"] is None and concurrency > 1 and not settings["model_spec"].startswith("openai:"):
+    local = not settings["model_spec"].startswith("openai:")
+    if settings["parallel"] is None and (concurrency > 1 or pairwise) and local:
         # a local model decodes them side by side; a pair is two requests (its two orders)
         settings["parallel"] = min(concurrency * (2 if pairwise else 1), MAX_DEFAULT_PARALLEL)
     scorer: Callable[..., Any] = score_rows
@@ -668,7 +675,17 @@ def agreement(
             labels[row.id] = row.values[label_field]
     if not labels:
         raise UsageError(f"{labels_file} has no rows with a {label_field!r} value; name the column with --label-field")
+    if plot_file is not None:
+        from .agreement_plot import check_matplotlib
+
+        check_matplotlib()  # before any output: a missing package is the whole command's error
     report = measure(_read_results(results), labels, bins=bins)
+    if report.compared and not set(report.label_classes) & set(report.verdict_classes):
+        click.echo(
+            f"warning: no label ({', '.join(report.label_classes)}) is ever a verdict "
+            f"({', '.join(report.verdict_classes)}); is --label-field the right column?",
+            err=True,
+        )
     if unreadable:
         click.echo(f"{len(unreadable)} label rows could not be read; the first: {unreadable[0]}", err=True)
     if as_json:
@@ -682,24 +699,28 @@ def agreement(
 
 
 def _read_results(path: Path) -> list[dict[str, Any]]:
-    """The records of a results file; a line that is not a record is an error naming it (a torn last line is skipped)."""
-    from .rows import read_text
+    """A results file's records, the last for each id (a result over an error), as a finished run leaves them.
 
-    lines = read_text(path).split("\n")
-    records = []
+    A torn last line (a kill mid-write, even inside a character) is skipped;
+    any other line that is not a record is an error naming it.
+    """
+    lines = path.read_bytes().split(b"\n")
+    latest: dict[str, dict[str, Any]] = {}
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
+            record = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             if number == len(lines):  # cut by a kill mid-write; the next run of batch removes it
                 continue
-            raise UsageError(f"{path}:{number} is not a results line ({exc.msg})") from None
+            raise UsageError(f"{path}:{number} is not a results line ({exc})") from None
         if not isinstance(record, dict) or "id" not in record:
             raise UsageError(f"{path}:{number} is not a results line (an object with an id)")
-        records.append(record)
-    return records
+        row_id = str(record["id"])
+        if "result" in record or "result" not in latest.get(row_id, {}):
+            latest[row_id] = record
+    return list(latest.values())
 
 
 def describe_agreement(report: Any) -> str:

@@ -1,9 +1,10 @@
 """One verdict from several judges: a vote for true/false, choices and pairs; mean and spread for scores.
 
 A single small judge is often unsure; several (other models, other
-clients, or one model sampled several times) that agree are worth more, and
-how far they agree says how far to trust the verdict. Members that fail are
-left out and named; the verdict fails only when every member failed.
+clients, other prompts) that agree are worth more, and how far they agree
+says how far to trust the verdict. A member whose model failed is left out
+and named; the verdict fails only when every member failed. A member called
+wrongly (a missing variable) is the caller's error, raised at once.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from .errors import AllClientsFailedError, LocalJudgeError, UsageError
+from .errors import AllClientsFailedError, JudgeRuntimeError, UsageError
+from .pairwise import SCORES
 
 __all__ = ["combine_verdicts", "create_async_ensemble_judge", "create_ensemble_judge"]
 
@@ -41,7 +43,7 @@ def combine_verdicts(
     numbers = all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scores)
     if all(isinstance(w, str) for w in winners):
         verdict, agreement, votes = _vote(winners, results)
-        score: Any = {"A": 1.0, "B": 0.0, "tie": 0.5}.get(verdict, 0.5)
+        score: Any = SCORES.get(verdict, 0.5)
         metadata: dict[str, Any] = {"winner": verdict, "votes": votes, "agreement": agreement}
     elif all(isinstance(s, bool) for s in scores) or (numbers and vote_numbers):
         score, agreement, votes = _vote(scores, results)
@@ -104,8 +106,8 @@ def _settle(outcomes: Sequence[Any], names: Sequence[str], key: str | None, vote
     results = [o for o in outcomes if not isinstance(o, BaseException)]
     failures = [(n, o) for n, o in zip(names, outcomes, strict=True) if isinstance(o, BaseException)]
     for _, error in failures:
-        if not isinstance(error, LocalJudgeError):
-            raise error  # not a judge's failure: a bug to see, not a vote to drop
+        if not isinstance(error, JudgeRuntimeError):
+            raise error  # a bad call or a bug: the caller's to see, not a vote to drop
     if not results:
         raise AllClientsFailedError(failures, backend="ensemble")
     combined = combine_verdicts(results, key=key, vote_numbers=vote_numbers)
@@ -130,7 +132,7 @@ def create_ensemble_judge(*evaluators: Callable[..., Any], key: str | None = Non
         def ask(member: Callable[..., Any]) -> Any:
             try:
                 return member(**kwargs)
-            except Exception as exc:  # judged in _settle: judge failures are dropped votes, others are raised
+            except Exception as exc:  # judged in _settle: model failures are dropped votes, others are raised
                 return exc
 
         with ThreadPoolExecutor(max_workers=len(members)) as pool:

@@ -198,13 +198,13 @@ class Evaluator:
         """The evaluator (``options`` as for create_llm_as_judge, or create_pairwise_judge for a pair)."""
         if "prompt" in options:
             raise UsageError(f"the {self.name} evaluator brings its own prompt; use create_llm_as_judge for another")
+        options.setdefault("feedback_key", self.name)
         if self.pairwise:
             from .pairwise import create_pairwise_judge
 
             return create_pairwise_judge(**options)
         from .judge import create_llm_as_judge
 
-        options.setdefault("feedback_key", self.name)
         if self.continuous:
             options.setdefault("continuous", True)
         return create_llm_as_judge(prompt=self.prompt, **options)

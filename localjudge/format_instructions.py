@@ -1,8 +1,9 @@
 """What the answer's schema means, told to a local model in words.
 
-A server sees the ``json_schema`` of a request; a local model sees only the
-grammar that holds its answer to the schema's shape, never what the fields
-mean ("true if the criteria are met", what 0 and 1 stand for, how the
+OpenAI's API shows a request's ``json_schema`` to the model. A local model
+(like one behind a server that only turns the schema into a grammar) sees
+just the grammar that holds its answer to the schema's shape, never what the
+fields mean ("true if the criteria are met", what 0 and 1 stand for, how the
 reasoning should end). These lines put that meaning into the prompt: each
 field's name, what it holds and its description, in the order the answer
 gives them.

@@ -19,7 +19,7 @@ from typing import Any, Optional
 from .clients.base import acall_create, call_create
 from .errors import UsageError
 from .judge import JudgeCore, build_core, response_metadata
-from .prompting import DATA_NOT_INSTRUCTIONS
+from .prompting import DATA_NOT_INSTRUCTIONS, template_fields
 
 __all__ = [
     "PAIRWISE_PROMPT",
@@ -27,36 +27,32 @@ __all__ = [
     "combine_orders",
     "create_async_pairwise_judge",
     "create_pairwise_judge",
+    "pairwise_prompt",
     "pairwise_schema",
 ]
 
-PAIRWISE_PROMPT = """Two assistants answered the same request. Decide which answer serves the request better.
 
-<request>
-{inputs}
-</request>
+def pairwise_prompt(*, has_inputs: bool = True, has_reference: bool = False) -> str:
+    """Our pairwise instructions, with sections only for what is given (the request, a reference)."""
+    parts = ["Two assistants answered the same request. Decide which answer serves the request better."]
+    if has_inputs:
+        parts.append("<request>\n{inputs}\n</request>")
+    if has_reference:
+        parts.append("<reference_answer>\n{reference_outputs}\n</reference_answer>")
+    parts += ["<answer_a>\n{outputs_a}\n</answer_a>", "<answer_b>\n{outputs_b}\n</answer_b>"]
+    rules = [DATA_NOT_INSTRUCTIONS]
+    if has_reference:
+        rules.append("The reference answer is known to be good; measure both answers against it.")
+    rules.append(
+        "Prefer the answer that does what the request asks, correctly and completely, and says nothing false. "
+        "Do not let the answers' order, length or polish decide; a shorter answer that is right beats a longer "
+        "one that is not."
+    )
+    return "\n\n".join(parts) + "\n\n" + "\n".join(rules)
 
-<answer_a>
-{outputs_a}
-</answer_a>
 
-<answer_b>
-{outputs_b}
-</answer_b>
-
-{guard}
-Prefer the answer that does what the request asks, correctly and completely, and says nothing false. \
-Do not let the answers' order, length or polish decide; a shorter answer that is right beats a longer one that is not.""".replace(
-    "{guard}", DATA_NOT_INSTRUCTIONS
-)
-
-PAIRWISE_PROMPT_WITH_REFERENCE = PAIRWISE_PROMPT.replace(
-    "<answer_a>",
-    "<reference_answer>\n{reference_outputs}\n</reference_answer>\n\n<answer_a>",
-).replace(
-    "Prefer the answer",
-    "The reference answer is known to be good; measure both answers against it.\nPrefer the answer",
-)
+PAIRWISE_PROMPT = pairwise_prompt()
+PAIRWISE_PROMPT_WITH_REFERENCE = pairwise_prompt(has_reference=True)
 
 #: the score each verdict gives, from A's side
 SCORES = {"A": 1.0, "B": 0.0, "tie": 0.5}
@@ -100,7 +96,8 @@ def read_order(parsed: Mapping[str, Any], metadata: Optional[Mapping[str, Any]],
     probabilities = None
     raw = (metadata or {}).get("probabilities")
     if isinstance(raw, Mapping):
-        probabilities = {swap[json.loads(value)]: float(p) for value, p in raw.items() if json.loads(value) in swap}
+        values = {json.loads(value): float(p) for value, p in raw.items()}
+        probabilities = {swap[value]: p for value, p in values.items() if value in swap}
     return OrderVerdict(swap[parsed["winner"]], parsed.get("reasoning"), probabilities)
 
 
@@ -161,9 +158,10 @@ def _pairwise_core(
     has_reference: bool,
     cache: Any,
 ) -> _PairwiseCore:
-    shows_reference = prompt is not None or has_reference
     if prompt is None:
-        prompt = PAIRWISE_PROMPT_WITH_REFERENCE if has_reference else PAIRWISE_PROMPT
+        prompt = pairwise_prompt(has_reference=has_reference)
+    # a template string shows the reference only if it names it; a callable or LangChain prompt decides itself
+    shows_reference = not isinstance(prompt, str) or "reference_outputs" in template_fields(prompt)
     core = build_core(
         prompt=prompt,
         feedback_key=feedback_key,
@@ -197,15 +195,21 @@ def create_pairwise_judge(
 
     Called as ``evaluator(inputs=..., outputs_a=..., outputs_b=..., reference_outputs=None, **kwargs)``.
     The prompt names ``{inputs}``, ``{outputs_a}``, ``{outputs_b}`` (and
-    ``{reference_outputs}``); ours is used when none is given, with the
-    reference when ``reference=True``. ``allow_ties`` lets the judge answer
+    ``{reference_outputs}``); ours (:func:`pairwise_prompt`) is used when none
+    is given, with the reference when ``reference=True``. A missing output, or
+    a reference the prompt does not show, is an error, never dropped. ``allow_ties`` lets the judge answer
     "tie"; without it a tie comes only from orders that disagree. ``judge``,
     ``model``, ``system`` and ``cache`` are as for :func:`create_llm_as_judge`.
     """
     pair = _pairwise_core(**_options(locals()))
 
     def evaluator(
-        *, inputs: Any = None, outputs_a: Any, outputs_b: Any, reference_outputs: Any = None, **kwargs: Any
+        *,
+        inputs: Any = None,
+        outputs_a: Any = None,
+        outputs_b: Any = None,
+        reference_outputs: Any = None,
+        **kwargs: Any,
     ) -> dict[str, Any]:
         requests = pair.requests(inputs, outputs_a, outputs_b, reference_outputs, kwargs)
         with ThreadPoolExecutor(max_workers=2) as both:  # a local model decodes the two orders side by side
@@ -231,7 +235,12 @@ def create_async_pairwise_judge(
     pair = _pairwise_core(**_options(locals()))
 
     async def evaluator(
-        *, inputs: Any = None, outputs_a: Any, outputs_b: Any, reference_outputs: Any = None, **kwargs: Any
+        *,
+        inputs: Any = None,
+        outputs_a: Any = None,
+        outputs_b: Any = None,
+        reference_outputs: Any = None,
+        **kwargs: Any,
     ) -> dict[str, Any]:
         requests = pair.requests(inputs, outputs_a, outputs_b, reference_outputs, kwargs)
         return pair.read(list(await asyncio.gather(*(acall_create(pair.core.client, r) for r in requests))))

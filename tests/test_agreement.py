@@ -105,6 +105,7 @@ def _write_jsonl(path, rows):
 
 
 def test_the_command_reports_and_draws(tmp_path):
+    pytest.importorskip("matplotlib")
     from click.testing import CliRunner
 
     from localjudge import cli
@@ -150,3 +151,28 @@ def test_the_command_says_what_is_wrong_with_its_files(tmp_path):
         cli.main, ["agreement", str(results), "--labels", str(labels), "--label-field", "x"]
     )
     assert unlabelled.exit_code == 2 and "no rows with a 'x' value" in unlabelled.stderr
+
+
+def test_labels_are_read_in_the_verdicts_terms():
+    records = [{"id": 1, "result": _result(True)}, {"id": 2, "result": _result(False)}]
+    report = agreement(records, {1: 1, 2: 0})  # ids as numbers, labels as 0/1
+    assert (report.compared, report.accuracy, report.without_verdict) == (2, 1.0, 0)
+    assert report.label_classes == ["false", "true"]
+    pairs = [{"id": "p", "result": _result(1.0, winner="A", consistent=True, verdicts=["A", "A"])}]
+    assert agreement(pairs, {"p": "a"}).accuracy == 1.0
+
+
+def test_a_tie_from_disagreeing_orders_stays_in_the_calibration():
+    tie = _result(0.5, winner="tie", consistent=False, verdicts=["A", "B"], probabilities={"A": 0.7, "B": 0.3})
+    report = agreement([{"id": "1", "result": tie}], {"1": "B"})
+    assert report.with_probabilities == 1 and report.reliability[7].accuracy == 0.0  # it stood for A, 0.7: wrong
+    assert report.accuracy == 0.0 and report.flip_rate == 1.0
+
+
+def test_position_consistency_counts_unlabelled_pairs_too():
+    records = [
+        {"id": "1", "result": _result(1.0, winner="A", consistent=True, verdicts=["A", "A"])},
+        {"id": "2", "result": _result(0.5, winner="tie", consistent=False, verdicts=["A", "B"])},
+    ]
+    report = agreement(records, {"1": "A"})
+    assert report.position_consistency == 0.5 and report.compared == 1

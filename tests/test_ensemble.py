@@ -104,3 +104,13 @@ async def test_the_async_twin_combines_the_same_way():
 
     result = await create_async_ensemble_judge(member(False), member(False), member(True))(outputs="4")
     assert result["score"] is False and result["metadata"]["agreement"] == pytest.approx(2 / 3)
+
+
+def test_a_member_called_wrongly_is_the_callers_error_not_a_lost_vote():
+    from localjudge.errors import MissingTemplateVariableError
+
+    needs_reference = create_llm_as_judge(
+        prompt="{outputs} vs {reference_outputs}", judge=ScriptedClient([_answer(True)], repeat=True)
+    )
+    with pytest.raises(MissingTemplateVariableError):
+        create_ensemble_judge(_member(_answer(False)), needs_reference)(outputs="4")

@@ -46,6 +46,7 @@ def test_the_pairwise_one_is_a_pairwise_judge_and_names_are_checked():
     answer = json.dumps({"reasoning": "A is right.", "winner": "A"})
     result = pairwise_preference(judge=ScriptedClient([answer], repeat=True))(inputs="q", outputs_a="x", outputs_b="y")
     assert result["metadata"]["verdicts"] == ["A", "B"]  # "A" both times: position, not preference
+    assert result["key"] == "pairwise_preference"
     with pytest.raises(UsageError, match="no evaluator named 'nope'"):
         make_evaluator("nope")
     with pytest.raises(UsageError, match="brings its own prompt"):
@@ -80,6 +81,7 @@ def test_score_takes_a_ready_made_evaluator_and_refuses_mismatches(monkeypatch):
         (["score", "--evaluator", "conciseness", "--prompt", "{outputs}", "--outputs", "4"], "not both"),
         (["score", "--evaluator", "nope", "--outputs", "4"], "no evaluator named 'nope'"),
         (["compare", "--evaluator", "correctness", "--output-a", "x", "--output-b", "y"], "judges one output"),
+        (["score", "--evaluator", "conciseness", "--continuous", "--outputs", "4"], "has its own scale"),
     ]:
         refused = CliRunner().invoke(cli.main, arguments)
         assert refused.exit_code == 2 and message in refused.stderr, refused.output

@@ -42,10 +42,6 @@ class Judge(ChatClient):
         return make_chat_completion(content, model="judge", extra={"readout": readout})
 
 
-prefers_good = Judge(lambda a, b: "A" if a == GOOD else "B")
-prefers_first = Judge(lambda a, b: "A")
-
-
 def test_a_judge_that_sees_past_the_order_gives_a_consistent_verdict():
     evaluator = create_pairwise_judge(judge=Judge(lambda a, b: "A" if a == GOOD else "B"))
     for a, b, winner, score in [(GOOD, BAD, "A", 1.0), (BAD, GOOD, "B", 0.0)]:
@@ -175,3 +171,37 @@ def test_batch_judges_pairs_and_refuses_single_output_options(rule_judge, tmp_pa
     ]:
         refused = CliRunner().invoke(cli.main, ["batch", str(data), *options, "-o", str(tmp_path / "x.jsonl")])
         assert refused.exit_code == 2 and message in refused.stderr, refused.output
+
+
+def test_a_missing_output_or_an_unshown_reference_is_an_error_never_dropped():
+    from localjudge.errors import MissingTemplateVariableError
+
+    judge = Judge(lambda a, b: "A")
+    with pytest.raises(MissingTemplateVariableError, match="outputs_b"):
+        create_pairwise_judge(judge=judge)(inputs="q", outputs_a=GOOD)
+    custom = create_pairwise_judge(judge=judge, prompt="Which is better?\n<answer_a>\n{outputs_a}\n</answer_a>\n"
+                                   "<answer_b>\n{outputs_b}\n</answer_b>")  # fmt: skip
+    with pytest.raises(UsageError, match="does not show it"):
+        custom(outputs_a=GOOD, outputs_b=BAD, reference_outputs="Paris")
+    assert custom(outputs_a=GOOD, outputs_b=BAD)["metadata"]["verdicts"] == ["A", "B"]
+
+
+def test_compare_without_inputs_and_a_batch_row_missing_an_output(rule_judge, tmp_path):
+    from click.testing import CliRunner
+
+    from localjudge import cli
+
+    result = CliRunner().invoke(cli.main, ["compare", "--output-a", GOOD, "--output-b", BAD])
+    assert result.exit_code == 0, result.output
+    assert "<request>" not in rule_judge.requests[-1]["messages"][-1]["content"]
+    data = tmp_path / "pairs.jsonl"
+    data.write_text(
+        json.dumps({"id": "ok", "inputs": "q", "outputs_a": GOOD, "outputs_b": BAD}) + "\n"
+        + json.dumps({"id": "half", "inputs": "q", "outputs_a": GOOD}) + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    batch = CliRunner().invoke(cli.main, ["batch", str(data), "--pairwise", "--no-cache"])
+    assert batch.exit_code == 1, batch.output  # one row failed; the run went on
+    records = {r["id"]: r for r in map(json.loads, (tmp_path / "pairs.results.jsonl").read_text().splitlines())}
+    assert records["ok"]["result"]["metadata"]["winner"] == "A"
+    assert records["half"]["error"]["type"] == "MissingTemplateVariableError"
