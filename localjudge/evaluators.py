@@ -242,37 +242,21 @@ def make_evaluator(name: str, **options: Any) -> Callable[..., Any]:
     return EVALUATORS[name].create(**options)
 
 
-def correctness(**options: Any) -> Callable[..., Any]:
-    return make_evaluator("correctness", **options)
+def _constructor(name: str) -> Callable[..., Callable[..., Any]]:
+    def create(**options: Any) -> Callable[..., Any]:
+        return make_evaluator(name, **options)
+
+    create.__name__ = create.__qualname__ = name
+    create.__doc__ = f"The {name} evaluator: {EVALUATORS[name].description}. Options as for create_llm_as_judge."
+    return create
 
 
-def conciseness(**options: Any) -> Callable[..., Any]:
-    return make_evaluator("conciseness", **options)
-
-
-def hallucination(**options: Any) -> Callable[..., Any]:
-    return make_evaluator("hallucination", **options)
-
-
-def answer_relevance(**options: Any) -> Callable[..., Any]:
-    return make_evaluator("answer_relevance", **options)
-
-
-def groundedness(**options: Any) -> Callable[..., Any]:
-    return make_evaluator("groundedness", **options)
-
-
-def retrieval_relevance(**options: Any) -> Callable[..., Any]:
-    return make_evaluator("retrieval_relevance", **options)
-
-
-def helpfulness(**options: Any) -> Callable[..., Any]:
-    return make_evaluator("helpfulness", **options)
-
-
-def harmfulness(**options: Any) -> Callable[..., Any]:
-    return make_evaluator("harmfulness", **options)
-
-
-def pairwise_preference(**options: Any) -> Callable[..., Any]:
-    return make_evaluator("pairwise_preference", **options)
+correctness = _constructor("correctness")
+conciseness = _constructor("conciseness")
+hallucination = _constructor("hallucination")
+answer_relevance = _constructor("answer_relevance")
+groundedness = _constructor("groundedness")
+retrieval_relevance = _constructor("retrieval_relevance")
+helpfulness = _constructor("helpfulness")
+harmfulness = _constructor("harmfulness")
+pairwise_preference = _constructor("pairwise_preference")

@@ -85,3 +85,11 @@ def test_score_takes_a_ready_made_evaluator_and_refuses_mismatches(monkeypatch):
     ]:
         refused = CliRunner().invoke(cli.main, arguments)
         assert refused.exit_code == 2 and message in refused.stderr, refused.output
+
+
+def test_every_evaluator_has_its_constructor():
+    import localjudge.evaluators as module
+
+    for name in EVALUATORS:
+        constructor = getattr(module, name)
+        assert constructor.__name__ == name and EVALUATORS[name].description in constructor.__doc__
