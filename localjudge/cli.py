@@ -97,15 +97,23 @@ def _read_json(path: Path) -> Any:
 
 def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Which judge model, and how a local one is loaded (each option refused where it does not apply)."""
+    command = _one_judge_or_an_ensemble(command)
     for option in reversed(
         [
             click.option(
                 "--model",
                 "-m",
-                "model_spec",
-                default="default",
+                "model_specs",
+                multiple=True,
+                default=("default",),
                 show_default=True,
-                help="Judge model spec: default, a card name, PATH.gguf, hf:DIR or hf:FILE.gguf, or openai:NAME.",
+                help="Judge model spec: default, a card name, PATH.gguf, hf:DIR or hf:FILE.gguf, or openai:NAME. "
+                "Repeat it with --ensemble for several judges.",
+            ),
+            click.option(
+                "--ensemble",
+                is_flag=True,
+                help="Ask every --model and combine their verdicts (a vote, or the mean and spread of scores).",
             ),
             click.option(
                 "--base-url",
@@ -157,6 +165,20 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     ):
         command = option(command)
     return command
+
+
+def _one_judge_or_an_ensemble(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--model`` given once, or several times with ``--ensemble``: ``model_spec`` and ``ensemble_specs``."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, model_specs: tuple[str, ...], ensemble: bool, **kwargs: Any) -> Any:
+        if len(model_specs) > 1 and not ensemble:
+            raise click.UsageError("--model is given more than once: add --ensemble to combine their verdicts")
+        if ensemble and len(model_specs) < 2:
+            raise click.UsageError("--ensemble needs two or more --model")
+        return command(*args, model_spec=model_specs[0], ensemble_specs=model_specs[1:], **kwargs)
+
+    return wrapper
 
 
 #: actors in a Ray run's pool unless --actors says otherwise, and the CPUs each reserves (and decodes with)
@@ -235,13 +257,36 @@ SINGLE_OUTPUT_OPTIONS = {
 
 
 def make_evaluator(
-    settings: dict[str, Any], *, has_inputs: bool, has_reference: bool, cache: Any = None, judge: Any = None
+    settings: dict[str, Any],
+    *,
+    has_inputs: bool,
+    has_reference: bool,
+    cache: Any = None,
+    build: Callable[[dict[str, Any]], Any] | None = None,
 ) -> Callable[..., Any]:
-    """An evaluator from the judge options (on ``judge`` when given); our default prompt when none was given.
+    """An evaluator from the judge options; our default prompt when none was given.
 
-    ``settings["pairwise"]`` makes it a pairwise judge (outputs_a, outputs_b).
+    ``settings["pairwise"]`` makes it a pairwise judge (outputs_a, outputs_b);
+    ``settings["ensemble_specs"]`` an ensemble of the main model and those.
+    ``build`` makes a judge client from settings (default: :func:`judge_from_settings`).
     """
     from .judge import create_llm_as_judge
+
+    build = build or judge_from_settings
+    if settings.get("ensemble_specs"):
+        from .ensemble import create_ensemble_judge
+
+        members = [
+            make_evaluator(
+                {**settings, "model_spec": spec, "ensemble_specs": ()},
+                has_inputs=has_inputs,
+                has_reference=has_reference,
+                cache=cache,
+                build=build,
+            )
+            for spec in (settings["model_spec"], *settings["ensemble_specs"])
+        ]
+        return create_ensemble_judge(*members)
 
     pairwise = bool(settings.get("pairwise"))
     if settings.get("allow_ties") and not pairwise:
@@ -276,7 +321,7 @@ def make_evaluator(
         prompt = ready.prompt or None
         feedback_key = feedback_key or ready.name
         continuous = ready.continuous
-    judge = judge_from_settings(settings) if judge is None else judge
+    judge = build(settings)
     if cache is not None:
         from .clients.cached import cache_identity
 
@@ -535,7 +580,7 @@ class RowJudge:
     def __init__(self, settings: dict[str, Any], *, use_cache: bool, cache_file: Optional[Path] = None) -> None:
         self.settings, self.use_cache, self.cache_file = settings, use_cache, cache_file
         self._lock = threading.Lock()
-        self._judge: Any = None
+        self._judges: dict[str, Any] = {}  # a metered client per model spec (several in an ensemble)
         self._cache: Any = None
         self._failure: Optional[LocalJudgeError] = None
         self._evaluators: dict[tuple[bool, bool], Callable[..., Any]] = {}
@@ -559,9 +604,12 @@ class RowJudge:
         """Every check :meth:`prepare` makes that needs no loaded model: for judges that load elsewhere."""
         from .clients.base import ScriptedClient
 
-        judge_from_settings(dict(self.settings), load=False)
+        def stand_in(settings: dict[str, Any]) -> Any:
+            judge_from_settings(dict(settings), load=False)
+            return ScriptedClient([])
+
         for has_inputs, has_reference in shapes:
-            make_evaluator(self.settings, has_inputs=has_inputs, has_reference=has_reference, judge=ScriptedClient([]))
+            make_evaluator(self.settings, has_inputs=has_inputs, has_reference=has_reference, build=stand_in)
 
     def _evaluator(self, shape: tuple[bool, bool]) -> Callable[..., Any]:
         if shape in self._evaluators:
@@ -570,15 +618,17 @@ class RowJudge:
             if self._failure is not None:  # a judge that failed to build is not built again for every row
                 raise self._failure
             try:
-                if self._judge is None:
-                    from .clients.metered import MeteredClient
+                if self._cache is None and self.use_cache:
                     from .result_cache import ResultCache
 
-                    self._judge = MeteredClient(judge_from_settings(dict(self.settings)))
-                    self._cache = ResultCache(self.cache_file) if self.use_cache else None
+                    self._cache = ResultCache(self.cache_file)
                 if shape not in self._evaluators:
                     self._evaluators[shape] = make_evaluator(
-                        self.settings, has_inputs=shape[0], has_reference=shape[1], cache=self._cache, judge=self._judge
+                        self.settings,
+                        has_inputs=shape[0],
+                        has_reference=shape[1],
+                        cache=self._cache,
+                        build=self._metered,
                     )
             except LocalJudgeError as exc:
                 self._failure = exc
@@ -588,15 +638,24 @@ class RowJudge:
     def __call__(self, **values: Any) -> Any:
         return self._evaluator(self.shape(values))(**values)
 
+    def _metered(self, settings: dict[str, Any]) -> Any:
+        """The judge client for ``settings``' model, counted; one per model, however many evaluators use it."""
+        spec = settings["model_spec"]
+        if spec not in self._judges:
+            from .clients.metered import MeteredClient
+
+            self._judges[spec] = MeteredClient(judge_from_settings(dict(settings)))
+        return self._judges[spec]
+
     def counters(self) -> dict[str, int]:
-        judge = self._judge
-        if judge is None:
+        if not self._judges:
             return {}
+        judges = list(self._judges.values())
         return {
             "cached": self._cache.hits if self._cache is not None else 0,
-            "model_calls": judge.calls,
-            "prompt_tokens": judge.prompt_tokens,
-            "completion_tokens": judge.completion_tokens,
+            "model_calls": sum(j.calls for j in judges),
+            "prompt_tokens": sum(j.prompt_tokens for j in judges),
+            "completion_tokens": sum(j.completion_tokens for j in judges),
         }
 
 
@@ -613,7 +672,11 @@ def _absolute_paths(settings: dict[str, Any]) -> dict[str, Any]:
         return value
 
     paths = {name: absolute(settings[name]) for name in ("prompt_file", "few_shot", "output_schema", "chat_template")}
-    specs = {"model_spec": absolute(settings["model_spec"]), "fallbacks": tuple(map(absolute, settings["fallbacks"]))}
+    specs = {
+        "model_spec": absolute(settings["model_spec"]),
+        "fallbacks": tuple(map(absolute, settings["fallbacks"])),
+        "ensemble_specs": tuple(map(absolute, settings.get("ensemble_specs", ()))),
+    }
     return {**settings, **paths, **specs}
 
 

@@ -114,3 +114,35 @@ def test_a_member_called_wrongly_is_the_callers_error_not_a_lost_vote():
     )
     with pytest.raises(MissingTemplateVariableError):
         create_ensemble_judge(_member(_answer(False)), needs_reference)(outputs="4")
+
+
+def test_the_command_line_ensemble_of_models(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from localjudge import cli
+
+    verdicts = {"a.gguf": True, "b.gguf": False, "c.gguf": True}
+    monkeypatch.setattr(
+        cli, "build_judge", lambda spec, *args, **kwargs: ScriptedClient([_answer(verdicts[spec])], repeat=True)
+    )
+    models = ["--model", "a.gguf", "--model", "b.gguf", "--model", "c.gguf"]
+    result = CliRunner().invoke(cli.main, ["score", "--outputs", "4", *models, "--ensemble"])
+    assert result.exit_code == 0, result.output
+    combined = json.loads(result.stdout)
+    assert combined["score"] is True and combined["metadata"]["votes"] == {"true": 2, "false": 1}
+
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps({"id": str(i), "outputs": "4"}) + "\n" for i in range(4)), encoding="utf-8")
+    summary = tmp_path / "summary.json"
+    batch = CliRunner().invoke(
+        cli.main, ["batch", str(data), *models, "--ensemble", "--no-cache", "--summary", str(summary), "-j", "2"]
+    )
+    assert batch.exit_code == 0, batch.output
+    assert json.loads(summary.read_text())["model_calls"] == 12  # three members, four rows
+
+    for arguments, message in [
+        (["--model", "a.gguf", "--model", "b.gguf"], "add --ensemble"),
+        (["--model", "a.gguf", "--ensemble"], "two or more --model"),
+    ]:
+        refused = CliRunner().invoke(cli.main, ["score", "--outputs", "4", *arguments])
+        assert refused.exit_code == 2 and message in refused.output
