@@ -743,7 +743,8 @@ def agreement(
 
         check_matplotlib()  # before any output: a missing package is the whole command's error
     report = measure(_read_results(results), labels, bins=bins)
-    if report.compared and not set(report.label_classes) & set(report.verdict_classes):
+    pairwise = set(report.verdict_classes) <= {"A", "B", "tie"}  # all ties is a verdict, not a mismatch
+    if report.compared and not pairwise and not set(report.label_classes) & set(report.verdict_classes):
         click.echo(
             f"warning: no label ({', '.join(report.label_classes)}) is ever a verdict "
             f"({', '.join(report.verdict_classes)}); is --label-field the right column?",

@@ -176,3 +176,14 @@ def test_position_consistency_counts_unlabelled_pairs_too():
     ]
     report = agreement(records, {"1": "A"})
     assert report.position_consistency == 0.5 and report.compared == 1
+
+
+def test_labels_that_never_match_a_verdict_are_warned_about(tmp_path):
+    from click.testing import CliRunner
+
+    from localjudge import cli
+
+    results = _write_jsonl(tmp_path / "results.jsonl", [{"id": "1", "result": _result(True)}])
+    labels = _write_jsonl(tmp_path / "labels.jsonl", [{"id": "1", "label": "correct"}])
+    result = CliRunner().invoke(cli.main, ["agreement", str(results), "--labels", str(labels)])
+    assert result.exit_code == 0 and "no label (correct) is ever a verdict (true)" in result.stderr
