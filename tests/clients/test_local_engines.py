@@ -243,11 +243,13 @@ def test_the_schema_meaning_reaches_the_prompt_unless_turned_off(engine):
         "required": ["score"],
         "additionalProperties": False,
     }
-    told = create(engine, schema, max_tokens=4).usage.prompt_tokens
-    engine.client.format_instructions = False
+    original = engine.client.format_instructions
     try:
+        engine.client.format_instructions = True
+        told = create(engine, schema, max_tokens=4).usage.prompt_tokens
+        engine.client.format_instructions = False
         plain = create(engine, schema, max_tokens=4).usage.prompt_tokens
     finally:
-        engine.client.format_instructions = True
+        engine.client.format_instructions = original
     assert told - plain >= len(describe_schema(schema).split()) // 2  # the lines, in tokens, and only them
     assert create(engine, None, max_tokens=4).usage.prompt_tokens == plain  # free text: nothing to explain

@@ -24,7 +24,7 @@ MESSAGES = [{"role": "user", "content": "Is 2+2=4? Answer: yes."}]
 
 @pytest.fixture(scope="module")
 def client(tiny_model_dir):
-    c = TransformersClient(tiny_model_dir, reasoning_budget=12, max_tokens=64)
+    c = TransformersClient(tiny_model_dir, reasoning_budget=12, max_tokens=64, format_instructions=False)  # 256 tokens
     yield c
     c.close()
 
