@@ -39,7 +39,12 @@ def local_cluster():
     """A real two-CPU Ray cluster on this machine, shared by the module's tests."""
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the actors cannot import this test module
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    yield
+    from ray.data import DataContext
+
+    context = DataContext.get_current()
+    waited, context.wait_for_min_actors_s = context.wait_for_min_actors_s, 120
+    yield  # with every actor up before the first batch is handed out, both actors get rows
+    context.wait_for_min_actors_s = waited
     ray.shutdown()
 
 
