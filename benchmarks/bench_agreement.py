@@ -6,7 +6,9 @@ Each pair (an instruction and two outputs, one of which people judged
 better) is judged with ``localjudge batch --pairwise``, in both orders, then
 measured with ``localjudge agreement``: accuracy against the human choice,
 position consistency (both orders agreed) and the flip share (the verdict
-followed the position). Four variants: the verdict alone or reasoning
+followed the position). Each is measured again calibrated, held out: a
+correction is fitted on four fifths of the pairs (with the judge's readout
+of a content-free pair) and applied to the other fifth. Four variants: the verdict alone or reasoning
 first, each with and without format instructions (the schema's meaning in
 words, which local models get by default). The data is read from ``../shared/data/llmbar-natural``
 (MIT licence beside it), never copied here.
@@ -27,6 +29,11 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+
+import numpy as np
+
+from localjudge.calibrate import content_free_values, labelled_samples, mean_readout
+from localjudge.calibration import Correction, choose_correction, correct
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASET = ROOT.parent / "shared" / "data" / "llmbar-natural" / "dataset.json"
@@ -53,13 +60,19 @@ def localjudge(*arguments: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "localjudge", *arguments], capture_output=True, text=True)
 
 
-def run_variant(name: str, data: Path, work: Path, options: list[str]) -> dict:
-    results = work / f"{name}.results.jsonl"
-    summary = work / f"{name}.summary.json"
-    started = time.monotonic()
+def judge_pairs(name: str, data: Path, results: Path, options: list[str]) -> list[dict]:
+    summary = results.with_suffix(".summary.json")
     scored = localjudge("batch", str(data), "--pairwise", "-o", str(results), "--summary", str(summary), *options)
     if scored.returncode not in (0, 1):
         raise SystemExit(f"{name}: batch failed\n{scored.stderr[-3000:]}")
+    return [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+
+
+def run_variant(name: str, data: Path, work: Path, options: list[str]) -> dict:
+    results = work / f"{name}.results.jsonl"
+    summary = results.with_suffix(".summary.json")
+    started = time.monotonic()
+    records = judge_pairs(name, data, results, options)
     measured = localjudge(
         "agreement", str(results), "--labels", str(data), "--json", "--plot", str(results.with_suffix(".png"))
     )
@@ -67,8 +80,66 @@ def run_variant(name: str, data: Path, work: Path, options: list[str]) -> dict:
         raise SystemExit(f"{name}: agreement failed\n{measured.stderr[-3000:]}")
     report = json.loads(measured.stdout)
     report["failed"] = json.loads(summary.read_text())["failed"]
+    content_free = work / f"{name}.content-free.jsonl"
+    values = content_free_values(["inputs"], pairwise=True)
+    content_free.write_text("".join(json.dumps({"id": f"cf{i}", **v}) + "\n" for i, v in enumerate(values)))
+    prior_records = judge_pairs(name, content_free, work / f"{name}.content-free.results.jsonl", options)
+    prior = mean_readout([r["result"] for r in prior_records if "result" in r], CLASSES, pairwise=True)
+    labels = {json.loads(line)["id"]: json.loads(line)["label"] for line in data.read_text().splitlines()}
+    report["calibrated"] = calibrated_held_out(records, labels, prior)
+    report["prior"] = prior
     report["seconds"] = time.monotonic() - started
     return report
+
+
+CLASSES = ('"A"', '"B"')
+_SWAP = {"A": "B", "B": "A"}
+
+
+def calibrated_held_out(records: list[dict], labels: dict[str, str], prior: list[float], folds: int = 5) -> dict:
+    """The pair verdicts with a correction fitted on the other folds' pairs: accuracy, consistency, flips.
+
+    Each fold's correction is chosen as ``localjudge calibrate`` chooses
+    (cross-validated within the training pairs, kept only if it helped), then
+    applied to each held-out pair's two orders by position before they are
+    combined, as ``--calibrated`` does.
+    """
+    scored = [r for r in records if "order_probabilities" in (r.get("result", {}).get("metadata") or {})]
+    order = np.random.default_rng(0).permutation(len(scored))
+    right = consistent = flipped = 0
+    chosen = Counter()
+    for held in np.array_split(order, folds):
+        train = [scored[i] for i in np.setdiff1d(order, held)]
+        samples = labelled_samples(train, labels, CLASSES, pairwise=True)
+        inner = min(folds, len(samples.labels) // 2)  # a small run (--limit) has few rows to cross-validate on
+        if inner >= 2 and len(set(samples.labels)) == 2:
+            fit = choose_correction(np.array(samples.probabilities), samples.labels, CLASSES, prior=prior, folds=inner)
+            chosen[fit.chosen or "none helped"] += 1
+            correction = fit.correction or Correction(CLASSES)
+        else:
+            chosen["too few rows to fit"] += 1
+            correction = Correction(CLASSES)
+        for index in held:
+            record = scored[index]
+            first, second = (
+                json.loads(max(corrected, key=corrected.get))
+                for corrected in (
+                    correct({json.dumps(side): p for side, p in orders.items()}, correction)
+                    for orders in record["result"]["metadata"]["order_probabilities"]
+                )
+            )
+            second = _SWAP[second]
+            consistent += first == second
+            flipped += first != second
+            right += first == second == labels[record["id"]]
+    count = len(scored)
+    return {
+        "accuracy": right / count if count else None,
+        "position_consistency": consistent / count if count else None,
+        "flip_rate": flipped / count if count else None,
+        "ties": count - consistent,
+        "chosen": dict(chosen),
+    }
 
 
 def main() -> None:
@@ -112,6 +183,16 @@ def main() -> None:
             f"| {name} | {_number(report['accuracy'])} | {_number(report['position_consistency'])} "
             f"| {_number(report['flip_rate'])} | {ties} | {report['failed']} | {report['seconds']:.0f} |"
         )
+        held_out = report["calibrated"]
+        print(
+            f"| {name}, calibrated (held out) | {_number(held_out['accuracy'])} "
+            f"| {_number(held_out['position_consistency'])} | {_number(held_out['flip_rate'])} "
+            f"| {held_out['ties']} | {report['failed']} | |"
+        )
+    print("\nContent-free readout, P(first shown, second shown), and the correction each fold kept:")
+    for name, report in reports.items():
+        chosen = ", ".join(f"{kind} {count}" for kind, count in report["calibrated"]["chosen"].items())
+        print(f"  {name}: {report['prior'][0]:.2f}, {report['prior'][1]:.2f}; {chosen}")
     print(f"\nFor scale: always answering B would score {labels['B'] / len(rows):.2f}; a coin, 0.50.")
 
 

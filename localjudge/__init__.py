@@ -64,6 +64,7 @@ __all__ = [
     "create_llm_as_judge",
     "create_pairwise_judge",
     "default_output_schema",
+    "read_calibration",
     "resolve_model",
 ]
 
@@ -81,6 +82,7 @@ _LAZY = {
     "AsyncPoolClient": ".clients.pool",
     "TransformersClient": ".clients.transformers",
     "OutlinesClient": ".clients.outlines",
+    "read_calibration": ".calibration_file",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

@@ -16,20 +16,27 @@ so the decision to keep a correction never looks at the rows it is judged on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .errors import UsageError
 
 __all__ = [
+    "CANDIDATES",
     "Correction",
+    "Fit",
     "Validation",
     "apply_correction",
     "calibration_error",
+    "choose_correction",
+    "correct",
     "cross_validate",
     "fit_temperature",
+    "verdict_classes",
 ]
 
 _FLOOR = 1e-9  # probabilities are clipped here before logs: a readout may give a value 0
@@ -150,3 +157,75 @@ def cross_validate(
         np.average(np.array(figures), axis=0, weights=sizes) for figures in (before, after)
     )
     return Validation(float(before_ece), float(after_ece), float(before_accuracy), float(after_accuracy), folds)
+
+
+def correct(probabilities: Mapping[str, float], correction: Correction) -> dict[str, float]:
+    """A verdict's probabilities (value text -> probability) corrected; a value the readout left out counts as 0."""
+    row = np.array([[float(probabilities.get(name, 0.0)) for name in correction.classes]])
+    return dict(zip(correction.classes, apply_correction(row, correction)[0].tolist(), strict=True))
+
+
+def verdict_classes(json_schema: Mapping[str, Any], field: str) -> tuple[str, ...] | None:
+    """The values a verdict field allows, as the readout spells them (JSON text); None when not a fixed set."""
+    spec = (json_schema.get("properties") or {}).get(field)
+    if not isinstance(spec, Mapping):
+        return None
+    if "enum" in spec:
+        return tuple(json.dumps(value, ensure_ascii=False) for value in spec["enum"])
+    if spec.get("type") == "boolean":
+        return ("true", "false")
+    return None
+
+
+#: the corrections :func:`choose_correction` weighs: (divide out the content-free prior, fit a temperature)
+CANDIDATES = {
+    "contextual": (True, False),
+    "temperature": (False, True),
+    "contextual + temperature": (True, True),
+}
+
+
+@dataclass(frozen=True)
+class Fit:
+    """What fitting found: each candidate's held-out figures, the one chosen (None: none helped) and its correction."""
+
+    classes: tuple[str, ...]
+    rows: int
+    prior: tuple[float, ...] | None
+    validations: dict[str, Validation]
+    chosen: str | None
+    correction: Correction | None
+
+
+def choose_correction(
+    probabilities: np.ndarray,
+    labels: Sequence[int],
+    classes: Sequence[str],
+    *,
+    prior: Sequence[float] | None = None,
+    folds: int = 5,
+    seed: int = 0,
+) -> Fit:
+    """Cross-validate every candidate, keep the one with the lowest held-out ECE among those that did not hurt.
+
+    The kept correction is then refitted on all rows. Without ``prior`` (no
+    content-free readout) only temperature scaling is weighed.
+    """
+    classes = tuple(classes)
+    prior_tuple = tuple(float(p) for p in prior) if prior is not None else None
+    validations = {
+        name: cross_validate(
+            probabilities, labels, prior=prior_tuple if uses_prior else None, fit=fits, folds=folds, seed=seed
+        )
+        for name, (uses_prior, fits) in CANDIDATES.items()
+        if prior_tuple is not None or not uses_prior
+    }
+    kept = [name for name, validation in validations.items() if validation.keep]
+    chosen = min(kept, key=lambda name: (validations[name].after_ece, -validations[name].after_accuracy), default=None)
+    correction = None
+    if chosen is not None:
+        uses_prior, fits = CANDIDATES[chosen]
+        given = prior_tuple if uses_prior else None
+        temperature = fit_temperature(probabilities, labels, prior=given) if fits else 1.0
+        correction = Correction(classes, given, temperature)
+    return Fit(classes, len(labels), prior_tuple, validations, chosen, correction)

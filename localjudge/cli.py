@@ -211,6 +211,13 @@ def build_judge(
     return resolve_model(model_spec, base_url=base_urls, load=load, **model_options)
 
 
+CALIBRATED_OPTION = click.option(
+    "--calibrated",
+    is_flag=True,
+    help="Correct the verdict's probabilities with what localjudge calibrate kept for this model and prompt.",
+)
+
+
 def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The options that shape the judge, shared by ``score`` and ``batch``."""
     path = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -233,6 +240,7 @@ def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
             ),
             click.option("--output-schema", type=path, help="JSON schema file for a custom answer shape."),
             click.option("--feedback-key", help="The result's key (default: score; preference for pairs)."),
+            CALIBRATED_OPTION,
         ]
     ):
         command = option(command)
@@ -330,7 +338,7 @@ def make_evaluator(
     if pairwise:
         from .pairwise import create_pairwise_judge, pairwise_prompt
 
-        return create_pairwise_judge(
+        evaluator = create_pairwise_judge(
             prompt=prompt
             if prompt is not None
             else pairwise_prompt(has_inputs=has_inputs, has_reference=has_reference),
@@ -342,19 +350,27 @@ def make_evaluator(
             reference=has_reference,
             cache=cache,
         )
-    return create_llm_as_judge(
-        prompt=prompt if prompt is not None else default_prompt(has_inputs=has_inputs, has_reference=has_reference),
-        feedback_key=feedback_key or "score",
-        judge=judge,
-        system=settings["system"],
-        continuous=continuous,
-        choices=settings["choices"],
-        use_reasoning=not settings["no_reasoning"],
-        few_shot_examples=_read_jsonl(settings["few_shot"]) if settings["few_shot"] else None,
-        output_schema=_read_json(settings["output_schema"]) if settings["output_schema"] else None,
-        few_shot_placement="start" if settings["few_shot_first"] else "end",
-        cache=cache,
-    )
+    else:
+        evaluator = create_llm_as_judge(
+            prompt=prompt if prompt is not None else default_prompt(has_inputs=has_inputs, has_reference=has_reference),
+            feedback_key=feedback_key or "score",
+            judge=judge,
+            system=settings["system"],
+            continuous=continuous,
+            choices=settings["choices"],
+            use_reasoning=not settings["no_reasoning"],
+            few_shot_examples=_read_jsonl(settings["few_shot"]) if settings["few_shot"] else None,
+            output_schema=_read_json(settings["output_schema"]) if settings["output_schema"] else None,
+            few_shot_placement="start" if settings["few_shot_first"] else "end",
+            cache=cache,
+        )
+    if settings.get("calibrated"):
+        from .calibrate import stored_correction
+
+        evaluator.core.calibration, note = stored_correction(evaluator, pairwise)
+        evaluator.core.check_calibration("winner" if pairwise else "score")
+        click.echo(note, err=True)
+    return evaluator
 
 
 @main.command()
@@ -371,6 +387,7 @@ def make_evaluator(
 @click.option("--system", help="System message placed before the prompt.")
 @click.option("--no-reasoning", is_flag=True, help="Ask for the verdict only, without reasoning.")
 @click.option("--feedback-key", help="The result's key (default: preference).")
+@CALIBRATED_OPTION
 @model_options
 @_handle_errors
 def compare(
@@ -598,7 +615,7 @@ class RowJudge:
     def prepare(self, shapes: Any) -> None:
         """Build the judge now, so a bad option or model stops the run before its first row."""
         for shape in shapes:
-            self._evaluator(shape)
+            self.evaluator(shape)
 
     def check(self, shapes: Any) -> None:
         """Every check :meth:`prepare` makes that needs no loaded model: for judges that load elsewhere."""
@@ -608,10 +625,12 @@ class RowJudge:
             judge_from_settings(dict(settings), load=False)
             return ScriptedClient([])
 
+        # a stand-in cannot name a model, so its calibration is looked up where the judge loads
+        settings = {**self.settings, "calibrated": False}
         for has_inputs, has_reference in shapes:
-            make_evaluator(self.settings, has_inputs=has_inputs, has_reference=has_reference, build=stand_in)
+            make_evaluator(settings, has_inputs=has_inputs, has_reference=has_reference, build=stand_in)
 
-    def _evaluator(self, shape: tuple[bool, bool]) -> Callable[..., Any]:
+    def evaluator(self, shape: tuple[bool, bool]) -> Callable[..., Any]:
         if shape in self._evaluators:
             return self._evaluators[shape]
         with self._lock:
@@ -636,7 +655,7 @@ class RowJudge:
             return self._evaluators[shape]
 
     def __call__(self, **values: Any) -> Any:
-        return self._evaluator(self.shape(values))(**values)
+        return self.evaluator(self.shape(values))(**values)
 
     def _metered(self, settings: dict[str, Any]) -> Any:
         """The judge client for ``settings``' model, counted; one per model, however many evaluators use it."""
@@ -700,6 +719,89 @@ def describe_summary(summary: Any, results: Path) -> str:
     if summary.stopped_early:
         lines.append("stopped at the first failure (--fail-fast)")
     return "\n".join(lines)
+
+
+@main.command()
+@click.argument("data", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--label-field", default="label", show_default=True, help="The column with each row's human label.")
+@click.option("--pairwise", is_flag=True, help="The rows are pairs (outputs_a, outputs_b), labelled A or B.")
+@click.option("--allow-ties", is_flag=True, help="--pairwise: the judge may answer tie (and labels may say so).")
+@click.option("--format", "file_format", type=click.Choice(["jsonl", "csv", "parquet"]), help="DATA's format.")
+@click.option("--map", "mapping", metavar="VAR=COLUMN,...", help="Take prompt variables from these columns.")
+@click.option("--id-field", default="id", show_default=True, help="The column with each row's id.")
+@click.option("--concurrency", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Rows at once.")
+@click.option("--folds", type=click.IntRange(min=2, max=20), default=5, show_default=True, help="Cross-validation.")
+@click.option("--no-cache", is_flag=True, help="Ask the model again even where the result cache has its answer.")
+@judge_options
+@_handle_errors
+def calibrate(
+    data: Path,
+    label_field: str,
+    pairwise: bool,
+    allow_ties: bool,
+    file_format: Optional[str],
+    mapping: Optional[str],
+    id_field: str,
+    concurrency: int,
+    folds: int,
+    no_cache: bool,
+    **settings: Any,
+) -> None:
+    """Fit a correction of the judge's probabilities on labelled rows, for this model and prompt.
+
+    The judge scores every labelled row and a content-free input; contextual
+    calibration and temperature scaling are cross-validated, and the best is
+    kept only if held-out calibration error and accuracy do not get worse.
+    Score with --calibrated and the same options to apply it.
+    """
+    from .batch import score_rows
+    from .calibrate import (
+        calibration_key,
+        classes_of,
+        content_free_prior,
+        describe_fit,
+        fit_calibration,
+        labelled_samples,
+    )
+    from .calibration_file import calibration_path, write_calibration
+    from .progress import RunProgress
+    from .rows import parse_mapping, read_rows
+
+    if settings["calibrated"]:
+        raise UsageError("calibrate fits a calibration; --calibrated is for applying one")
+    if settings.get("model_spec", "").startswith("openai:") or settings["base_urls"] or settings["fallbacks"]:
+        raise UsageError("calibrate needs one local model (gguf:, hf:, outlines:): a server gives no probabilities")
+    settings.update(pairwise=pairwise, allow_ties=allow_ties, ensemble_specs=())
+    labels, rows = {}, []
+    for row in read_rows(data, file_format=file_format, mapping=parse_mapping(mapping), id_field=id_field):
+        if row.error is None and label_field in row.values:
+            labels[row.id] = row.values.pop(label_field)
+            rows.append(row)
+    if not rows:
+        raise UsageError(f"{data}: no row has a {label_field!r} field (--label-field names the labels' column)")
+    shapes = {RowJudge.shape(row.values) for row in rows}
+    if len(shapes) > 1:
+        raise UsageError(
+            "a calibration is for one prompt, but some rows have inputs or a reference and others not: "
+            "calibrate each kind of row on its own"
+        )
+    if settings["parallel"] is None and (concurrency > 1 or pairwise):
+        settings["parallel"] = min(concurrency * (2 if pairwise else 1), MAX_DEFAULT_PARALLEL)
+    judge = RowJudge(settings, use_cache=not no_cache)
+    evaluator = judge.evaluator(next(iter(shapes)))
+    classes = classes_of(evaluator, pairwise)
+    variables = set(rows[0].values) - {"outputs", "outputs_a", "outputs_b"}
+    prior = content_free_prior(evaluator, variables, classes, pairwise=pairwise)
+    with RunProgress(len(rows)) as progress:
+        records = []
+        for record in score_rows(rows, judge, concurrency=concurrency):
+            progress.advance(record)
+            records.append(record)
+    samples = labelled_samples(records, labels, classes, pairwise=pairwise)
+    fit = fit_calibration(samples, classes, prior, folds=folds)
+    path = calibration_path(calibration_key(evaluator))
+    write_calibration(path, fit, {"model": settings["model_spec"], "data": str(data.resolve()), "pairwise": pairwise})
+    click.echo(describe_fit(fit, skipped=samples.skipped, where=path))
 
 
 @main.command()

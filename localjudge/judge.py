@@ -7,9 +7,10 @@ worker thread). Nothing else differs between the two.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from .clients.base import acall_create, call_create, plain_data
 from .errors import JudgeRuntimeError, UsageError
@@ -17,6 +18,9 @@ from .parsing import parse_json_output, validate
 from .prompting import FEW_SHOT_PLACEMENTS, build_messages, format_few_shot_examples
 from .schema import OutputSchema, default_output_schema, normalise_output_schema
 from .types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator
+
+if TYPE_CHECKING:
+    from .calibration import Correction
 
 __all__ = ["create_async_llm_as_judge", "create_llm_as_judge"]
 
@@ -39,6 +43,7 @@ class JudgeCore:
     choices: Optional[list[float]]
     continuous: bool
     use_reasoning: bool
+    calibration: Optional[Correction] = None  # applied to the verdict's probabilities (see recalibrate)
 
     def build_request(
         self, inputs: Any, outputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
@@ -72,12 +77,30 @@ class JudgeCore:
         parsed = self.read_parsed(response)
         if not self.schema.is_default:
             return parsed
+        metadata = response_metadata(response, "score")
+        if self.calibration is not None:
+            parsed, metadata = recalibrate(parsed, metadata, "score", self.calibration)
         return {
             "key": self.feedback_key,
             "score": self._score(parsed["score"]),
             "comment": parsed.get("reasoning") if self.use_reasoning else None,
-            "metadata": response_metadata(response, "score"),
+            "metadata": metadata,
         }
+
+    def check_calibration(self, field: str) -> None:
+        """A correction fitted for other values than this judge's verdict allows is refused when it is set."""
+        if self.calibration is None:
+            return
+        from .calibration import verdict_classes  # numpy, only for a calibrated judge
+
+        classes = verdict_classes(self.schema.json_schema, field)
+        if classes is None:
+            raise UsageError("calibration is for verdicts with a fixed set of values (true/false, choices, A/B)")
+        if set(classes) != set(self.calibration.classes):
+            raise UsageError(
+                f"this calibration was fitted for the values {', '.join(self.calibration.classes)}, "
+                f"but this judge answers {', '.join(classes)}"
+            )
 
     def _score(self, score: Any) -> Union[bool, float]:
         if self.choices is not None:
@@ -120,6 +143,32 @@ def response_metadata(response: Any, score_field: str) -> Optional[dict[str, Any
     return plain_data(metadata) or None
 
 
+def recalibrate(
+    parsed: Mapping[str, Any], metadata: Optional[Mapping[str, Any]], field: str, correction: Correction
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The answer with ``field`` set to the value the corrected probabilities favour, and the metadata.
+
+    The metadata gets the corrected probabilities; what the judge said, and
+    its own probabilities, stay under ``uncalibrated``.
+    """
+    raw = (metadata or {}).get("probabilities")
+    if not isinstance(raw, Mapping):
+        raise JudgeRuntimeError(
+            "a calibrated judge needs its model's probabilities, and this answer came without them "
+            "(only local models read them out)",
+            backend="calibration",
+        )
+    from .calibration import correct
+
+    corrected = correct(raw, correction)
+    favoured = max(corrected, key=corrected.get)
+    uncalibrated = {field: parsed[field], "probabilities": dict(raw)}
+    return (
+        {**parsed, field: json.loads(favoured)},
+        {**metadata, "probabilities": corrected, "calibrated": True, "uncalibrated": uncalibrated},
+    )
+
+
 def build_core(
     *,
     prompt: Any,
@@ -134,6 +183,7 @@ def build_core(
     output_schema: Any,
     few_shot_placement: str,
     cache: Any,
+    calibration: Optional[Correction] = None,
 ) -> JudgeCore:
     if prompt is None:
         raise UsageError("prompt is required: a template string, a callable returning messages or a LangChain prompt")
@@ -169,7 +219,7 @@ def build_core(
     check = getattr(client, "check_schema", None)
     if callable(check):
         check(schema.json_schema)  # refuse a schema keyword this client cannot enforce, now rather than later
-    return JudgeCore(
+    core = JudgeCore(
         prompt=prompt,
         feedback_key=feedback_key,
         client=client,
@@ -181,7 +231,12 @@ def build_core(
         choices=choices,
         continuous=continuous,
         use_reasoning=use_reasoning,
+        calibration=calibration,
     )
+    if calibration is not None and not schema.is_default:
+        raise UsageError("calibration= is for our verdict shapes; a custom output_schema has no verdict to correct")
+    core.check_calibration("score")
+    return core
 
 
 def _check_few_shot_examples(examples: Sequence[Mapping[str, Any]], schema: OutputSchema) -> None:
@@ -242,6 +297,7 @@ def create_llm_as_judge(
     output_schema: Any = None,
     few_shot_placement: str = "end",
     cache: Any = None,
+    calibration: Optional[Correction] = None,
 ) -> SimpleEvaluator:
     """An evaluator that asks a judge model to score ``outputs``; OpenEvals' arguments, then our own.
 
@@ -250,7 +306,10 @@ def create_llm_as_judge(
     reuses that evaluated start (OpenEvals' place, and the default, is the end).
     ``cache=True`` (or a :class:`~localjudge.result_cache.ResultCache`) answers
     a request the judge has answered before from the result cache, without a
-    model call.
+    model call. ``calibration`` (a :class:`~localjudge.calibration.Correction`,
+    as ``localjudge calibrate`` fits and :func:`~localjudge.read_calibration`
+    reads) corrects a local model's probabilities of a true/false or choices
+    verdict; the score becomes the value they then favour.
     """
     core = build_core(**_arguments(locals()))
 
@@ -276,6 +335,7 @@ def create_async_llm_as_judge(
     output_schema: Any = None,
     few_shot_placement: str = "end",
     cache: Any = None,
+    calibration: Optional[Correction] = None,
 ) -> SimpleAsyncEvaluator:
     """The async twin of :func:`create_llm_as_judge`."""
     core = build_core(**_arguments(locals()))

@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from .clients.base import acall_create, call_create
 from .errors import UsageError
-from .judge import JudgeCore, build_core, response_metadata
+from .judge import JudgeCore, build_core, recalibrate, response_metadata
 from .prompting import DATA_NOT_INSTRUCTIONS, template_fields
 
 __all__ = [
@@ -139,11 +139,31 @@ class _PairwiseCore:
         return [self.core.build_request(inputs, None, reference_outputs, values) for values in (forward, backward)]
 
     def read(self, responses: list[Any]) -> dict[str, Any]:
+        answers = [(self.core.read_parsed(r), response_metadata(r, "winner")) for r in responses]
+        seen = [_positions(metadata) for _, metadata in answers]
+        uncalibrated = None
+        if self.core.calibration is not None:
+            uncalibrated = [parsed["winner"] for parsed, _ in answers]  # as each order saw them
+            answers = [recalibrate(parsed, metadata, "winner", self.core.calibration) for parsed, metadata in answers]
         first, second = (
-            read_order(self.core.read_parsed(response), response_metadata(response, "winner"), swapped)
-            for response, swapped in zip(responses, (False, True), strict=True)
+            read_order(parsed, metadata, swapped)
+            for (parsed, metadata), swapped in zip(answers, (False, True), strict=True)
         )
-        return combine_orders(self.core.feedback_key, first, second)
+        result = combine_orders(self.core.feedback_key, first, second)
+        if all(probabilities is not None for probabilities in seen):
+            result["metadata"]["order_probabilities"] = seen
+        if uncalibrated is not None:
+            result["metadata"]["calibrated"] = True
+            result["metadata"]["uncalibrated_verdicts"] = [uncalibrated[0], _SWAP[uncalibrated[1]]]
+        return result
+
+
+def _positions(metadata: Optional[Mapping[str, Any]]) -> Optional[dict[str, float]]:
+    """One order's own probabilities, by position: A is the answer it showed first (what calibration corrects)."""
+    raw = (metadata or {}).get("probabilities")
+    if not isinstance(raw, Mapping):
+        return None
+    return {json.loads(value): float(p) for value, p in raw.items()}
 
 
 def _pairwise_core(
@@ -157,6 +177,7 @@ def _pairwise_core(
     use_reasoning: bool,
     has_reference: bool,
     cache: Any,
+    calibration: Any,
 ) -> _PairwiseCore:
     if prompt is None:
         prompt = pairwise_prompt(has_reference=has_reference)
@@ -176,6 +197,8 @@ def _pairwise_core(
         few_shot_placement="end",
         cache=cache,
     )
+    core.calibration = calibration
+    core.check_calibration("winner")
     return _PairwiseCore(core, shows_reference)
 
 
@@ -190,6 +213,7 @@ def create_pairwise_judge(
     use_reasoning: bool = True,
     reference: bool = False,
     cache: Any = None,
+    calibration: Any = None,
 ) -> Any:
     """An evaluator that says which of two outputs is better, asking in both orders.
 
@@ -200,6 +224,9 @@ def create_pairwise_judge(
     a reference the prompt does not show, is an error, never dropped. ``allow_ties`` lets the judge answer
     "tie"; without it a tie comes only from orders that disagree. ``judge``,
     ``model``, ``system`` and ``cache`` are as for :func:`create_llm_as_judge`.
+    ``calibration`` corrects each order's probabilities by position before the
+    orders are combined, which divides out a preference for the first (or
+    second) answer; ``metadata.order_probabilities`` holds each order's own.
     """
     pair = _pairwise_core(**_options(locals()))
 
@@ -230,6 +257,7 @@ def create_async_pairwise_judge(
     use_reasoning: bool = True,
     reference: bool = False,
     cache: Any = None,
+    calibration: Any = None,
 ) -> Any:
     """The async twin of :func:`create_pairwise_judge`: both orders are asked at once."""
     pair = _pairwise_core(**_options(locals()))

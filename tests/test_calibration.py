@@ -5,7 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from localjudge.calibration import Correction, apply_correction, calibration_error, cross_validate, fit_temperature
+from localjudge.calibration import (
+    CANDIDATES,
+    Correction,
+    apply_correction,
+    calibration_error,
+    choose_correction,
+    correct,
+    cross_validate,
+    fit_temperature,
+    verdict_classes,
+)
 from localjudge.errors import UsageError
 
 
@@ -68,3 +78,40 @@ def test_three_classes_and_bad_calls():
         cross_validate(np.array([[0.5, 0.5]] * 6), [0, 1] * 3)
     with pytest.raises(UsageError, match="labelled rows"):
         fit_temperature(np.empty((0, 2)), [])
+
+
+def test_choosing_keeps_the_correction_that_fits_the_distortion():
+    probabilities, labels, _ = _judge(3000, prior_odds=4.0)
+    fit = choose_correction(probabilities, labels, ("false", "true"), prior=(0.2, 0.8))
+    assert set(fit.validations) == set(CANDIDATES)
+    assert fit.chosen in ("contextual", "contextual + temperature")
+    assert fit.correction.prior == (0.2, 0.8) and fit.correction.classes == ("false", "true")
+    overconfident, labels, _ = _judge(3000, temperature=3.0)
+    fit = choose_correction(overconfident, labels, ("false", "true"))  # no content-free readout: temperature only
+    assert list(fit.validations) == ["temperature"]
+    assert fit.chosen == "temperature" and fit.correction.temperature == pytest.approx(3.0, rel=0.15)
+
+
+def test_choosing_keeps_nothing_when_every_candidate_hurts():
+    probabilities, labels, _ = _judge(1000)  # calibrated already, and no bias
+    misleading = (0.05, 0.95)  # a content-free readout that has nothing to do with its verdicts
+    fit = choose_correction(probabilities, labels, ("false", "true"), prior=misleading)
+    assert not any(validation.keep for validation in fit.validations.values())
+    assert fit.validations["contextual"].after_ece > 5 * fit.validations["contextual"].before_ece
+    assert fit.chosen is None and fit.correction is None
+
+
+def test_correcting_one_verdict_by_value_text():
+    corrected = correct({"true": 0.8, "false": 0.2}, Correction(("true", "false"), (0.8, 0.2)))
+    assert corrected == pytest.approx({"true": 0.5, "false": 0.5})
+    assert correct({"true": 1.0}, Correction(("true", "false"))) == pytest.approx({"true": 1.0, "false": 0.0}, abs=1e-6)
+
+
+def test_the_values_a_verdict_allows():
+    boolean = {"properties": {"score": {"type": "boolean"}}}
+    choices = {"properties": {"score": {"type": "number", "enum": [0, 0.5, 1]}}}
+    assert verdict_classes(boolean, "score") == ("true", "false")
+    assert verdict_classes(choices, "score") == ("0", "0.5", "1")
+    assert verdict_classes({"properties": {"winner": {"enum": ["A", "B"]}}}, "winner") == ('"A"', '"B"')
+    assert verdict_classes({"properties": {"score": {"type": "number"}}}, "score") is None
+    assert verdict_classes({"properties": {}}, "score") is None

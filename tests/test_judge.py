@@ -25,6 +25,7 @@ from localjudge import (
     create_async_llm_as_judge,
     create_llm_as_judge,
 )
+from localjudge.calibration import Correction
 from localjudge.clients.base import make_chat_completion
 from localjudge.errors import JudgeRuntimeError, MissingTemplateVariableError
 from localjudge.prompting import format_few_shot_examples
@@ -633,3 +634,47 @@ def test_a_readout_of_another_field_does_not_become_the_score_metadata():
     answer = make_chat_completion('{"reasoning": "r", "score": true}', model="local")
     answer["readout"] = {"grade": {"probabilities": {"1": 1.0}}}
     assert create_llm_as_judge(prompt="{outputs}", judge=ScriptedClient([answer]))(outputs="x")["metadata"] is None
+
+
+class ReadoutClient(ChatClient):
+    """Says true, with the given readout of the score (None: no readout, as a server answers)."""
+
+    def __init__(self, probabilities):
+        super().__init__()
+        self.probabilities = probabilities
+
+    def _complete(self, request):
+        extra = {"readout": {"score": {"probabilities": self.probabilities}}} if self.probabilities else None
+        return make_chat_completion('{"reasoning": "Looks right.", "score": true}', model="m", extra=extra)
+
+
+def test_a_calibrated_judge_scores_by_the_corrected_probabilities():
+    biased_towards_true = Correction(("true", "false"), (0.9, 0.1))
+    evaluator = create_llm_as_judge(
+        prompt="{outputs}", judge=ReadoutClient({"true": 0.8, "false": 0.2}), calibration=biased_towards_true
+    )
+    result = evaluator(outputs="5")
+    assert result["score"] is False  # 0.8 against a prior of 0.9 is a lean towards false
+    assert result["comment"] == "Looks right."  # the judge's words are kept as it wrote them
+    metadata = result["metadata"]
+    assert metadata["probabilities"]["false"] == pytest.approx((0.2 / 0.1) / (0.2 / 0.1 + 0.8 / 0.9))
+    assert metadata["calibrated"] is True
+    assert metadata["uncalibrated"] == {"score": True, "probabilities": {"true": 0.8, "false": 0.2}}
+
+
+def test_calibration_is_refused_where_it_cannot_apply():
+    two_values = Correction(("true", "false"))
+    with pytest.raises(UsageError, match="fixed set of values"):
+        create_llm_as_judge(prompt="{outputs}", judge=ReadoutClient(None), continuous=True, calibration=two_values)
+    with pytest.raises(UsageError, match="fitted for the values true, false, but this judge answers 0, 1"):
+        create_llm_as_judge(prompt="{outputs}", judge=ReadoutClient(None), choices=[0, 1], calibration=two_values)
+    with pytest.raises(UsageError, match="custom output_schema"):
+        create_llm_as_judge(
+            prompt="{outputs}",
+            judge=ReadoutClient(None),
+            output_schema={"type": "object", "properties": {"ok": {"type": "boolean"}}},
+            calibration=two_values,
+        )
+    evaluator = create_llm_as_judge(prompt="{outputs}", judge=ReadoutClient(None), calibration=two_values)
+    with pytest.raises(JudgeRuntimeError, match="needs its model's probabilities"):
+        evaluator(outputs="5")

@@ -50,6 +50,7 @@ EXPECTED_ALL = {
     "create_llm_as_judge",
     "create_pairwise_judge",
     "default_output_schema",
+    "read_calibration",
     "resolve_model",
 }
 
@@ -135,6 +136,7 @@ def test_factories_take_the_openevals_parameters_first_keyword_only():
         assert {name: defaults[name] for name in list(parameters)[len(OPENEVALS_PARAMETERS) :]} == {
             "few_shot_placement": "end",
             "cache": None,
+            "calibration": None,
         }
 
 

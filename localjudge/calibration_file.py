@@ -1,0 +1,107 @@
+"""A fitted calibration on disk: written by ``localjudge calibrate``, read back (and checked) when asked for.
+
+One file per judge, under the cache directory's ``calibration/``, named by
+a key of the model's identity and everything that shapes its prompt (see
+:func:`localjudge.calibrate.calibration_key`). The file is JSON: the
+correction, and the held-out figures that decided whether to keep it. A
+file is read as untrusted: every field is checked before it can change a
+verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .calibration import Correction, Fit, Validation
+from .errors import UsageError
+from .paths import cache_dir
+
+__all__ = ["StoredCalibration", "calibration_path", "read_calibration", "write_calibration"]
+
+FORMAT = 1
+MAX_BYTES = 1 << 20  # a calibration file is a few hundred bytes; a larger one is not ours
+_TEMPERATURES = (0.01, 100.0)  # the fit searches 0.05 to 20; beyond this range a file was edited or damaged
+
+
+def calibration_path(key: str) -> Path:
+    return cache_dir() / "calibration" / f"{key}.json"
+
+
+@dataclass(frozen=True)
+class StoredCalibration:
+    """The correction to apply (None when fitting found none that helped), and the figures behind the choice."""
+
+    correction: Correction | None
+    chosen: str | None
+    rows: int
+    validations: dict[str, Validation]
+    about: dict[str, Any]
+
+
+def write_calibration(path: Path, fit: Fit, about: dict[str, Any]) -> None:
+    """Write atomically: a calibration half written must never be read as one."""
+    document = {
+        "format": FORMAT,
+        "classes": list(fit.classes),
+        "chosen": fit.chosen,
+        "prior": list(fit.correction.prior) if fit.correction and fit.correction.prior else None,
+        "temperature": fit.correction.temperature if fit.correction else 1.0,
+        "rows": fit.rows,
+        "validations": {name: vars(validation) for name, validation in fit.validations.items()},
+        "about": about,
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(partial, path)
+
+
+def read_calibration(path: Path) -> StoredCalibration:
+    """The calibration in ``path``, every field checked; a damaged file is an error that says how to mend it."""
+
+    def damaged(why: str) -> UsageError:
+        return UsageError(f"the calibration file {path} is damaged ({why}); run localjudge calibrate again")
+
+    try:
+        if path.stat().st_size > MAX_BYTES:
+            raise damaged(f"over {MAX_BYTES} bytes")
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise damaged(f"not JSON: {exc}") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        raise damaged(f"not a format {FORMAT} calibration")
+    classes = document.get("classes")
+    if not (isinstance(classes, list) and len(classes) >= 2 and all(isinstance(c, str) for c in classes)):
+        raise damaged("classes must be a list of two or more value texts")
+    if len(set(classes)) != len(classes):
+        raise damaged("classes repeat")
+    chosen, prior, temperature = document.get("chosen"), document.get("prior"), document.get("temperature")
+    if chosen is not None and not isinstance(chosen, str):
+        raise damaged("chosen must be a name or null")
+    if prior is not None and not (
+        isinstance(prior, list) and len(prior) == len(classes) and all(_finite(p) and 0 < p <= 1 for p in prior)
+    ):
+        raise damaged("prior must hold one probability above 0 per class")
+    if not (_finite(temperature) and _TEMPERATURES[0] <= temperature <= _TEMPERATURES[1]):
+        raise damaged(f"temperature must be a number from {_TEMPERATURES[0]} to {_TEMPERATURES[1]}")
+    rows = document.get("rows")
+    if not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
+        raise damaged("rows must be a count")
+    validations = {}
+    for name, figures in (document.get("validations") or {}).items():
+        try:
+            validations[str(name)] = Validation(**figures)
+        except TypeError:
+            raise damaged(f"the figures of {name!r} are not before/after ECE and accuracy") from None
+    correction = Correction(tuple(classes), tuple(prior) if prior else None, float(temperature)) if chosen else None
+    about = document.get("about") if isinstance(document.get("about"), dict) else {}
+    return StoredCalibration(correction, chosen, rows, validations, about)
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -1,0 +1,175 @@
+"""Fitting a calibration from a judge's results: which file is whose, samples by position, the content-free prior."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from localjudge.calibrate import (
+    calibration_key,
+    content_free_prior,
+    content_free_values,
+    fit_calibration,
+    labelled_samples,
+)
+from localjudge.calibration import Correction
+from localjudge.clients.base import ChatClient, make_chat_completion
+from localjudge.errors import UsageError
+from localjudge.judge import create_llm_as_judge
+from localjudge.pairwise import create_pairwise_judge
+
+
+class Fixed(ChatClient):
+    """Always the same verdict, with a readout; says which model it is."""
+
+    def __init__(self, name: str = "m", p_true: float = 0.8) -> None:
+        super().__init__()
+        self.name_, self.p_true = name, p_true
+
+    def _complete(self, request):
+        readout = {"score": {"probabilities": {"true": self.p_true, "false": 1 - self.p_true}}}
+        return make_chat_completion('{"score": true}', model=self.name_, extra={"readout": readout})
+
+    def cache_identity(self):
+        return {"engine": "fixed", "model": self.name_}
+
+
+def _judge(client, prompt="Is {outputs} right for {inputs}?"):
+    return create_llm_as_judge(prompt=prompt, judge=client, use_reasoning=False)
+
+
+def test_the_key_names_the_model_and_the_prompt():
+    key = calibration_key(_judge(Fixed()))
+    assert key == calibration_key(_judge(Fixed()))  # the same judge, built again, finds its calibration
+    assert key != calibration_key(_judge(Fixed("other")))
+    assert key != calibration_key(_judge(Fixed(), prompt="Judge {outputs} against {inputs}."))
+
+
+def test_a_judge_that_cannot_say_which_model_it_is_has_no_key():
+    class Anonymous(Fixed):
+        cache_identity = None
+
+    with pytest.raises(UsageError, match="cannot say which model"):
+        calibration_key(_judge(Anonymous()))
+
+
+def _record(row_id, probabilities=None, orders=None):
+    metadata = {}
+    if probabilities is not None:
+        metadata["probabilities"] = probabilities
+    if orders is not None:
+        metadata["order_probabilities"] = orders
+    return {"id": row_id, "result": {"key": "score", "score": True, "metadata": metadata}}
+
+
+def test_labels_are_read_in_the_verdicts_terms():
+    records = [
+        _record("a", {"true": 0.9, "false": 0.1}),
+        _record("b", {"true": 0.3}),  # a value the readout left out counts as 0
+        _record("c"),  # no readout: skipped, and counted
+        {"id": "d", "error": {"type": "OutputParseError"}},
+        _record("unlabelled", {"true": 0.5, "false": 0.5}),
+    ]
+    labels = {"a": True, "b": "0", "c": 1, "d": "false"}
+    samples = labelled_samples(records, labels, ("true", "false"), pairwise=False)
+    assert samples.probabilities == [[0.9, 0.1], [0.3, 0.0]]
+    assert samples.labels == [0, 1]
+    assert samples.skipped == 2
+    with pytest.raises(UsageError, match="the label 'maybe' is none of this judge's values"):
+        labelled_samples(records, {"a": "maybe"}, ("true", "false"), pairwise=False)
+
+
+def test_a_pair_gives_two_samples_by_position():
+    orders = [{"A": 0.9, "B": 0.1}, {"A": 0.7, "B": 0.3}]
+    samples = labelled_samples([_record("p", orders=orders)], {"p": "b"}, ('"A"', '"B"'), pairwise=True)
+    # the caller's B was shown second in the first order, first in the second
+    assert samples.probabilities == [[0.9, 0.1], [0.7, 0.3]]
+    assert samples.labels == [1, 0]
+
+
+def test_content_free_values_fill_every_field_a_row_has():
+    values = content_free_values(["inputs", "reference_outputs"], pairwise=False)
+    assert values[0] == {"inputs": "N/A", "outputs": "N/A", "reference_outputs": "N/A"}
+    assert [v["outputs"] for v in values] == ["N/A", "[MASK]", ""]
+    assert set(content_free_values(["inputs"], pairwise=True)[0]) == {"inputs", "outputs_a", "outputs_b"}
+
+
+def test_the_prior_is_the_mean_content_free_readout():
+    seen = []
+
+    def evaluator(**values):
+        seen.append(values)
+        p = {"N/A": 0.9, "[MASK]": 0.8, "": 0.7}[values["outputs"]]
+        return {"metadata": {"probabilities": {"true": p, "false": 1 - p}}}
+
+    assert content_free_prior(evaluator, ["inputs"], ("true", "false"), pairwise=False) == pytest.approx([0.8, 0.2])
+    assert len(seen) == 3
+    with pytest.raises(UsageError, match="no probabilities"):
+        content_free_prior(lambda **v: {"metadata": None}, [], ("true", "false"), pairwise=False)
+
+
+def test_one_label_only_cannot_be_fitted():
+    samples = labelled_samples(
+        [_record(str(i), {"true": 0.6, "false": 0.4}) for i in range(20)],
+        {str(i): True for i in range(20)},
+        ("true", "false"),
+        pairwise=False,
+    )
+    with pytest.raises(UsageError, match="one label only"):
+        fit_calibration(samples, ("true", "false"), None, folds=5)
+
+
+class PositionBiased(ChatClient):
+    """A pair judge that knows the better answer (the one containing "good") but adds a fixed pull to position A."""
+
+    def __init__(self, pull: float = 2.0) -> None:
+        super().__init__()
+        self.pull = pull
+
+    def _complete(self, request):
+        text = request["messages"][-1]["content"]
+        first_is_good = text.index("good") < text.index("bad")
+        logit = (1.0 if first_is_good else -1.0) + self.pull
+        p_first = 1 / (1 + math.exp(-logit))
+        readout = {"winner": {"probabilities": {'"A"': p_first, '"B"': 1 - p_first}}}
+        winner = "A" if p_first >= 0.5 else "B"
+        return make_chat_completion(json.dumps({"winner": winner}), model="m", extra={"readout": readout})
+
+
+def test_dividing_out_a_position_prior_makes_a_biased_pair_judge_consistent():
+    plain = create_pairwise_judge(judge=PositionBiased(), use_reasoning=False)
+    result = plain(inputs="q", outputs_a="a good answer", outputs_b="a bad answer")
+    assert result["metadata"]["winner"] == "tie"  # it picked the first answer both times
+    assert [order["A"] for order in result["metadata"]["order_probabilities"]] == pytest.approx(
+        [1 / (1 + math.exp(-3)), 1 / (1 + math.exp(-1))]
+    )
+    pull = 1 / (1 + math.exp(-2.0))  # what the judge says about two empty answers
+    correction = Correction(('"A"', '"B"'), (pull, 1 - pull))
+    calibrated = create_pairwise_judge(judge=PositionBiased(), use_reasoning=False, calibration=correction)
+    for a, b, winner in [("a good answer", "a bad answer", "A"), ("a bad answer", "a good answer", "B")]:
+        result = calibrated(inputs="q", outputs_a=a, outputs_b=b)
+        assert result["metadata"]["winner"] == winner and result["metadata"]["consistent"] is True
+        assert result["metadata"]["calibrated"] is True
+        assert result["metadata"]["uncalibrated_verdicts"] == ["A", "B"]
+        assert result["metadata"]["probabilities"][winner] == pytest.approx(1 / (1 + math.exp(-1)))
+
+
+def test_fitting_on_a_biased_pair_judge_keeps_the_contextual_correction():
+    rng = np.random.default_rng(3)
+    judge = create_pairwise_judge(judge=PositionBiased(pull=1.5), use_reasoning=False)
+    records, labels = [], {}
+    for i in range(40):
+        good_first = bool(rng.integers(2))
+        a, b = ("good one", "bad one") if good_first else ("bad one", "good one")
+        records.append({"id": str(i), "result": judge(inputs="q", outputs_a=a, outputs_b=b)})
+        labels[str(i)] = "A" if good_first else "B"
+    classes = ('"A"', '"B"')
+    samples = labelled_samples(records, labels, classes, pairwise=True)
+    pull = 1 / (1 + math.exp(-1.5))
+    fit = fit_calibration(samples, classes, [pull, 1 - pull], folds=5)
+    assert fit.validations["contextual"].before_accuracy == pytest.approx(0.5)  # always the first position
+    assert fit.validations["contextual"].after_accuracy == pytest.approx(1.0)
+    assert fit.chosen in ("contextual", "contextual + temperature") and fit.correction.prior is not None

@@ -1,0 +1,97 @@
+"""`localjudge calibrate` on the real default model, then `--calibrated` scoring with what it kept."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from localjudge import cli
+from localjudge.calibration_file import read_calibration
+
+pytestmark = pytest.mark.model
+
+
+def _rows(count: int) -> list[dict]:
+    rows = []
+    for i in range(count):
+        a, b = 3 + i, 7 + 2 * i
+        right = i % 2 == 0
+        rows.append(
+            {"id": f"q{i}", "inputs": f"What is {a}+{b}?", "outputs": str(a + b + (0 if right else 3)), "label": right}
+        )
+    return rows
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path / "home"))  # the calibration and result cache land here
+    return tmp_path / "home"
+
+
+def _run(*args: str):
+    return CliRunner().invoke(cli.main, list(args))
+
+
+def test_calibrate_then_score_with_what_it_kept(home, tmp_path, default_gguf):
+    data = tmp_path / "labelled.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in _rows(12)), encoding="utf-8")
+    model = ["--model", str(default_gguf), "--no-reasoning"]
+
+    fitted = _run("calibrate", str(data), *model, "-j", "2", "--folds", "3")
+    assert fitted.exit_code == 0, fitted.output
+    assert "12 readouts from labelled rows (0 rows without one); held out over 3 folds" in fitted.stdout
+    for candidate in ("contextual", "temperature", "contextual + temperature"):
+        assert f"  {candidate} " in fitted.stdout
+    [path] = (home / "calibration").glob("*.json")
+    stored = read_calibration(path)
+    assert stored.rows == 12 and set(stored.validations) == {"contextual", "temperature", "contextual + temperature"}
+    assert stored.about["model"] == str(default_gguf)
+
+    scored = _run("score", "--inputs", "What is 2+2?", "--outputs", "5", *model, "--calibrated")
+    assert scored.exit_code == 0, scored.output
+    metadata = json.loads(scored.stdout)["metadata"]
+    if stored.correction is None:
+        assert "was not kept" in scored.stderr and "uncalibrated" not in metadata
+    else:
+        assert f"calibrated: {stored.chosen}" in scored.stderr
+        assert metadata["calibrated"] is True and set(metadata["uncalibrated"]) == {"score", "probabilities"}
+        assert sum(metadata["probabilities"].values()) == pytest.approx(1.0)
+
+    other_prompt = _run("score", "--outputs", "5", *model, "--system", "Be strict.", "--calibrated")
+    assert other_prompt.exit_code == 2
+    assert "no calibration was fitted for this judge" in other_prompt.stderr
+
+
+def test_calibrating_a_pair_judge_reads_both_orders(home, tmp_path, default_gguf):
+    pairs = [
+        {"id": str(i), "inputs": f"What is {i}+1?", "outputs_a": str(i + 1), "outputs_b": str(i + 5), "label": "A"}
+        if i % 2
+        else {"id": str(i), "inputs": f"What is {i}+1?", "outputs_a": str(i + 7), "outputs_b": str(i + 1), "label": "B"}
+        for i in range(8)
+    ]
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in pairs), encoding="utf-8")
+    model = ["--model", str(default_gguf), "--no-reasoning"]
+
+    fitted = _run("calibrate", str(data), "--pairwise", *model, "-j", "2", "--folds", "2")
+    assert fitted.exit_code == 0, fitted.output
+    assert "16 readouts from labelled rows" in fitted.stdout  # two orders a pair
+    assert 'content-free readout (the judge\'s bias before reading anything): "A"' in fitted.stdout
+    [path] = (home / "calibration").glob("*.json")
+    assert read_calibration(path).about["pairwise"] is True
+
+    compared = _run("compare", "--inputs", "What is 1+1?", "--output-a", "2", "--output-b", "3", *model, "--calibrated")
+    assert compared.exit_code == 0, compared.output
+    metadata = json.loads(compared.stdout)["metadata"]
+    assert len(metadata["order_probabilities"]) == 2
+
+
+def test_calibrate_refuses_what_it_cannot_fit(home, tmp_path, default_gguf):
+    data = tmp_path / "unlabelled.jsonl"
+    data.write_text(json.dumps({"id": "1", "outputs": "4"}) + "\n", encoding="utf-8")
+    missing = _run("calibrate", str(data), "--model", str(default_gguf))
+    assert missing.exit_code == 2 and "no row has a 'label' field" in missing.stderr
+    server = _run("calibrate", str(data), "--model", "openai:judge", "--base-url", "http://127.0.0.1:9/v1")
+    assert server.exit_code == 2 and "a server gives no probabilities" in server.stderr
