@@ -33,7 +33,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from localjudge import create_llm_as_judge
-from localjudge.cli import default_prompt
+from localjudge.evaluators import default_prompt
 
 CASES = [
     ("What is 2+2?", "4"),

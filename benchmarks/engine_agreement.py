@@ -45,7 +45,7 @@ CASES = [
 
 def evaluator_for(client, *, use_reasoning: bool):
     from localjudge import create_llm_as_judge
-    from localjudge.cli import default_prompt
+    from localjudge.evaluators import default_prompt
 
     prompt = default_prompt(has_inputs=True, has_reference=False)
     return create_llm_as_judge(prompt=prompt, judge=client, use_reasoning=use_reasoning)

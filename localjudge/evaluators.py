@@ -34,6 +34,7 @@ __all__ = [
     "answer_relevance",
     "conciseness",
     "correctness",
+    "default_prompt",
     "groundedness",
     "hallucination",
     "harmfulness",
@@ -48,6 +49,27 @@ def _prompt(task: str, sections: list[tuple[str, str]], rules: str) -> str:
     """Our evaluators' layout: the task, each variable in its tag, the guard, then the scale and what earns each score."""
     tagged = "\n\n".join(f"<{tag}>\n{{{name}}}\n</{tag}>" for tag, name in sections)
     return f"{task}\n\n{tagged}\n\n{DATA_NOT_INSTRUCTIONS}\n{rules}"
+
+
+def default_prompt(*, has_inputs: bool, has_reference: bool, guard: bool = True) -> str:
+    """Our default judging instructions, with sections only for what was given.
+
+    ``guard`` tells the judge the tagged text is material, not instructions
+    (on by default; ``make bench-injection`` measures what it changes).
+    """
+    parts = [
+        "You are a careful, impartial judge. Decide whether the answer below is correct"
+        + (" and actually responds to the question." if has_inputs else ".")
+        + " Judge substance, not style."
+    ]
+    if has_inputs:
+        parts.append("<question>\n{inputs}\n</question>")
+    parts.append("<answer>\n{outputs}\n</answer>")
+    if has_reference:
+        parts.append("A reference answer, known to be correct:\n<reference>\n{reference_outputs}\n</reference>")
+    if guard:
+        parts.append(DATA_NOT_INSTRUCTIONS)
+    return "\n\n".join(parts) + "\n"
 
 
 CORRECTNESS_PROMPT = _prompt(

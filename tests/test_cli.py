@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from localjudge import cli
+from localjudge import cli, command_judge
 from localjudge.clients.base import ScriptedClient
 
 ANSWER = '{"reasoning": "Four is right. Thus, the score should be: true.", "score": true}'
@@ -25,7 +25,7 @@ def scripted(monkeypatch: pytest.MonkeyPatch):
         judge.model_options = model_options
         return judge
 
-    monkeypatch.setattr(cli, "build_judge", build_judge)
+    monkeypatch.setattr(command_judge, "build_judge", build_judge)
     judge.asked = asked
     return judge
 
@@ -123,9 +123,9 @@ def test_build_judge_reads_a_template_file_and_refuses_misplaced_options(tmp_pat
     template = tmp_path / "t.jinja"
     template.write_text("{{ messages[0]['content'] }}", encoding="utf-8")
     with pytest.raises(ModelSpecError, match="--chat-template does not apply"):
-        cli.build_judge("openai:m", ("http://127.0.0.1:9",), (), chat_template=str(template))
+        command_judge.build_judge("openai:m", ("http://127.0.0.1:9",), (), chat_template=str(template))
     with pytest.raises(UsageError, match="no such file"):
-        cli.build_judge("default", (), (), chat_template=str(tmp_path / "missing.jinja"))
+        command_judge.build_judge("default", (), (), chat_template=str(tmp_path / "missing.jinja"))
 
 
 def test_score_no_reasoning_and_continuous(scripted):
@@ -347,7 +347,7 @@ def test_a_ray_run_passes_on_every_file_it_names_as_an_absolute_path(tmp_path, m
         "fallbacks": ("backup.gguf", "openai:m"),
         "n_ctx": 512,
     }
-    absolute = cli._absolute_paths(settings)
+    absolute = command_judge.absolute_paths(settings)
     assert absolute["prompt_file"] == tmp_path / "prompt.txt"
     assert absolute["chat_template"] == str(tmp_path / "t.jinja")
     assert absolute["model_spec"] == f"gguf:{tmp_path / 'judge.gguf'}"
@@ -370,7 +370,7 @@ def _batch_settings(**changes):
         "few_shot_first": False,
         "output_schema": None,
         "feedback_key": "score",
-        **{name: None for name in cli.MODEL_OPTION_NAMES},
+        **{name: None for name in command_judge.MODEL_OPTION_NAMES},
     }
     return {**settings, **changes}
 
@@ -378,7 +378,7 @@ def _batch_settings(**changes):
 def test_the_row_judge_travels_as_its_options_and_counts_its_work(scripted):
     import pickle
 
-    judge = cli.RowJudge(_batch_settings(), use_cache=False)
+    judge = command_judge.RowJudge(_batch_settings(), use_cache=False)
     result = judge(inputs="What is 2+2?", outputs="4")
     assert result["score"] is True
     assert judge.counters() == {"cached": 0, "model_calls": 1, "prompt_tokens": 0, "completion_tokens": 0}
@@ -395,8 +395,8 @@ def test_a_row_judge_that_failed_to_build_is_not_built_again_for_every_row(monke
         attempts.append(1)
         raise ModelLoadError("no such file", path="/nowhere.gguf")
 
-    monkeypatch.setattr(cli, "build_judge", failing)
-    judge = cli.RowJudge(_batch_settings(), use_cache=False)
+    monkeypatch.setattr(command_judge, "build_judge", failing)
+    judge = command_judge.RowJudge(_batch_settings(), use_cache=False)
     for _ in range(3):
         with pytest.raises(ModelLoadError):
             judge(outputs="4")

@@ -119,11 +119,11 @@ def test_a_member_called_wrongly_is_the_callers_error_not_a_lost_vote():
 def test_the_command_line_ensemble_of_models(monkeypatch, tmp_path):
     from click.testing import CliRunner
 
-    from localjudge import cli
+    from localjudge import cli, command_judge
 
     verdicts = {"a.gguf": True, "b.gguf": False, "c.gguf": True}
     monkeypatch.setattr(
-        cli, "build_judge", lambda spec, *args, **kwargs: ScriptedClient([_answer(verdicts[spec])], repeat=True)
+        command_judge, "build_judge", lambda spec, *args, **kwargs: ScriptedClient([_answer(verdicts[spec])], repeat=True)
     )
     models = ["--model", "a.gguf", "--model", "b.gguf", "--model", "c.gguf"]
     result = CliRunner().invoke(cli.main, ["score", "--outputs", "4", *models, "--ensemble"])

@@ -68,10 +68,10 @@ def test_the_list_command_prints_one_line_each():
 def test_score_takes_a_ready_made_evaluator_and_refuses_mismatches(monkeypatch):
     from click.testing import CliRunner
 
-    from localjudge import cli
+    from localjudge import cli, command_judge
 
     judge = ScriptedClient([json.dumps({"reasoning": "Brief.", "score": True})], repeat=True)
-    monkeypatch.setattr(cli, "build_judge", lambda *args, **kwargs: judge)
+    monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: judge)
     result = CliRunner().invoke(cli.main, ["score", "--evaluator", "conciseness", "--inputs", "2+2?", "--outputs", "4"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["key"] == "conciseness"

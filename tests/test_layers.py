@@ -41,6 +41,7 @@ LAYERS: list[tuple[str, ...]] = [
         "localjudge.ray_batch",
         "localjudge.progress",
         "localjudge.doctor",
+        "localjudge.command_judge",
         "localjudge.cli",
         "localjudge.agreement_plot",
         "localjudge.calibrate",

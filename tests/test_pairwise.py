@@ -129,10 +129,10 @@ def test_the_default_model_judges_a_pair_in_both_orders():
 
 @pytest.fixture
 def rule_judge(monkeypatch):
-    from localjudge import cli
+    from localjudge import command_judge
 
     judge = Judge(lambda a, b: "A" if a == GOOD else "B")
-    monkeypatch.setattr(cli, "build_judge", lambda *args, **kwargs: judge)
+    monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: judge)
     return judge
 
 

@@ -28,7 +28,7 @@ from typing import Any
 from ..chat_templates import ChatTemplate, resolve_chat_template, text_in_markup
 from ..decoding.batcher import Batcher
 from ..decoding.readout import DEFAULT_TOLERANCE, readout_fields
-from ..errors import ModelError, UsageError
+from ..errors import ContextOverflowError, ModelError, UsageError
 from ..format_instructions import add_format_instructions
 from ..runtimes.base import Runtime
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
@@ -164,7 +164,16 @@ class LocalClient(ChatClient):
             refuse_special_spellings(text_in_markup(prompt, messages), runtime.spells_special, self.name)
             tokens = runtime.prompt_tokens(prompt)
         max_tokens = answer_length(options, self.max_tokens, runtime.n_ctx, len(tokens))
-        runtime.check_fits(len(tokens), max_tokens, max_tokens_given=options.max_tokens is not None)
+        try:
+            runtime.check_fits(len(tokens), max_tokens, max_tokens_given=options.max_tokens is not None)
+        except ContextOverflowError as exc:
+            if not (self.format_instructions and schema):
+                raise
+            raise ContextOverflowError(
+                f"{exc.message} The schema's format instructions are part of this prompt; without them "
+                "(format_instructions=False, --no-format-instructions) it is shorter.",
+                backend=exc.backend,
+            ) from None
         generation = generate(
             runtime,
             runtime.vocab,

@@ -225,3 +225,23 @@ def test_requests_in_flight_get_the_answers_they_get_alone(default_gguf, client,
         assert max(batch_sizes) > 1  # the async callers shared steps too
     finally:
         together.close()
+
+
+def test_a_prompt_too_long_for_the_context_names_the_format_instructions_among_the_remedies(default_gguf):
+    from localjudge.clients.llamacpp import LlamaCppClient
+    from localjudge.errors import ContextOverflowError
+
+    schema, _ = default_output_schema(continuous=False, choices=None, use_reasoning=True)
+    request = {
+        "messages": [{"role": "user", "content": "Is this right? " + "four " * 300}],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "score", "schema": schema}},
+    }
+    for format_instructions, named in ((True, True), (False, False)):
+        client = LlamaCppClient(default_gguf, n_ctx=256, format_instructions=format_instructions)
+        try:
+            with pytest.raises(ContextOverflowError) as refused:
+                client.chat.completions.create(**request)
+        finally:
+            client.close()
+        assert ("--no-format-instructions" in str(refused.value)) is named
+        assert "Shorten the prompt" in str(refused.value)

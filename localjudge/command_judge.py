@@ -1,0 +1,298 @@
+"""The judge a command's options describe: the client, the evaluator, and the batch run's row judge.
+
+``score``, ``batch``, ``compare`` and ``calibrate`` take the same judge
+options; this module turns them (a ``settings`` dict, as click passes them)
+into a judge, so the commands only parse and print.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Optional
+
+import click
+
+from .errors import LocalJudgeError, UsageError
+from .evaluators import default_prompt
+
+__all__ = ["MODEL_OPTION_NAMES", "RowJudge", "absolute_paths", "build_judge", "judge_from_settings", "make_evaluator"]
+
+MODEL_OPTION_NAMES = (
+    "chat_template",
+    "n_ctx",
+    "n_threads",
+    "max_tokens",
+    "parallel",
+    "n_gpu_layers",
+    "device",
+    "dtype",
+)
+
+
+def build_judge(
+    model_spec: str, base_urls: tuple[str, ...], fallbacks: tuple[str, ...], *, load: bool = True, **model_options: Any
+) -> Any:
+    """The judge client; ``load=False`` checks everything but loads no local model (a chain loads none anyway)."""
+    from .chat_templates import read_template_option
+    from .models import resolve_chain, resolve_model
+
+    model_options["chat_template"] = read_template_option(model_options.get("chat_template"))
+    if fallbacks:
+        return resolve_chain([model_spec, *fallbacks], base_url=base_urls, **model_options)
+    return resolve_model(model_spec, base_url=base_urls, load=load, **model_options)
+
+
+def judge_from_settings(settings: dict[str, Any], *, load: bool = True) -> Any:
+    """The judge client the model options name."""
+    options = {name: settings[name] for name in MODEL_OPTION_NAMES}
+    if settings.get("no_format_instructions"):
+        options["format_instructions"] = False
+    return build_judge(settings["model_spec"], settings["base_urls"], settings["fallbacks"], load=load, **options)
+
+
+#: the options that shape a single output's score, which a pairwise judge does not take
+SINGLE_OUTPUT_OPTIONS = {
+    "continuous": "--continuous",
+    "choices": "--choices",
+    "few_shot": "--few-shot",
+    "output_schema": "--output-schema",
+}
+
+
+def make_evaluator(
+    settings: dict[str, Any],
+    *,
+    has_inputs: bool,
+    has_reference: bool,
+    cache: Any = None,
+    build: Callable[[dict[str, Any]], Any] | None = None,
+) -> Callable[..., Any]:
+    """An evaluator from the judge options; our default prompt when none was given.
+
+    ``settings["pairwise"]`` makes it a pairwise judge (outputs_a, outputs_b);
+    ``settings["ensemble_specs"]`` an ensemble of the main model and those.
+    ``build`` makes a judge client from settings (default: :func:`judge_from_settings`).
+    """
+    from .judge import create_llm_as_judge
+
+    build = build or judge_from_settings
+    if settings.get("ensemble_specs"):
+        from .ensemble import create_ensemble_judge
+
+        members = [
+            make_evaluator(
+                {**settings, "model_spec": spec, "ensemble_specs": ()},
+                has_inputs=has_inputs,
+                has_reference=has_reference,
+                cache=cache,
+                build=build,
+            )
+            for spec in (settings["model_spec"], *settings["ensemble_specs"])
+        ]
+        return create_ensemble_judge(*members)
+
+    pairwise = bool(settings.get("pairwise"))
+    if settings.get("allow_ties") and not pairwise:
+        raise UsageError("--allow-ties is for pairs: use it with --pairwise (batch) or compare")
+    if pairwise:
+        given = [flag for name, flag in SINGLE_OUTPUT_OPTIONS.items() if settings.get(name)]
+        if given:
+            raise UsageError(f"{', '.join(given)} shapes a single output's score; a pairwise judge picks A or B")
+    prompt, prompt_file = settings["prompt"], settings["prompt_file"]
+    if prompt is not None and prompt_file is not None:
+        raise UsageError("Give --prompt or --prompt-file, not both")
+    if prompt_file is not None:
+        from .rows import read_text
+
+        prompt = read_text(prompt_file)
+    feedback_key, continuous = settings["feedback_key"], settings["continuous"]
+    if settings.get("evaluator"):
+        from .evaluators import EVALUATORS
+
+        ready = EVALUATORS.get(settings["evaluator"])
+        if ready is None:
+            raise UsageError(f"no evaluator named {settings['evaluator']!r}; see: localjudge evaluators list")
+        if prompt is not None:
+            raise UsageError("--evaluator brings its own prompt; give --evaluator or --prompt, not both")
+        if ready.pairwise != pairwise:
+            where = "compare or batch --pairwise" if ready.pairwise else "score or batch (without --pairwise)"
+            raise UsageError(
+                f"the {ready.name} evaluator judges {'pairs' if ready.pairwise else 'one output'}: use {where}"
+            )
+        if settings.get("choices") or (continuous and not ready.continuous):
+            raise UsageError(f"the {ready.name} evaluator has its own scale; drop --continuous and --choices")
+        prompt = ready.prompt or None
+        feedback_key = feedback_key or ready.name
+        continuous = ready.continuous
+    judge = build(settings)
+    if cache is not None:
+        from .clients.cached import cache_identity
+
+        if cache_identity(judge) is None:  # a judge that cannot say which model answers is asked every time
+            cache = None
+    if pairwise:
+        from .pairwise import create_pairwise_judge, pairwise_prompt
+
+        evaluator = create_pairwise_judge(
+            prompt=prompt
+            if prompt is not None
+            else pairwise_prompt(has_inputs=has_inputs, has_reference=has_reference),
+            feedback_key=feedback_key or "preference",
+            judge=judge,
+            system=settings["system"],
+            allow_ties=bool(settings.get("allow_ties")),
+            use_reasoning=not settings["no_reasoning"],
+            reference=has_reference,
+            cache=cache,
+        )
+    else:
+        evaluator = create_llm_as_judge(
+            prompt=prompt if prompt is not None else default_prompt(has_inputs=has_inputs, has_reference=has_reference),
+            feedback_key=feedback_key or "score",
+            judge=judge,
+            system=settings["system"],
+            continuous=continuous,
+            choices=settings["choices"],
+            use_reasoning=not settings["no_reasoning"],
+            few_shot_examples=read_jsonl(settings["few_shot"]) if settings["few_shot"] else None,
+            output_schema=read_json(settings["output_schema"]) if settings["output_schema"] else None,
+            few_shot_placement="start" if settings["few_shot_first"] else "end",
+            cache=cache,
+        )
+    if settings.get("calibrated"):
+        from .calibrate import stored_correction
+
+        evaluator.core.calibration, note = stored_correction(evaluator, pairwise)
+        evaluator.core.check_calibration("winner" if pairwise else "score")
+        click.echo(note, err=True)
+    return evaluator
+
+
+def read_jsonl(path: Path) -> list[Any]:
+    from .rows import read_json_lines
+
+    return read_json_lines(path)
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path} is not valid JSON: {exc}") from exc
+
+
+class RowJudge:
+    """The batch command's evaluator: each row gets the default prompt for what it has (inputs, a reference).
+
+    It pickles as its options only and builds its judge where it is first
+    called, so each Ray actor loads its own (and, with ``cache_file=None``,
+    uses its own machine's default result cache). ``counters()`` says what
+    the run cost: answers from the result cache, model calls and their tokens.
+    """
+
+    def __init__(self, settings: dict[str, Any], *, use_cache: bool, cache_file: Optional[Path] = None) -> None:
+        self.settings, self.use_cache, self.cache_file = settings, use_cache, cache_file
+        self._lock = threading.Lock()
+        self._judges: dict[str, Any] = {}  # a metered client per model spec (several in an ensemble)
+        self._cache: Any = None
+        self._failure: Optional[LocalJudgeError] = None
+        self._evaluators: dict[tuple[bool, bool], Callable[..., Any]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"settings": self.settings, "use_cache": self.use_cache, "cache_file": self.cache_file}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["settings"], use_cache=state["use_cache"], cache_file=state["cache_file"])
+
+    @staticmethod
+    def shape(values: dict[str, Any]) -> tuple[bool, bool]:
+        return "inputs" in values, "reference_outputs" in values
+
+    def prepare(self, shapes: Any) -> None:
+        """Build the judge now, so a bad option or model stops the run before its first row."""
+        for shape in shapes:
+            self.evaluator(shape)
+
+    def check(self, shapes: Any) -> None:
+        """Every check :meth:`prepare` makes that needs no loaded model: for judges that load elsewhere."""
+        from .clients.base import ScriptedClient
+
+        def stand_in(settings: dict[str, Any]) -> Any:
+            judge_from_settings(dict(settings), load=False)
+            return ScriptedClient([])
+
+        # a stand-in cannot name a model, so its calibration is looked up where the judge loads
+        settings = {**self.settings, "calibrated": False}
+        for has_inputs, has_reference in shapes:
+            make_evaluator(settings, has_inputs=has_inputs, has_reference=has_reference, build=stand_in)
+
+    def evaluator(self, shape: tuple[bool, bool]) -> Callable[..., Any]:
+        if shape in self._evaluators:
+            return self._evaluators[shape]
+        with self._lock:
+            if self._failure is not None:  # a judge that failed to build is not built again for every row
+                raise self._failure
+            try:
+                if self._cache is None and self.use_cache:
+                    from .result_cache import ResultCache
+
+                    self._cache = ResultCache(self.cache_file)
+                if shape not in self._evaluators:
+                    self._evaluators[shape] = make_evaluator(
+                        self.settings,
+                        has_inputs=shape[0],
+                        has_reference=shape[1],
+                        cache=self._cache,
+                        build=self._metered,
+                    )
+            except LocalJudgeError as exc:
+                self._failure = exc
+                raise
+            return self._evaluators[shape]
+
+    def __call__(self, **values: Any) -> Any:
+        return self.evaluator(self.shape(values))(**values)
+
+    def _metered(self, settings: dict[str, Any]) -> Any:
+        """The judge client for ``settings``' model, counted; one per model, however many evaluators use it."""
+        spec = settings["model_spec"]
+        if spec not in self._judges:
+            from .clients.metered import MeteredClient
+
+            self._judges[spec] = MeteredClient(judge_from_settings(dict(settings)))
+        return self._judges[spec]
+
+    def counters(self) -> dict[str, int]:
+        if not self._judges:
+            return {}
+        judges = list(self._judges.values())
+        return {
+            "cached": self._cache.hits if self._cache is not None else 0,
+            "model_calls": sum(j.calls for j in judges),
+            "prompt_tokens": sum(j.prompt_tokens for j in judges),
+            "completion_tokens": sum(j.completion_tokens for j in judges),
+        }
+
+
+def absolute_paths(settings: dict[str, Any]) -> dict[str, Any]:
+    """The options with every file they name made absolute, for judges built in other processes (Ray actors)."""
+
+    def absolute(value: Any) -> Any:
+        if isinstance(value, Path):
+            return value.resolve()
+        if isinstance(value, str):
+            prefix, sep, rest = value.partition(":") if value.startswith(("gguf:", "hf:")) else ("", "", value)
+            if Path(rest).expanduser().exists():
+                return f"{prefix}{sep}{Path(rest).expanduser().resolve()}"
+        return value
+
+    paths = {name: absolute(settings[name]) for name in ("prompt_file", "few_shot", "output_schema", "chat_template")}
+    specs = {
+        "model_spec": absolute(settings["model_spec"]),
+        "fallbacks": tuple(map(absolute, settings["fallbacks"])),
+        "ensemble_specs": tuple(map(absolute, settings.get("ensemble_specs", ()))),
+    }
+    return {**settings, **paths, **specs}
