@@ -32,8 +32,10 @@ from pathlib import Path
 
 import numpy as np
 
-from localjudge.calibrate import content_free_values, labelled_samples, mean_readout
-from localjudge.calibration import Correction, choose_correction, correct
+from localjudge.calibrate import content_free_values, fit_calibration, label_index, labelled_samples, mean_readout
+from localjudge.calibration import Correction
+from localjudge.judge import recalibrate
+from localjudge.pairwise import combine_orders, read_order
 
 ROOT = Path(__file__).resolve().parents[1]
 DATASET = ROOT.parent / "shared" / "data" / "llmbar-natural" / "dataset.json"
@@ -80,58 +82,63 @@ def run_variant(name: str, data: Path, work: Path, options: list[str]) -> dict:
         raise SystemExit(f"{name}: agreement failed\n{measured.stderr[-3000:]}")
     report = json.loads(measured.stdout)
     report["failed"] = json.loads(summary.read_text())["failed"]
+    report["seconds"] = time.monotonic() - started
+    if options[options.index("--model") + 1].startswith("openai:"):
+        return report  # a server gives no probabilities to calibrate
     content_free = work / f"{name}.content-free.jsonl"
     values = content_free_values(["inputs"], pairwise=True)
     content_free.write_text("".join(json.dumps({"id": f"cf{i}", **v}) + "\n" for i, v in enumerate(values)))
     prior_records = judge_pairs(name, content_free, work / f"{name}.content-free.results.jsonl", options)
-    prior = mean_readout([r["result"] for r in prior_records if "result" in r], CLASSES, pairwise=True)
+    answered = [r["result"] for r in prior_records if "result" in r]
+    prior = mean_readout(answered, CLASSES, pairwise=True) if answered else None  # none: temperature only
     labels = {json.loads(line)["id"]: json.loads(line)["label"] for line in data.read_text().splitlines()}
     report["calibrated"] = calibrated_held_out(records, labels, prior)
     report["prior"] = prior
-    report["seconds"] = time.monotonic() - started
     return report
 
 
 CLASSES = ('"A"', '"B"')
-_SWAP = {"A": "B", "B": "A"}
 
 
-def calibrated_held_out(records: list[dict], labels: dict[str, str], prior: list[float], folds: int = 5) -> dict:
+def pair_verdict(record: dict, correction: Correction) -> dict:
+    """A pair's result again, each order's probabilities corrected by position, as ``--calibrated`` does."""
+    orders = []
+    for seen, swapped in zip(record["result"]["metadata"]["order_probabilities"], (False, True), strict=True):
+        metadata = {"probabilities": {json.dumps(side): p for side, p in seen.items()}}
+        winner = max(seen, key=seen.get)
+        parsed, metadata = recalibrate({"winner": winner}, metadata, "winner", correction)
+        orders.append(read_order(parsed, metadata, swapped))
+    return combine_orders("preference", *orders)
+
+
+def calibrated_held_out(records: list[dict], labels: dict[str, str], prior: list[float] | None, folds: int = 5) -> dict:
     """The pair verdicts with a correction fitted on the other folds' pairs: accuracy, consistency, flips.
 
     Each fold's correction is chosen as ``localjudge calibrate`` chooses
     (cross-validated within the training pairs, kept only if it helped), then
-    applied to each held-out pair's two orders by position before they are
-    combined, as ``--calibrated`` does.
+    applied to each held-out pair as ``--calibrated`` applies it. The rows are
+    those ``agreement`` compares: every pair the judge answered.
     """
     scored = [r for r in records if "order_probabilities" in (r.get("result", {}).get("metadata") or {})]
+    indices = {r["id"]: label_index(labels[r["id"]], CLASSES, pairwise=True) for r in scored}
     order = np.random.default_rng(0).permutation(len(scored))
     right = consistent = flipped = 0
     chosen = Counter()
     for held in np.array_split(order, folds):
-        train = [scored[i] for i in np.setdiff1d(order, held)]
-        samples = labelled_samples(train, labels, CLASSES, pairwise=True)
-        inner = min(folds, len(samples.labels) // 2)  # a small run (--limit) has few rows to cross-validate on
+        samples = labelled_samples([scored[i] for i in np.setdiff1d(order, held)], indices, CLASSES, pairwise=True)
+        inner = min(folds, len(set(samples.groups)) // 2)  # a small run (--limit) has few pairs to fit on
+        correction = Correction(CLASSES)
         if inner >= 2 and len(set(samples.labels)) == 2:
-            fit = choose_correction(np.array(samples.probabilities), samples.labels, CLASSES, prior=prior, folds=inner)
+            fit = fit_calibration(samples, CLASSES, prior, folds=inner)
             chosen[fit.chosen or "none helped"] += 1
-            correction = fit.correction or Correction(CLASSES)
+            correction = fit.correction or correction
         else:
-            chosen["too few rows to fit"] += 1
-            correction = Correction(CLASSES)
+            chosen["too few pairs to fit"] += 1
         for index in held:
-            record = scored[index]
-            first, second = (
-                json.loads(max(corrected, key=corrected.get))
-                for corrected in (
-                    correct({json.dumps(side): p for side, p in orders.items()}, correction)
-                    for orders in record["result"]["metadata"]["order_probabilities"]
-                )
-            )
-            second = _SWAP[second]
-            consistent += first == second
-            flipped += first != second
-            right += first == second == labels[record["id"]]
+            verdict = pair_verdict(scored[index], correction)["metadata"]
+            consistent += verdict["consistent"]
+            flipped += set(verdict["verdicts"]) == {"A", "B"}
+            right += verdict["winner"] == labels[scored[index]["id"]]
     count = len(scored)
     return {
         "accuracy": right / count if count else None,
@@ -183,7 +190,9 @@ def main() -> None:
             f"| {name} | {_number(report['accuracy'])} | {_number(report['position_consistency'])} "
             f"| {_number(report['flip_rate'])} | {ties} | {report['failed']} | {report['seconds']:.0f} |"
         )
-        held_out = report["calibrated"]
+        held_out = report.get("calibrated")
+        if held_out is None:
+            continue
         print(
             f"| {name}, calibrated (held out) | {_number(held_out['accuracy'])} "
             f"| {_number(held_out['position_consistency'])} | {_number(held_out['flip_rate'])} "
@@ -191,8 +200,11 @@ def main() -> None:
         )
     print("\nContent-free readout, P(first shown, second shown), and the correction each fold kept:")
     for name, report in reports.items():
+        if "calibrated" not in report:
+            continue
         chosen = ", ".join(f"{kind} {count}" for kind, count in report["calibrated"]["chosen"].items())
-        print(f"  {name}: {report['prior'][0]:.2f}, {report['prior'][1]:.2f}; {chosen}")
+        prior = "none answered" if report["prior"] is None else f"{report['prior'][0]:.2f}, {report['prior'][1]:.2f}"
+        print(f"  {name}: {prior}; {chosen}")
     print(f"\nFor scale: always answering B would score {labels['B'] / len(rows):.2f}; a coin, 0.50.")
 
 

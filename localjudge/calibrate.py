@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .agreement import label_text
-from .calibration import Fit, choose_correction, verdict_classes
+from .calibration import Fit, choose_correction, value_key, verdict_classes
 from .clients.cached import cache_identity
 from .errors import UsageError
+from .pairwise import SWAP
 from .prompting import template_fields
 
 __all__ = [
@@ -34,19 +35,21 @@ __all__ = [
     "content_free_values",
     "describe_fit",
     "fit_calibration",
+    "label_index",
     "labelled_samples",
     "mean_readout",
 ]
 
 #: the placeholders shown in every field for the content-free readout
 CONTENT_FREE = ("N/A", "[MASK]", "")
-_SWAP = {'"A"': '"B"', '"B"': '"A"', '"tie"': '"tie"'}
 
 
 def calibration_key(evaluator: Any) -> str:
     """Which calibration file is this evaluator's: its model's identity and the request it builds, hashed."""
     core = evaluator.core
     identity = cache_identity(core.client)
+    if identity is not None:  # a new release decodes alike; a calibration outlives it
+        identity = {name: value for name, value in identity.items() if name != "decoder"}
     if identity is None:
         raise UsageError("this judge cannot say which model answers, so no calibration can be kept for it")
     fields = set(template_fields(core.prompt)) if isinstance(core.prompt, str) else set()
@@ -56,24 +59,42 @@ def calibration_key(evaluator: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def verdict_field(pairwise: bool) -> str:
-    return "winner" if pairwise else "score"
-
-
-def classes_of(evaluator: Any, pairwise: bool) -> tuple[str, ...]:
-    classes = verdict_classes(evaluator.core.schema.json_schema, verdict_field(pairwise))
+def classes_of(evaluator: Any) -> tuple[str, ...]:
+    """The values the evaluator's verdict can take, as JSON text (a calibration's classes)."""
+    core = evaluator.core
+    classes = verdict_classes(core.schema.json_schema, core.verdict_field) if core.verdict_field else None
     if classes is None:
-        raise UsageError("calibration is for verdicts with a fixed set of values: drop --continuous")
+        shape = "a number (--continuous)" if core.continuous else "shaped by its own output schema"
+        raise UsageError(f"calibration is for verdicts with a fixed set of values; this judge's answer is {shape}")
     return classes
+
+
+def label_index(label: Any, classes: Sequence[str], *, pairwise: bool) -> int | None:
+    """Which of the classes a human label names (None: the row is unlabelled); an error for anything else.
+
+    Labels read as ``agreement`` reads them: 1 and 0 for true and false, A and B in any case.
+    """
+    if label is None or (isinstance(label, str) and not label.strip()) or (isinstance(label, float) and label != label):
+        return None
+    by_text = {label_text(json.loads(name)): index for index, name in enumerate(classes)}
+    if set(by_text) == {"true", "false"}:
+        by_text.update({"1": by_text["true"], "0": by_text["false"]})
+    text = label_text(label)
+    index = by_text.get(text.upper() if pairwise and text.lower() in ("a", "b") else text)
+    if index is None:
+        shown = ", ".join(label_text(json.loads(name)) for name in classes)
+        raise UsageError(f"the label {label!r} is none of this judge's values ({shown})")
+    return index
 
 
 @dataclass(frozen=True)
 class Samples:
-    """Readouts over the classes, with each one's label (an index into the classes)."""
+    """Readouts over the classes, each one's label (an index into the classes) and its row (a pair gives two)."""
 
     probabilities: list[list[float]]
     labels: list[int]
-    skipped: int  # labelled rows without a readout (failed, or no probabilities)
+    groups: list[int]
+    without_readout: int  # labelled rows that gave none (failed, or no probabilities)
 
 
 def _readouts(result: Mapping[str, Any], pairwise: bool) -> list[dict[str, float]] | None:
@@ -88,36 +109,34 @@ def _readouts(result: Mapping[str, Any], pairwise: bool) -> list[dict[str, float
     return [dict(probabilities)] if isinstance(probabilities, Mapping) else None
 
 
+def _row(readout: Mapping[str, float], classes: Sequence[str]) -> list[float]:
+    given = {value_key(text): float(p) for text, p in readout.items()}
+    return [given.get(value_key(name), 0.0) for name in classes]
+
+
 def labelled_samples(
-    records: Iterable[Mapping[str, Any]], labels: Mapping[str, Any], classes: Sequence[str], *, pairwise: bool
+    records: Iterable[Mapping[str, Any]], labels: Mapping[str, int], classes: Sequence[str], *, pairwise: bool
 ) -> Samples:
-    """The readouts of the labelled results; a pair gives two, its second order's label swapped to its position."""
-    by_text = {label_text(json.loads(name)): index for index, name in enumerate(classes)}
-    if set(by_text) == {"true", "false"}:
-        by_text.update({"1": by_text["true"], "0": by_text["false"]})
-    if pairwise:
-        by_text.update({name.lower(): index for name, index in list(by_text.items())})
-    probabilities, indices, skipped = [], [], 0
-    for record in records:
-        row_id = str(record.get("id"))
-        if row_id not in labels:
-            continue
-        label = label_text(labels[row_id])
-        index = by_text.get(label.lower() if pairwise else label)
+    """The readouts of labelled results (``labels``: id -> class index, see :func:`label_index`).
+
+    A pair gives two, one per order, each labelled by position: the caller's
+    A was shown second in the second order.
+    """
+    samples = Samples([], [], [], 0)
+    for number, record in enumerate(records):
+        index = labels.get(str(record.get("id")))
         if index is None:
-            raise UsageError(
-                f"row {row_id}: the label {labels[row_id]!r} is none of this judge's values "
-                f"({', '.join(json.loads(c) if pairwise else c for c in classes)})"
-            )
+            continue
         readouts = _readouts(record["result"], pairwise) if isinstance(record.get("result"), Mapping) else None
         if readouts is None:
-            skipped += 1
+            samples = Samples(samples.probabilities, samples.labels, samples.groups, samples.without_readout + 1)
             continue
         for order, readout in enumerate(readouts):
-            position = index if order == 0 else classes.index(_SWAP[classes[index]])
-            probabilities.append([readout.get(name, 0.0) for name in classes])
-            indices.append(position)
-    return Samples(probabilities, indices, skipped)
+            samples.probabilities.append(_row(readout, classes))
+            swapped = json.dumps(SWAP[json.loads(classes[index])]) if order else classes[index]
+            samples.labels.append(classes.index(swapped))
+            samples.groups.append(number)
+    return samples
 
 
 def content_free_values(variables: Iterable[str], pairwise: bool) -> list[dict[str, str]]:
@@ -136,31 +155,41 @@ def content_free_prior(
 
 def mean_readout(results: Iterable[Mapping[str, Any]], classes: Sequence[str], *, pairwise: bool) -> list[float]:
     """The mean over results' readouts (each order of a pair counts as one) of each class's probability."""
-    readouts = []
+    rows = []
     for result in results:
         found = _readouts(result, pairwise)
         if found is None:
             raise UsageError(
                 "the judge gave no probabilities for its verdict: calibration needs a local model "
-                "(gguf:, hf:, outlines:), not a server"
+                "(the default, a GGUF file or an hf: model), not a server"
             )
-        readouts += found
-    return [sum(readout.get(name, 0.0) for readout in readouts) / len(readouts) for name in classes]
+        rows += [_row(readout, classes) for readout in found]
+    if not rows:
+        raise UsageError("no results to average: the content-free input was never answered")
+    return [sum(column) / len(rows) for column in zip(*rows, strict=True)]
 
 
 def fit_calibration(samples: Samples, classes: Sequence[str], prior: Sequence[float] | None, *, folds: int) -> Fit:
     import numpy as np
 
+    if not samples.labels:
+        raise UsageError(
+            f"none of the labelled rows gave a readout ({samples.without_readout} failed or gave no "
+            "probabilities): nothing to fit on"
+        )
     if len(set(samples.labels)) < 2:
         raise UsageError("the labelled rows hold one label only: calibration needs examples of at least two verdicts")
-    return choose_correction(np.array(samples.probabilities), samples.labels, classes, prior=prior, folds=folds)
+    return choose_correction(
+        np.array(samples.probabilities), samples.labels, classes, prior=prior, folds=folds, groups=samples.groups
+    )
 
 
-def describe_fit(fit: Fit, *, skipped: int, where: Any) -> str:
+def describe_fit(fit: Fit, samples: Samples, *, where: Any) -> str:
     """The fit in a few lines: each candidate's held-out figures, then what was kept and where."""
     before = next(iter(fit.validations.values()))
     lines = [
-        f"{fit.rows} readouts from labelled rows ({skipped} rows without one); "
+        f"{fit.rows} readouts from {len(set(samples.groups))} labelled rows "
+        f"({samples.without_readout} rows gave none); "
         f"held out over {before.folds} folds, uncorrected: ECE {before.before_ece:.3f}, "
         f"accuracy {before.before_accuracy:.3f}"
     ]
@@ -182,15 +211,17 @@ def describe_fit(fit: Fit, *, skipped: int, where: Any) -> str:
     return "\n".join(lines)
 
 
-def stored_correction(evaluator: Any, pairwise: bool) -> tuple[Any, str]:
+def stored_correction(evaluator: Any) -> tuple[Any, str]:
     """The correction ``localjudge calibrate`` kept for this evaluator (None if none helped), and a note on it."""
     from .calibration_file import calibration_path, read_calibration
 
     path = calibration_path(calibration_key(evaluator))
     if not path.is_file():
         raise UsageError(
-            "--calibrated: no calibration was fitted for this judge (this model with this prompt and these "
-            "options); fit one first: localjudge calibrate LABELLED.jsonl with the same options"
+            "--calibrated: no calibration was fitted for this judge. A calibration belongs to one local model "
+            "and one prompt: the same --model, prompt options (--prompt, --evaluator, --system, --no-reasoning, "
+            "--choices, ...) and the same fields (whether --inputs and --reference-outputs are given). Fit one "
+            "with: localjudge calibrate LABELLED.jsonl (with --pairwise for compare) and those options"
         )
     stored = read_calibration(path)
     if stored.correction is None:

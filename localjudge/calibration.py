@@ -36,10 +36,12 @@ __all__ = [
     "correct",
     "cross_validate",
     "fit_temperature",
+    "value_key",
     "verdict_classes",
 ]
 
 _FLOOR = 1e-9  # probabilities are clipped here before logs: a readout may give a value 0
+PRIOR_FLOOR = 1e-6  # the least a content-free probability is taken to be
 
 
 @dataclass(frozen=True)
@@ -130,24 +132,31 @@ def cross_validate(
     fit: bool = True,
     folds: int = 5,
     seed: int = 0,
+    groups: Sequence[int] | None = None,
 ) -> Validation:
     """Held-out ECE and accuracy without and with the correction (``prior``, and a fitted T when ``fit``).
 
     The rows are shuffled once (``seed``) and split into ``folds``; each fold
-    is measured with a temperature fitted on the others.
+    is measured with a temperature fitted on the others. Readouts that share
+    a ``groups`` number (a pair's two orders) are held out together, so
+    neither is fitted on while the other is measured.
     """
     probabilities = np.asarray(probabilities, dtype=float)
     labels = np.asarray(labels, dtype=int)
-    if len(labels) < folds * 2:
+    groups = np.asarray(groups if groups is not None else range(len(labels)), dtype=int)
+    members = np.unique(groups)
+    if len(members) < folds * 2:
         raise UsageError(
-            f"cross-validation over {folds} folds needs at least {folds * 2} labelled rows, got {len(labels)}"
+            f"cross-validation over {folds} folds needs at least {folds * 2} labelled rows, got {len(members)} "
+            "(label more rows, or lower --folds)"
         )
     classes = tuple(str(i) for i in range(probabilities.shape[1]))
-    order = np.random.default_rng(seed).permutation(len(labels))
+    shuffled = np.random.default_rng(seed).permutation(members)
     prior_tuple = tuple(prior) if prior is not None else None
-    sizes, before, after = [], [], []  # per fold: rows, (ECE, accuracy) without and with the correction
-    for held in np.array_split(order, folds):
-        train = np.setdiff1d(order, held)
+    sizes, before, after = [], [], []  # per fold: readouts, (ECE, accuracy) without and with the correction
+    for held_groups in np.array_split(shuffled, folds):
+        inside = np.isin(groups, held_groups)
+        held, train = np.flatnonzero(inside), np.flatnonzero(~inside)
         temperature = fit_temperature(probabilities[train], labels[train], prior=prior) if fit else 1.0
         corrected = apply_correction(probabilities[held], Correction(classes, prior_tuple, temperature))
         sizes.append(len(held))
@@ -159,9 +168,21 @@ def cross_validate(
     return Validation(float(before_ece), float(after_ece), float(before_accuracy), float(after_accuracy), folds)
 
 
+def value_key(text: str) -> str:
+    """A value's JSON text in one spelling, so that 1, 1.0 and 1e0 name the same choice (and true stays true)."""
+    value = json.loads(text)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return repr(float(value))
+    return json.dumps(value, ensure_ascii=False)
+
+
 def correct(probabilities: Mapping[str, float], correction: Correction) -> dict[str, float]:
-    """A verdict's probabilities (value text -> probability) corrected; a value the readout left out counts as 0."""
-    row = np.array([[float(probabilities.get(name, 0.0)) for name in correction.classes]])
+    """A verdict's probabilities (value text -> probability) corrected, by the correction's classes.
+
+    Values match whatever their spelling (:func:`value_key`); one the readout left out counts as 0.
+    """
+    given = {value_key(text): float(p) for text, p in probabilities.items()}
+    row = np.array([[given.get(value_key(name), 0.0) for name in correction.classes]])
     return dict(zip(correction.classes, apply_correction(row, correction)[0].tolist(), strict=True))
 
 
@@ -205,6 +226,7 @@ def choose_correction(
     prior: Sequence[float] | None = None,
     folds: int = 5,
     seed: int = 0,
+    groups: Sequence[int] | None = None,
 ) -> Fit:
     """Cross-validate every candidate, keep the one with the lowest held-out ECE among those that did not hurt.
 
@@ -212,10 +234,19 @@ def choose_correction(
     content-free readout) only temperature scaling is weighed.
     """
     classes = tuple(classes)
-    prior_tuple = tuple(float(p) for p in prior) if prior is not None else None
+    prior_tuple = None
+    if prior is not None:  # a value the content-free readout never gave is floored, not divided by zero
+        floored = np.clip(np.asarray(prior, dtype=float), PRIOR_FLOOR, None)
+        prior_tuple = tuple((floored / floored.sum()).tolist())
     validations = {
         name: cross_validate(
-            probabilities, labels, prior=prior_tuple if uses_prior else None, fit=fits, folds=folds, seed=seed
+            probabilities,
+            labels,
+            prior=prior_tuple if uses_prior else None,
+            fit=fits,
+            folds=folds,
+            seed=seed,
+            groups=groups,
         )
         for name, (uses_prior, fits) in CANDIDATES.items()
         if prior_tuple is not None or not uses_prior

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .calibration import Correction, Fit, Validation
+from .calibration import CANDIDATES, Correction, Fit, Validation
 from .errors import UsageError
 from .paths import cache_dir
+from .results_file import replace_atomically
 
 __all__ = ["StoredCalibration", "calibration_path", "read_calibration", "write_calibration"]
 
@@ -56,9 +56,7 @@ def write_calibration(path: Path, fit: Fit, about: dict[str, Any]) -> None:
         "about": about,
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(partial, path)
+    replace_atomically(path, lambda out: out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n"))
 
 
 def read_calibration(path: Path) -> StoredCalibration:
@@ -71,8 +69,10 @@ def read_calibration(path: Path) -> StoredCalibration:
         if path.stat().st_size > MAX_BYTES:
             raise damaged(f"over {MAX_BYTES} bytes")
         document = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise damaged(f"not JSON: {exc}") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read the calibration file {path}: {exc.strerror or exc}") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:
         raise damaged(f"not a format {FORMAT} calibration")
     classes = document.get("classes")
@@ -81,8 +81,12 @@ def read_calibration(path: Path) -> StoredCalibration:
     if len(set(classes)) != len(classes):
         raise damaged("classes repeat")
     chosen, prior, temperature = document.get("chosen"), document.get("prior"), document.get("temperature")
-    if chosen is not None and not isinstance(chosen, str):
-        raise damaged("chosen must be a name or null")
+    if chosen is not None and chosen not in CANDIDATES:
+        raise damaged(f"chosen must be one of {', '.join(CANDIDATES)}, or null")
+    if chosen is not None and CANDIDATES[chosen][0] != (prior is not None):
+        raise damaged(
+            f"{chosen} {'divides out' if CANDIDATES[chosen][0] else 'has no'} prior, and prior says otherwise"
+        )
     if prior is not None and not (
         isinstance(prior, list) and len(prior) == len(classes) and all(_finite(p) and 0 < p <= 1 for p in prior)
     ):
@@ -93,11 +97,16 @@ def read_calibration(path: Path) -> StoredCalibration:
     if not isinstance(rows, int) or isinstance(rows, bool) or rows < 0:
         raise damaged("rows must be a count")
     validations = {}
-    for name, figures in (document.get("validations") or {}).items():
-        try:
-            validations[str(name)] = Validation(**figures)
-        except TypeError:
-            raise damaged(f"the figures of {name!r} are not before/after ECE and accuracy") from None
+    if not isinstance(document.get("validations"), dict):
+        raise damaged("validations must map each candidate to its figures")
+    for name, figures in document["validations"].items():
+        if not (
+            isinstance(figures, dict)
+            and set(figures) == set(Validation.__dataclass_fields__)
+            and all(_finite(value) for value in figures.values())
+        ):
+            raise damaged(f"the figures of {name!r} are not before/after ECE and accuracy over folds")
+        validations[name] = Validation(**figures)
     correction = Correction(tuple(classes), tuple(prior) if prior else None, float(temperature)) if chosen else None
     about = document.get("about") if isinstance(document.get("about"), dict) else {}
     return StoredCalibration(correction, chosen, rows, validations, about)

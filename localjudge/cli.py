@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import click
 
-from .command_judge import RowJudge, absolute_paths, make_evaluator
+from .command_judge import MAX_DEFAULT_PARALLEL, RowJudge, absolute_paths, default_parallel, make_evaluator
 from .errors import LocalJudgeError, UsageError
 
 
@@ -148,8 +148,6 @@ def _one_judge_or_an_ensemble(command: Callable[..., Any]) -> Callable[..., Any]
 #: actors in a Ray run's pool unless --actors says otherwise, and the CPUs each reserves (and decodes with)
 DEFAULT_ACTORS = 2
 CPUS_PER_ACTOR = 1
-#: the most sequences ``batch -j N`` gives a local model unless --parallel says otherwise (each costs n_ctx of memory)
-MAX_DEFAULT_PARALLEL = 16
 CALIBRATED_OPTION = click.option(
     "--calibrated",
     is_flag=True,
@@ -217,8 +215,7 @@ def compare(
     """
     settings.update(pairwise=True, continuous=False, choices=None, few_shot=None, few_shot_first=False)
     settings["output_schema"] = None
-    if settings["parallel"] is None and not settings["model_spec"].startswith("openai:"):
-        settings["parallel"] = 2  # the two orders, decoded side by side
+    default_parallel(settings, 1, pairwise=True)  # the two orders, decoded side by side
     evaluator = make_evaluator(settings, has_inputs=inputs is not None, has_reference=reference_outputs is not None)
     result = evaluator(inputs=inputs, outputs_a=outputs_a, outputs_b=outputs_b, reference_outputs=reference_outputs)
     click.echo(json.dumps(result, ensure_ascii=False, indent=2))
@@ -350,14 +347,14 @@ def batch(
             f"-o {results}: the results file is JSONL (a run resumes from it); "
             "add --output-format csv for a CSV beside it"
         )
-    local = not settings["model_spec"].startswith("openai:")
-    if settings["parallel"] is None and (concurrency > 1 or pairwise) and local:
-        # a local model decodes them side by side; a pair is two requests (its two orders)
-        settings["parallel"] = min(concurrency * (2 if pairwise else 1), MAX_DEFAULT_PARALLEL)
+    default_parallel(settings, concurrency, pairwise=pairwise)
     scorer: Callable[..., Any] = score_rows
     shapes = {RowJudge.shape(row.values) for row in rows if row.error is None}
     if engine == "ray":
         from .ray_batch import score_on_ray
+
+        if settings["calibrated"]:
+            raise UsageError("--calibrated is for the local engine: a Ray actor cannot see this machine's calibrations")
 
         settings = absolute_paths(settings)
         if settings["n_threads"] is None and not settings["model_spec"].startswith("openai:"):
@@ -460,21 +457,33 @@ def calibrate(
         content_free_prior,
         describe_fit,
         fit_calibration,
+        label_index,
         labelled_samples,
     )
     from .calibration_file import calibration_path, write_calibration
     from .progress import RunProgress
     from .rows import parse_mapping, read_rows
 
-    if settings["calibrated"]:
-        raise UsageError("calibrate fits a calibration; --calibrated is for applying one")
-    if settings.get("model_spec", "").startswith("openai:") or settings["base_urls"] or settings["fallbacks"]:
-        raise UsageError("calibrate needs one local model (gguf:, hf:, outlines:): a server gives no probabilities")
-    settings.update(pairwise=pairwise, allow_ties=allow_ties, ensemble_specs=())
-    labels, rows = {}, []
+    refused = {
+        "--calibrated": settings["calibrated"],
+        "--ensemble (calibrate each model on its own)": settings["ensemble_specs"],
+        "--fallback": settings["fallbacks"],
+        "--base-url": settings["base_urls"],
+        "--output-schema": settings["output_schema"],
+        "--allow-ties (a content-free pair is a tie by rights, so it cannot show a bias)": allow_ties,
+    }
+    given = [option for option, value in refused.items() if value]
+    if given:
+        raise UsageError(f"calibrate fits one local model's verdicts; it does not take {', '.join(given)}")
+    if settings["model_spec"].startswith("openai:") or "," in settings["model_spec"]:
+        raise UsageError(
+            "calibrate needs one local model (the default, a GGUF file or an hf: model): "
+            "a server gives no probabilities"
+        )
+    settings.update(pairwise=pairwise, allow_ties=False)
+    rows = []
     for row in read_rows(data, file_format=file_format, mapping=parse_mapping(mapping), id_field=id_field):
         if row.error is None and label_field in row.values:
-            labels[row.id] = row.values.pop(label_field)
             rows.append(row)
     if not rows:
         raise UsageError(f"{data}: no row has a {label_field!r} field (--label-field names the labels' column)")
@@ -484,23 +493,31 @@ def calibrate(
             "a calibration is for one prompt, but some rows have inputs or a reference and others not: "
             "calibrate each kind of row on its own"
         )
-    if settings["parallel"] is None and (concurrency > 1 or pairwise):
-        settings["parallel"] = min(concurrency * (2 if pairwise else 1), MAX_DEFAULT_PARALLEL)
+    default_parallel(settings, concurrency, pairwise=pairwise)
     judge = RowJudge(settings, use_cache=not no_cache)
     evaluator = judge.evaluator(next(iter(shapes)))
-    classes = classes_of(evaluator, pairwise)
+    classes = classes_of(evaluator)
+    labels = {}
+    for row in rows:  # every label is checked before the first row is judged
+        try:
+            index = label_index(row.values.pop(label_field), classes, pairwise=pairwise)
+        except UsageError as exc:
+            raise UsageError(f"{data}, row {row.id}: {exc}") from None
+        if index is not None:
+            labels[row.id] = index
+    path = calibration_path(calibration_key(evaluator))
     variables = set(rows[0].values) - {"outputs", "outputs_a", "outputs_b"}
     prior = content_free_prior(evaluator, variables, classes, pairwise=pairwise)
-    with RunProgress(len(rows)) as progress:
+    labelled = [row for row in rows if row.id in labels]
+    with RunProgress(len(labelled)) as progress:
         records = []
-        for record in score_rows(rows, judge, concurrency=concurrency):
+        for record in score_rows(labelled, judge, concurrency=concurrency):
             progress.advance(record)
             records.append(record)
     samples = labelled_samples(records, labels, classes, pairwise=pairwise)
     fit = fit_calibration(samples, classes, prior, folds=folds)
-    path = calibration_path(calibration_key(evaluator))
     write_calibration(path, fit, {"model": settings["model_spec"], "data": str(data.resolve()), "pairwise": pairwise})
-    click.echo(describe_fit(fit, skipped=samples.skipped, where=path))
+    click.echo(describe_fit(fit, samples, where=path))
 
 
 @main.command()
@@ -529,6 +546,7 @@ def agreement(
 ) -> None:
     """How well a run's verdicts agree with human labels: accuracy, kappa, confusion, calibration, position bias."""
     from .agreement import agreement as measure
+    from .results_file import read_results
     from .rows import read_rows
 
     labels, unreadable = {}, []
@@ -543,7 +561,7 @@ def agreement(
         from .agreement_plot import check_matplotlib
 
         check_matplotlib()  # before any output: a missing package is the whole command's error
-    report = measure(_read_results(results), labels, bins=bins)
+    report = measure(read_results(results), labels, bins=bins)
     pairwise = set(report.verdict_classes) <= {"A", "B", "tie"}  # all ties is a verdict, not a mismatch
     if report.compared and not pairwise and not set(report.label_classes) & set(report.verdict_classes):
         click.echo(
@@ -561,31 +579,6 @@ def agreement(
         from .agreement_plot import plot_agreement
 
         click.echo(f"drawn in {plot_agreement(report, plot_file, title=results.name)}", err=True)
-
-
-def _read_results(path: Path) -> list[dict[str, Any]]:
-    """A results file's records, the last for each id (a result over an error), as a finished run leaves them.
-
-    A torn last line (a kill mid-write, even inside a character) is skipped;
-    any other line that is not a record is an error naming it.
-    """
-    lines = path.read_bytes().split(b"\n")
-    latest: dict[str, dict[str, Any]] = {}
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            if number == len(lines):  # cut by a kill mid-write; the next run of batch removes it
-                continue
-            raise UsageError(f"{path}:{number} is not a results line ({exc})") from None
-        if not isinstance(record, dict) or "id" not in record:
-            raise UsageError(f"{path}:{number} is not a results line (an object with an id)")
-        row_id = str(record["id"])
-        if "result" in record or "result" not in latest.get(row_id, {}):
-            latest[row_id] = record
-    return list(latest.values())
 
 
 def describe_agreement(report: Any) -> str:

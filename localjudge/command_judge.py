@@ -20,6 +20,8 @@ from .evaluators import default_prompt
 
 __all__ = ["MODEL_OPTION_NAMES", "RowJudge", "absolute_paths", "build_judge", "judge_from_settings", "make_evaluator"]
 
+#: the most sequences ``batch -j N`` gives a local model unless --parallel says otherwise (each costs n_ctx of memory)
+MAX_DEFAULT_PARALLEL = 16
 MODEL_OPTION_NAMES = (
     "chat_template",
     "n_ctx",
@@ -43,6 +45,13 @@ def build_judge(
     if fallbacks:
         return resolve_chain([model_spec, *fallbacks], base_url=base_urls, **model_options)
     return resolve_model(model_spec, base_url=base_urls, load=load, **model_options)
+
+
+def default_parallel(settings: dict[str, Any], concurrency: int, *, pairwise: bool) -> None:
+    """Sequences for a local model to decode side by side, unless --parallel said: a pair is two (its orders)."""
+    local = not settings["model_spec"].startswith("openai:")
+    if settings["parallel"] is None and (concurrency > 1 or pairwise) and local:
+        settings["parallel"] = min(concurrency * (2 if pairwise else 1), MAX_DEFAULT_PARALLEL)
 
 
 def judge_from_settings(settings: dict[str, Any], *, load: bool = True) -> Any:
@@ -165,8 +174,8 @@ def make_evaluator(
     if settings.get("calibrated"):
         from .calibrate import stored_correction
 
-        evaluator.core.calibration, note = stored_correction(evaluator, pairwise)
-        evaluator.core.check_calibration("winner" if pairwise else "score")
+        correction, note = stored_correction(evaluator)
+        evaluator.core.use_calibration(correction)
         click.echo(note, err=True)
     return evaluator
 

@@ -43,6 +43,7 @@ class JudgeCore:
     choices: Optional[list[float]]
     continuous: bool
     use_reasoning: bool
+    verdict_field: Optional[str] = None  # the answer's field a calibration corrects (None: it has none)
     calibration: Optional[Correction] = None  # applied to the verdict's probabilities (see recalibrate)
 
     def build_request(
@@ -70,8 +71,12 @@ class JudgeCore:
             self.schema.json_schema,
             finish_reason=finish_reason,
             model_type=self.schema.model_type,
-            backend=getattr(self.client, "name", type(self.client).__name__),
+            backend=self.backend,
         )
+
+    @property
+    def backend(self) -> str:
+        return getattr(self.client, "name", type(self.client).__name__)
 
     def read_result(self, response: Any) -> dict[str, Any]:
         parsed = self.read_parsed(response)
@@ -79,7 +84,7 @@ class JudgeCore:
             return parsed
         metadata = response_metadata(response, "score")
         if self.calibration is not None:
-            parsed, metadata = recalibrate(parsed, metadata, "score", self.calibration)
+            parsed, metadata = recalibrate(parsed, metadata, "score", self.calibration, backend=self.backend)
         return {
             "key": self.feedback_key,
             "score": self._score(parsed["score"]),
@@ -87,20 +92,25 @@ class JudgeCore:
             "metadata": metadata,
         }
 
-    def check_calibration(self, field: str) -> None:
-        """A correction fitted for other values than this judge's verdict allows is refused when it is set."""
-        if self.calibration is None:
-            return
-        from .calibration import verdict_classes  # numpy, only for a calibrated judge
+    def use_calibration(self, correction: Optional[Correction]) -> None:
+        """Correct this judge's verdicts with ``correction`` from now on (None: not at all), where it fits them."""
+        if correction is not None:
+            from .calibration import value_key, verdict_classes  # numpy, only for a calibrated judge
 
-        classes = verdict_classes(self.schema.json_schema, field)
-        if classes is None:
-            raise UsageError("calibration is for verdicts with a fixed set of values (true/false, choices, A/B)")
-        if set(classes) != set(self.calibration.classes):
-            raise UsageError(
-                f"this calibration was fitted for the values {', '.join(self.calibration.classes)}, "
-                f"but this judge answers {', '.join(classes)}"
-            )
+            field = self.verdict_field
+            classes = verdict_classes(self.schema.json_schema, field) if field else None
+            if classes is None:
+                shape = "a number" if self.continuous else "shaped by its own output schema"
+                raise UsageError(
+                    "calibration is for verdicts with a fixed set of values (true/false, choices, A/B); "
+                    f"this judge's answer is {shape}"
+                )
+            if {value_key(c) for c in classes} != {value_key(c) for c in correction.classes}:
+                raise UsageError(
+                    f"this calibration was fitted for the values {', '.join(correction.classes)}, "
+                    f"but this judge answers {', '.join(classes)}"
+                )
+        self.calibration = correction
 
     def _score(self, score: Any) -> Union[bool, float]:
         if self.choices is not None:
@@ -144,28 +154,48 @@ def response_metadata(response: Any, score_field: str) -> Optional[dict[str, Any
 
 
 def recalibrate(
-    parsed: Mapping[str, Any], metadata: Optional[Mapping[str, Any]], field: str, correction: Correction
+    parsed: Mapping[str, Any],
+    metadata: Optional[Mapping[str, Any]],
+    field: str,
+    correction: Correction,
+    *,
+    backend: Optional[str] = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The answer with ``field`` set to the value the corrected probabilities favour, and the metadata.
 
-    The metadata gets the corrected probabilities; what the judge said, and
-    its own probabilities, stay under ``uncalibrated``.
+    The metadata gets the corrected probabilities (and expected score); what
+    the judge said, and its own figures, stay under ``uncalibrated``. Where
+    the corrected probabilities tie, the judge's own verdict stands.
     """
+    from .calibration import correct, value_key
+
     raw = (metadata or {}).get("probabilities")
     if not isinstance(raw, Mapping):
         raise JudgeRuntimeError(
             "a calibrated judge needs its model's probabilities, and this answer came without them "
             "(only local models read them out)",
-            backend="calibration",
+            backend=backend,
         )
-    from .calibration import correct
-
-    corrected = correct(raw, correction)
-    favoured = max(corrected, key=corrected.get)
+    spelled = {value_key(text): text for text in raw}  # the corrected figures keep the judge's spelling
+    if not any(value_key(c) in spelled and raw[spelled[value_key(c)]] > 0 for c in correction.classes):
+        raise JudgeRuntimeError(
+            f"the judge's probabilities ({dict(raw)}) hold none of the values the calibration corrects "
+            f"({', '.join(correction.classes)})",
+            backend=backend,
+        )
+    corrected = {spelled.get(value_key(c), c): p for c, p in correct(raw, correction).items()}
+    own = json.dumps(parsed[field])
+    best = max(corrected.values())
+    favoured = next((text for text, p in corrected.items() if p == best and value_key(text) == value_key(own)), None)
+    favoured = favoured or max(corrected, key=corrected.get)
     uncalibrated = {field: parsed[field], "probabilities": dict(raw)}
+    figures: dict[str, Any] = {"probabilities": corrected}
+    if "expected_score" in (metadata or {}):
+        uncalibrated["expected_score"] = metadata["expected_score"]
+        figures["expected_score"] = sum(float(json.loads(text)) * p for text, p in corrected.items())
     return (
         {**parsed, field: json.loads(favoured)},
-        {**metadata, "probabilities": corrected, "calibrated": True, "uncalibrated": uncalibrated},
+        {**metadata, **figures, "calibrated": True, "uncalibrated": uncalibrated},
     )
 
 
@@ -184,7 +214,9 @@ def build_core(
     few_shot_placement: str,
     cache: Any,
     calibration: Optional[Correction] = None,
+    verdict_field: Optional[str] = None,
 ) -> JudgeCore:
+    """The judge's core; ``verdict_field`` names the field a calibration corrects (default: our score's)."""
     if prompt is None:
         raise UsageError("prompt is required: a template string, a callable returning messages or a LangChain prompt")
     if not isinstance(feedback_key, str) or not feedback_key:
@@ -231,11 +263,9 @@ def build_core(
         choices=choices,
         continuous=continuous,
         use_reasoning=use_reasoning,
-        calibration=calibration,
+        verdict_field=verdict_field or ("score" if schema.is_default else None),
     )
-    if calibration is not None and not schema.is_default:
-        raise UsageError("calibration= is for our verdict shapes; a custom output_schema has no verdict to correct")
-    core.check_calibration("score")
+    core.use_calibration(calibration)
     return core
 
 

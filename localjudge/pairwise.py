@@ -24,6 +24,7 @@ from .prompting import DATA_NOT_INSTRUCTIONS, template_fields
 __all__ = [
     "PAIRWISE_PROMPT",
     "PAIRWISE_PROMPT_WITH_REFERENCE",
+    "SWAP",
     "combine_orders",
     "create_async_pairwise_judge",
     "create_pairwise_judge",
@@ -56,7 +57,8 @@ PAIRWISE_PROMPT_WITH_REFERENCE = pairwise_prompt(has_reference=True)
 
 #: the score each verdict gives, from A's side
 SCORES = {"A": 1.0, "B": 0.0, "tie": 0.5}
-_SWAP = {"A": "B", "B": "A", "tie": "tie"}
+#: a verdict given with the outputs swapped, in the caller's terms
+SWAP = {"A": "B", "B": "A", "tie": "tie"}
 
 
 def pairwise_schema(*, allow_ties: bool = False, use_reasoning: bool = True) -> dict[str, Any]:
@@ -92,7 +94,7 @@ class OrderVerdict:
 
 def read_order(parsed: Mapping[str, Any], metadata: Optional[Mapping[str, Any]], swapped: bool) -> OrderVerdict:
     """An answer given with the outputs in the order (B, A) speaks of them swapped: swap its A and B back."""
-    swap = _SWAP if swapped else {name: name for name in _SWAP}
+    swap = SWAP if swapped else {name: name for name in SWAP}
     probabilities = None
     raw = (metadata or {}).get("probabilities")
     if isinstance(raw, Mapping):
@@ -144,7 +146,10 @@ class _PairwiseCore:
         uncalibrated = None
         if self.core.calibration is not None:
             uncalibrated = [parsed["winner"] for parsed, _ in answers]  # as each order saw them
-            answers = [recalibrate(parsed, metadata, "winner", self.core.calibration) for parsed, metadata in answers]
+            answers = [
+                recalibrate(parsed, metadata, "winner", self.core.calibration, backend=self.core.backend)
+                for parsed, metadata in answers
+            ]
         first, second = (
             read_order(parsed, metadata, swapped)
             for (parsed, metadata), swapped in zip(answers, (False, True), strict=True)
@@ -154,7 +159,7 @@ class _PairwiseCore:
             result["metadata"]["order_probabilities"] = seen
         if uncalibrated is not None:
             result["metadata"]["calibrated"] = True
-            result["metadata"]["uncalibrated_verdicts"] = [uncalibrated[0], _SWAP[uncalibrated[1]]]
+            result["metadata"]["uncalibrated_verdicts"] = [uncalibrated[0], SWAP[uncalibrated[1]]]
         return result
 
 
@@ -196,9 +201,9 @@ def _pairwise_core(
         output_schema=pairwise_schema(allow_ties=allow_ties, use_reasoning=use_reasoning),
         few_shot_placement="end",
         cache=cache,
+        calibration=calibration,
+        verdict_field="winner",
     )
-    core.calibration = calibration
-    core.check_calibration("winner")
     return _PairwiseCore(core, shows_reference)
 
 

@@ -21,7 +21,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TextIO
 
-__all__ = ["ResultsFile", "replace_atomically"]
+from .errors import UsageError
+
+__all__ = ["ResultsFile", "read_results", "replace_atomically"]
 
 
 class ResultsFile:
@@ -55,21 +57,11 @@ class ResultsFile:
     def _read(self, line: bytes) -> None:
         if not line.strip():
             return
-        try:
-            record = json.loads(line.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        record = _record(line)
+        if record is None:
             self.invalid_lines += 1
-            return
-        if not isinstance(record, dict) or "id" not in record or not ("result" in record or "error" in record):
-            self.invalid_lines += 1
-            return
-        self._keep(record)
-
-    def _keep(self, record: dict[str, Any]) -> None:
-        row_id = str(record["id"])
-        if "result" in self.records.get(row_id, {}) and "result" not in record:
-            return
-        self.records[row_id] = record
+        else:
+            _keep(self.records, record)
 
     def scored(self, row_id: str) -> bool:
         return "result" in self.records.get(row_id, {})
@@ -78,7 +70,7 @@ class ResultsFile:
         """One whole line, flushed, so that a kill after this call loses nothing."""
         self._out.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._out.flush()
-        self._keep(record)
+        _keep(self.records, record)
 
     def close(self, order: Iterable[str] = ()) -> None:
         """Rewrite the file atomically with each id once, ``order`` first, then any other ids it held."""
@@ -93,6 +85,46 @@ class ResultsFile:
                 out.write(json.dumps(self.records[row_id], ensure_ascii=False) + "\n")
 
         replace_atomically(self.path, write, mode=self._mode)
+
+
+def _record(line: bytes) -> dict[str, Any] | None:
+    """The record a line holds: a JSON object with an id and a result or an error; None for anything else."""
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(record, dict) or "id" not in record or not ("result" in record or "error" in record):
+        return None
+    return record
+
+
+def _keep(records: dict[str, dict[str, Any]], record: dict[str, Any]) -> None:
+    """A row's later line supersedes its earlier ones, except that an error never supersedes a result."""
+    row_id = str(record["id"])
+    if "result" not in records.get(row_id, {}) or "result" in record:
+        records[row_id] = record
+
+
+def read_results(path: Path) -> list[dict[str, Any]]:
+    """A results file's records as a finished run leaves them: the last for each id, a result over an error.
+
+    A torn last line (a kill mid-write, even inside a character) is skipped;
+    any other line that is not a record is an error naming it.
+    """
+    lines = Path(path).read_bytes().split(b"\n")
+    records: dict[str, dict[str, Any]] = {}
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        record = _record(line)
+        if record is None:
+            if number == len(lines):  # no newline after it: cut by a kill; the next run of batch removes it
+                continue
+            raise UsageError(
+                f"{path}:{number} is not a results line (a JSON object with an id and a result or an error)"
+            )
+        _keep(records, record)
+    return list(records.values())
 
 
 def replace_atomically(

@@ -13,6 +13,7 @@ from localjudge.calibrate import (
     content_free_prior,
     content_free_values,
     fit_calibration,
+    label_index,
     labelled_samples,
 )
 from localjudge.calibration import Correction
@@ -66,28 +67,48 @@ def _record(row_id, probabilities=None, orders=None):
 
 
 def test_labels_are_read_in_the_verdicts_terms():
+    boolean = ("true", "false")
+    assert [label_index(label, boolean, pairwise=False) for label in (True, "false", 1, "0", " TRUE ")] == [
+        0,
+        1,
+        0,
+        1,
+        0,
+    ]
+    assert [label_index(label, boolean, pairwise=False) for label in (None, "", "  ", float("nan"))] == [None] * 4
+    choices = ("0", "0.5", "1.0")  # a choice matches whatever its spelling
+    assert [label_index(label, choices, pairwise=False) for label in (0, "0.5", 1, "1.0")] == [0, 1, 2, 2]
+    pairs = ('"A"', '"B"')
+    assert [label_index(label, pairs, pairwise=True) for label in ("A", "b", " a ")] == [0, 1, 0]
+    with pytest.raises(UsageError, match=r"the label 'maybe' is none of this judge's values \(true, false\)"):
+        label_index("maybe", boolean, pairwise=False)
+    with pytest.raises(UsageError, match=r"\(A, B\)"):
+        label_index(2, pairs, pairwise=True)
+
+
+def test_samples_are_the_labelled_readouts():
     records = [
         _record("a", {"true": 0.9, "false": 0.1}),
         _record("b", {"true": 0.3}),  # a value the readout left out counts as 0
-        _record("c"),  # no readout: skipped, and counted
+        _record("c"),  # no readout: counted
         {"id": "d", "error": {"type": "OutputParseError"}},
         _record("unlabelled", {"true": 0.5, "false": 0.5}),
     ]
-    labels = {"a": True, "b": "0", "c": 1, "d": "false"}
-    samples = labelled_samples(records, labels, ("true", "false"), pairwise=False)
+    samples = labelled_samples(records, {"a": 0, "b": 1, "c": 0, "d": 1}, ("true", "false"), pairwise=False)
     assert samples.probabilities == [[0.9, 0.1], [0.3, 0.0]]
     assert samples.labels == [0, 1]
-    assert samples.skipped == 2
-    with pytest.raises(UsageError, match="the label 'maybe' is none of this judge's values"):
-        labelled_samples(records, {"a": "maybe"}, ("true", "false"), pairwise=False)
+    assert samples.groups == [0, 1]
+    assert samples.without_readout == 2
 
 
 def test_a_pair_gives_two_samples_by_position():
     orders = [{"A": 0.9, "B": 0.1}, {"A": 0.7, "B": 0.3}]
-    samples = labelled_samples([_record("p", orders=orders)], {"p": "b"}, ('"A"', '"B"'), pairwise=True)
+    records = [_record("p", orders=orders), _record("q", orders=orders)]
+    samples = labelled_samples(records, {"p": 1, "q": 0}, ('"A"', '"B"'), pairwise=True)
     # the caller's B was shown second in the first order, first in the second
-    assert samples.probabilities == [[0.9, 0.1], [0.7, 0.3]]
-    assert samples.labels == [1, 0]
+    assert samples.probabilities == [[0.9, 0.1], [0.7, 0.3]] * 2
+    assert samples.labels == [1, 0, 0, 1]
+    assert samples.groups == [0, 0, 1, 1]  # a pair's two orders are held out together
 
 
 def test_content_free_values_fill_every_field_a_row_has():
@@ -114,12 +135,15 @@ def test_the_prior_is_the_mean_content_free_readout():
 def test_one_label_only_cannot_be_fitted():
     samples = labelled_samples(
         [_record(str(i), {"true": 0.6, "false": 0.4}) for i in range(20)],
-        {str(i): True for i in range(20)},
+        {str(i): 0 for i in range(20)},
         ("true", "false"),
         pairwise=False,
     )
     with pytest.raises(UsageError, match="one label only"):
         fit_calibration(samples, ("true", "false"), None, folds=5)
+    nothing = labelled_samples([_record("1"), _record("2")], {"1": 0, "2": 1}, ("true", "false"), pairwise=False)
+    with pytest.raises(UsageError, match=r"none of the labelled rows gave a readout \(2 failed"):
+        fit_calibration(nothing, ("true", "false"), None, folds=5)
 
 
 class PositionBiased(ChatClient):
@@ -165,7 +189,7 @@ def test_fitting_on_a_biased_pair_judge_keeps_the_contextual_correction():
         good_first = bool(rng.integers(2))
         a, b = ("good one", "bad one") if good_first else ("bad one", "good one")
         records.append({"id": str(i), "result": judge(inputs="q", outputs_a=a, outputs_b=b)})
-        labels[str(i)] = "A" if good_first else "B"
+        labels[str(i)] = 0 if good_first else 1
     classes = ('"A"', '"B"')
     samples = labelled_samples(records, labels, classes, pairwise=True)
     pull = 1 / (1 + math.exp(-1.5))

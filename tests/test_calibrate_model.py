@@ -41,7 +41,7 @@ def test_calibrate_then_score_with_what_it_kept(home, tmp_path, default_gguf):
 
     fitted = _run("calibrate", str(data), *model, "-j", "2", "--folds", "3")
     assert fitted.exit_code == 0, fitted.output
-    assert "12 readouts from labelled rows (0 rows without one); held out over 3 folds" in fitted.stdout
+    assert "12 readouts from 12 labelled rows (0 rows gave none); held out over 3 folds" in fitted.stdout
     for candidate in ("contextual", "temperature", "contextual + temperature"):
         assert f"  {candidate} " in fitted.stdout
     [path] = (home / "calibration").glob("*.json")
@@ -59,7 +59,9 @@ def test_calibrate_then_score_with_what_it_kept(home, tmp_path, default_gguf):
         assert metadata["calibrated"] is True and set(metadata["uncalibrated"]) == {"score", "probabilities"}
         assert sum(metadata["probabilities"].values()) == pytest.approx(1.0)
 
-    other_prompt = _run("score", "--outputs", "5", *model, "--system", "Be strict.", "--calibrated")
+    other_prompt = _run(
+        "score", "--inputs", "What is 2+2?", "--outputs", "5", *model, "--system", "Be strict.", "--calibrated"
+    )
     assert other_prompt.exit_code == 2
     assert "no calibration was fitted for this judge" in other_prompt.stderr
 
@@ -77,7 +79,7 @@ def test_calibrating_a_pair_judge_reads_both_orders(home, tmp_path, default_gguf
 
     fitted = _run("calibrate", str(data), "--pairwise", *model, "-j", "2", "--folds", "2")
     assert fitted.exit_code == 0, fitted.output
-    assert "16 readouts from labelled rows" in fitted.stdout  # two orders a pair
+    assert "16 readouts from 8 labelled rows" in fitted.stdout  # two orders a pair
     assert 'content-free readout (the judge\'s bias before reading anything): "A"' in fitted.stdout
     [path] = (home / "calibration").glob("*.json")
     assert read_calibration(path).about["pairwise"] is True
@@ -86,12 +88,9 @@ def test_calibrating_a_pair_judge_reads_both_orders(home, tmp_path, default_gguf
     assert compared.exit_code == 0, compared.output
     metadata = json.loads(compared.stdout)["metadata"]
     assert len(metadata["order_probabilities"]) == 2
-
-
-def test_calibrate_refuses_what_it_cannot_fit(home, tmp_path, default_gguf):
-    data = tmp_path / "unlabelled.jsonl"
-    data.write_text(json.dumps({"id": "1", "outputs": "4"}) + "\n", encoding="utf-8")
-    missing = _run("calibrate", str(data), "--model", str(default_gguf))
-    assert missing.exit_code == 2 and "no row has a 'label' field" in missing.stderr
-    server = _run("calibrate", str(data), "--model", "openai:judge", "--base-url", "http://127.0.0.1:9/v1")
-    assert server.exit_code == 2 and "a server gives no probabilities" in server.stderr
+    stored = read_calibration(path)
+    if stored.correction is None:
+        assert "was not kept" in compared.stderr and "calibrated" not in metadata
+    else:
+        assert f"calibrated: {stored.chosen}" in compared.stderr
+        assert metadata["calibrated"] is True and len(metadata["uncalibrated_verdicts"]) == 2

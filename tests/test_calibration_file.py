@@ -55,6 +55,14 @@ def test_a_fit_that_kept_nothing_reads_back_as_no_correction(tmp_path):
         (lambda d: {**d, "prior": [0.5]}, "prior must hold"),
         (lambda d: {**d, "rows": -1}, "rows must be"),
         (lambda d: {**d, "validations": {"x": {"before_ece": 1}}}, "figures of 'x'"),
+        (lambda d: {**d, "validations": [1, 2]}, "validations must map"),
+        (
+            lambda d: {**d, "validations": {"x": {**vars(Validation(0.3, 0.1, 0.6, 0.7, 5)), "after_ece": "low"}}},
+            "figures of 'x'",
+        ),
+        (lambda d: {**d, "chosen": "magic"}, "chosen must be one of"),
+        (lambda d: {**d, "chosen": "temperature"}, "temperature has no prior"),
+        (lambda d: "[" * 100_000, "not JSON"),
         (lambda d: "x" * (2 << 20), "over"),
         (lambda d: b"\xff\xfe{}", "not JSON"),
     ],
@@ -70,3 +78,8 @@ def test_a_damaged_file_is_refused_with_advice(tmp_path, change, why):
     with pytest.raises(UsageError, match="damaged") as caught:
         read_calibration(path)
     assert why in str(caught.value) and "run localjudge calibrate again" in str(caught.value)
+
+
+def test_an_unreadable_path_is_an_error_that_names_it(tmp_path):
+    with pytest.raises(UsageError, match=f"cannot read the calibration file {tmp_path}"):
+        read_calibration(tmp_path)  # a directory

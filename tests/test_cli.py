@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from localjudge import cli, command_judge
-from localjudge.clients.base import ScriptedClient
+from localjudge.clients.base import ChatClient, ScriptedClient, make_chat_completion
 
 ANSWER = '{"reasoning": "Four is right. Thus, the score should be: true.", "score": true}'
 
@@ -412,3 +413,69 @@ def test_no_format_instructions_reaches_a_local_model_and_is_refused_for_a_serve
 
     with pytest.raises(ModelSpecError, match="--no-format-instructions does not apply"):
         resolve_model("openai:m", base_url="http://127.0.0.1:9/v1", format_instructions=False)
+
+
+class LeaningJudge(ChatClient):
+    """Says true always, leaning on a readout that a content-free input pushes furthest towards true."""
+
+    def _complete(self, request):
+        answer = re.search(r"<answer>\n(.*?)\n</answer>", request["messages"][-1]["content"], re.S).group(1)
+        p_true = {"N/A": 0.85, "[MASK]": 0.85, "": 0.85}.get(answer, 0.9 if answer == "right" else 0.8)
+        readout = {"score": {"probabilities": {"true": p_true, "false": 1 - p_true}}}
+        return make_chat_completion('{"score": true}', model="leaning", extra={"readout": readout})
+
+    def cache_identity(self):
+        return {"engine": "leaning", "model": "leaning-1"}
+
+
+def test_calibrate_then_batch_calibrated_find_the_same_calibration(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: LeaningJudge())
+    rows = [{"id": str(i), "inputs": "q", "outputs": "right" if i % 2 else "wrong", "label": i % 2} for i in range(12)]
+    data = tmp_path / "labelled.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+
+    fitted = run("calibrate", str(data), "--no-reasoning", "-j", "3", "--folds", "3")
+    assert fitted.exit_code == 0, fitted.output
+    assert "12 readouts from 12 labelled rows (0 rows gave none)" in fitted.stdout
+    assert "uncorrected: ECE" in fitted.stdout and "accuracy 0.500" in fitted.stdout  # it always said true
+    assert "true 0.850, false 0.150" in fitted.stdout  # the content-free readout
+
+    results = tmp_path / "scored.jsonl"
+    scored = run("batch", str(data), "-o", str(results), "--no-reasoning", "-j", "2", "--calibrated")
+    assert scored.exit_code == 0, scored.output
+    records = {r["id"]: r["result"] for r in map(json.loads, results.read_text().splitlines())}
+    assert all(r["metadata"]["calibrated"] for r in records.values())
+    assert {r["score"] for i, r in records.items() if int(i) % 2} == {True}
+    assert {r["score"] for i, r in records.items() if not int(i) % 2} == {False}  # the lean towards true divided out
+    assert all(r["metadata"]["uncalibrated"]["score"] is True for r in records.values())
+
+    shown_differently = run("batch", str(data), "-o", str(tmp_path / "x.jsonl"), "--calibrated")  # with reasoning
+    assert shown_differently.exit_code == 2 and "no calibration was fitted for this judge" in shown_differently.stderr
+
+
+def test_calibrate_checks_every_label_before_judging(tmp_path, scripted):
+    data = tmp_path / "labelled.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({"id": str(i), "outputs": "4", "label": label}) + "\n" for i, label in enumerate([1, "maybe"])
+        ),
+        encoding="utf-8",
+    )
+    result = run("calibrate", str(data))
+    assert result.exit_code == 2
+    assert "row 1: the label 'maybe' is none of this judge's values (true, false)" in result.stderr
+    assert scripted.requests == []  # nothing was judged
+    unlabelled = tmp_path / "unlabelled.jsonl"
+    unlabelled.write_text(json.dumps({"id": "1", "outputs": "4"}) + "\n", encoding="utf-8")
+    result = run("calibrate", str(unlabelled))
+    assert result.exit_code == 2 and "no row has a 'label' field" in result.stderr
+    for refused, arguments in [
+        ("--allow-ties", ["--pairwise", "--allow-ties"]),
+        ("--ensemble", ["--model", "a", "--model", "b", "--ensemble"]),
+        ("--calibrated", ["--calibrated"]),
+        ("--base-url", ["--model", "openai:judge", "--base-url", "http://127.0.0.1:9/v1"]),
+        ("a server gives no probabilities", ["--model", "openai:judge"]),
+    ]:
+        result = run("calibrate", str(data), *arguments)
+        assert result.exit_code == 2 and refused in result.stderr, result.output

@@ -123,7 +123,9 @@ def test_the_command_line_ensemble_of_models(monkeypatch, tmp_path):
 
     verdicts = {"a.gguf": True, "b.gguf": False, "c.gguf": True}
     monkeypatch.setattr(
-        command_judge, "build_judge", lambda spec, *args, **kwargs: ScriptedClient([_answer(verdicts[spec])], repeat=True)
+        command_judge,
+        "build_judge",
+        lambda spec, *args, **kwargs: ScriptedClient([_answer(verdicts[spec])], repeat=True),
     )
     models = ["--model", "a.gguf", "--model", "b.gguf", "--model", "c.gguf"]
     result = CliRunner().invoke(cli.main, ["score", "--outputs", "4", *models, "--ensemble"])
