@@ -169,7 +169,11 @@ def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
             click.option("--continuous", is_flag=True, help="Score from 0.0 to 1.0 instead of true/false."),
             click.option("--choices", callback=_parse_choices, metavar="0,0.5,1", help="Allowed scores."),
             click.option("--no-reasoning", is_flag=True, help="Ask for the score only, without reasoning."),
-            click.option("--few-shot", type=path, help="JSONL file of examples: inputs, outputs, score, reasoning."),
+            click.option(
+                "--few-shot",
+                type=path,
+                help="JSONL file of examples: inputs, outputs, score, reasoning (pairs: outputs_a, outputs_b, winner).",
+            ),
             click.option(
                 "--few-shot-first",
                 is_flag=True,
@@ -198,6 +202,12 @@ def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--system", help="System message placed before the prompt.")
 @click.option("--no-reasoning", is_flag=True, help="Ask for the verdict only, without reasoning.")
 @click.option("--feedback-key", help="The result's key (default: preference).")
+@click.option(
+    "--few-shot",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="JSONL file of judged pairs: inputs, outputs_a, outputs_b, winner, reasoning.",
+)
+@click.option("--few-shot-first", is_flag=True, help="Put the examples before the prompt.")
 @CALIBRATED_OPTION
 @model_options
 @_handle_errors
@@ -213,7 +223,7 @@ def compare(
     The score is 1.0 when A is better, 0.0 when B is, 0.5 for a tie or when
     the two orders disagree (metadata.consistent is then false).
     """
-    settings.update(pairwise=True, continuous=False, choices=None, few_shot=None, few_shot_first=False)
+    settings.update(pairwise=True, continuous=False, choices=None)
     settings["output_schema"] = None
     default_parallel(settings, 1, pairwise=True)  # the two orders, decoded side by side
     evaluator = make_evaluator(settings, has_inputs=inputs is not None, has_reference=reference_outputs is not None)

@@ -66,7 +66,6 @@ def judge_from_settings(settings: dict[str, Any], *, load: bool = True) -> Any:
 SINGLE_OUTPUT_OPTIONS = {
     "continuous": "--continuous",
     "choices": "--choices",
-    "few_shot": "--few-shot",
     "output_schema": "--output-schema",
 }
 
@@ -156,6 +155,8 @@ def make_evaluator(
             use_reasoning=not settings["no_reasoning"],
             reference=has_reference,
             cache=cache,
+            few_shot_examples=read_jsonl(settings["few_shot"]) if settings["few_shot"] else None,
+            few_shot_placement="start" if settings["few_shot_first"] else "end",
         )
     else:
         evaluator = create_llm_as_judge(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from .clients.base import acall_create, call_create, plain_data
 from .errors import JudgeRuntimeError, UsageError
 from .parsing import parse_json_output, validate
-from .prompting import FEW_SHOT_PLACEMENTS, build_messages, format_few_shot_examples
+from .prompting import FEW_SHOT_PLACEMENTS, SINGLE_EXAMPLE, ExampleShape, build_messages, format_few_shot_examples
 from .schema import OutputSchema, default_output_schema, normalise_output_schema
 from .types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator
 
@@ -44,6 +44,7 @@ class JudgeCore:
     continuous: bool
     use_reasoning: bool
     verdict_field: Optional[str] = None  # the answer's field a calibration corrects (None: it has none)
+    few_shot_shape: ExampleShape = SINGLE_EXAMPLE
     calibration: Optional[Correction] = None  # applied to the verdict's probabilities (see recalibrate)
 
     def build_request(
@@ -56,6 +57,7 @@ class JudgeCore:
             system=self.system,
             few_shot_examples=self.few_shot_examples,
             few_shot_placement=self.few_shot_placement,
+            few_shot_shape=self.few_shot_shape,
         )
         request: dict[str, Any] = {"messages": messages}
         if self.model is not None:
@@ -215,6 +217,7 @@ def build_core(
     cache: Any,
     calibration: Optional[Correction] = None,
     verdict_field: Optional[str] = None,
+    few_shot_shape: ExampleShape = SINGLE_EXAMPLE,
 ) -> JudgeCore:
     """The judge's core; ``verdict_field`` names the field a calibration corrects (default: our score's)."""
     if prompt is None:
@@ -240,8 +243,9 @@ def build_core(
 
     if few_shot_placement not in FEW_SHOT_PLACEMENTS:
         raise UsageError(f"few_shot_placement must be one of {FEW_SHOT_PLACEMENTS}, got {few_shot_placement!r}")
+    verdict_field = verdict_field or ("score" if schema.is_default else None)
     if few_shot_examples:
-        _check_few_shot_examples(few_shot_examples, schema)
+        _check_few_shot_examples(few_shot_examples, schema, verdict_field, few_shot_shape)
     client = _resolve_client(judge, model)
     if cache is not None and cache is not False:  # a ResultCache is falsy while empty
         from .clients.cached import CachedClient
@@ -263,24 +267,27 @@ def build_core(
         choices=choices,
         continuous=continuous,
         use_reasoning=use_reasoning,
-        verdict_field=verdict_field or ("score" if schema.is_default else None),
+        verdict_field=verdict_field,
+        few_shot_shape=few_shot_shape,
     )
     core.use_calibration(calibration)
     return core
 
 
-def _check_few_shot_examples(examples: Sequence[Mapping[str, Any]], schema: OutputSchema) -> None:
+def _check_few_shot_examples(
+    examples: Sequence[Mapping[str, Any]], schema: OutputSchema, verdict_field: Optional[str], shape: ExampleShape
+) -> None:
     """Bad examples fail when the evaluator is built, not on the first call."""
-    format_few_shot_examples(examples)  # raises on a missing field
-    if not schema.is_default:
+    format_few_shot_examples(examples, shape=shape)  # raises on a missing field
+    if verdict_field is None:
         return
-    score_schema = schema.json_schema["properties"]["score"]
+    verdict_schema = schema.json_schema["properties"][verdict_field]
     for number, example in enumerate(examples):
-        problem = validate(example["score"], score_schema)
+        problem = validate(example[shape.verdict], verdict_schema)
         if problem:
             raise UsageError(
-                f"few_shot_examples[{number}] has score {example['score']!r}, which this judge could never give: "
-                f"{problem.removeprefix('at (root): ')}"
+                f"few_shot_examples[{number}] has {shape.verdict} {example[shape.verdict]!r}, which this judge "
+                f"could never give: {problem.removeprefix('at (root): ')}"
             )
 
 

@@ -19,7 +19,7 @@ from typing import Any, Optional
 from .clients.base import acall_create, call_create
 from .errors import UsageError
 from .judge import JudgeCore, build_core, recalibrate, response_metadata
-from .prompting import DATA_NOT_INSTRUCTIONS, template_fields
+from .prompting import DATA_NOT_INSTRUCTIONS, PAIR_EXAMPLE, template_fields
 
 __all__ = [
     "PAIRWISE_PROMPT",
@@ -183,6 +183,8 @@ def _pairwise_core(
     has_reference: bool,
     cache: Any,
     calibration: Any,
+    few_shot_examples: Any,
+    few_shot_placement: str,
 ) -> _PairwiseCore:
     if prompt is None:
         prompt = pairwise_prompt(has_reference=has_reference)
@@ -197,9 +199,10 @@ def _pairwise_core(
         continuous=False,
         choices=None,
         use_reasoning=use_reasoning,
-        few_shot_examples=None,
+        few_shot_examples=few_shot_examples,
         output_schema=pairwise_schema(allow_ties=allow_ties, use_reasoning=use_reasoning),
-        few_shot_placement="end",
+        few_shot_placement=few_shot_placement,
+        few_shot_shape=PAIR_EXAMPLE,
         cache=cache,
         calibration=calibration,
         verdict_field="winner",
@@ -219,6 +222,8 @@ def create_pairwise_judge(
     reference: bool = False,
     cache: Any = None,
     calibration: Any = None,
+    few_shot_examples: Optional[list[dict[str, Any]]] = None,
+    few_shot_placement: str = "end",
 ) -> Any:
     """An evaluator that says which of two outputs is better, asking in both orders.
 
@@ -229,6 +234,9 @@ def create_pairwise_judge(
     a reference the prompt does not show, is an error, never dropped. ``allow_ties`` lets the judge answer
     "tie"; without it a tie comes only from orders that disagree. ``judge``,
     ``model``, ``system`` and ``cache`` are as for :func:`create_llm_as_judge`.
+    ``few_shot_examples`` are judged pairs (``inputs``, ``outputs_a``,
+    ``outputs_b``, ``winner`` and optionally ``reasoning``), shown as they
+    are in both orders: give examples won by A and by B alike.
     ``calibration`` corrects each order's probabilities by position before the
     orders are combined, which divides out a preference for the first (or
     second) answer; ``metadata.order_probabilities`` holds each order's own.
@@ -263,6 +271,8 @@ def create_async_pairwise_judge(
     reference: bool = False,
     cache: Any = None,
     calibration: Any = None,
+    few_shot_examples: Optional[list[dict[str, Any]]] = None,
+    few_shot_placement: str = "end",
 ) -> Any:
     """The async twin of :func:`create_pairwise_judge`: both orders are asked at once."""
     pair = _pairwise_core(**_options(locals()))

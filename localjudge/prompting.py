@@ -6,6 +6,7 @@ import json
 import string
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from .errors import MissingTemplateVariableError, UsageError
@@ -106,6 +107,18 @@ def _runnable_messages(prompt: Any, values: Mapping[str, Any]) -> list[dict[str,
     return runnable_to_messages(prompt, values)
 
 
+@dataclass(frozen=True)
+class ExampleShape:
+    """What a few-shot example holds: its texts (key, tag), then the verdict (key and tag alike)."""
+
+    texts: tuple[tuple[str, str], ...]
+    verdict: str
+
+
+SINGLE_EXAMPLE = ExampleShape((("inputs", "input"), ("outputs", "output")), "score")
+PAIR_EXAMPLE = ExampleShape((("inputs", "input"), ("outputs_a", "output_a"), ("outputs_b", "output_b")), "winner")
+
+
 def build_messages(
     prompt: Any,
     *,
@@ -113,6 +126,7 @@ def build_messages(
     system: Optional[str] = None,
     few_shot_examples: Optional[Sequence[Mapping[str, Any]]] = None,
     few_shot_placement: str = "end",
+    few_shot_shape: ExampleShape = SINGLE_EXAMPLE,
 ) -> list[dict[str, Any]]:
     """The messages of one evaluation, with system first and few-shot examples at the end.
 
@@ -133,7 +147,7 @@ def build_messages(
     if system is not None:
         messages.insert(0, {"role": "system", "content": system})
     if few_shot_examples:
-        block = format_few_shot_examples(few_shot_examples, placement=few_shot_placement)
+        block = format_few_shot_examples(few_shot_examples, placement=few_shot_placement, shape=few_shot_shape)
         if few_shot_placement == "start":
             _prepend_to_first_user_message(messages, block)
         else:
@@ -163,24 +177,23 @@ def _check_messages(messages: Any) -> list[dict[str, Any]]:
 FEW_SHOT_PLACEMENTS = ("end", "start")
 
 
-def format_few_shot_examples(examples: Sequence[Mapping[str, Any]], *, placement: str = "end") -> str:
+def format_few_shot_examples(
+    examples: Sequence[Mapping[str, Any]], *, placement: str = "end", shape: ExampleShape = SINGLE_EXAMPLE
+) -> str:
     """Examples of graded answers, as text after the prompt (``end``) or before it (``start``)."""
     if placement not in FEW_SHOT_PLACEMENTS:
         raise UsageError(f"few_shot_placement must be one of {FEW_SHOT_PLACEMENTS}, got {placement!r}")
     where = "above" if placement == "end" else "below"
     parts = [f"Here are graded examples. Judge the answer {where} the same way:"]
     for number, example in enumerate(examples, 1):
-        missing = [k for k in ("inputs", "outputs", "score") if k not in example]
+        missing = [k for k in (*(key for key, _ in shape.texts), shape.verdict) if k not in example]
         if missing:
             raise UsageError(f"few_shot_examples[{number - 1}] is missing {', '.join(missing)}")
-        lines = [
-            f"<example {number}>",
-            f"<input>\n{render_value(example['inputs'])}\n</input>",
-            f"<output>\n{render_value(example['outputs'])}\n</output>",
-        ]
+        lines = [f"<example {number}>"]
+        lines += [f"<{tag}>\n{render_value(example[key])}\n</{tag}>" for key, tag in shape.texts]
         if example.get("reasoning"):
             lines.append(f"<reasoning>\n{example['reasoning']}\n</reasoning>")
-        lines.append(f"<score>{json.dumps(example['score'])}</score>")
+        lines.append(f"<{shape.verdict}>{json.dumps(example[shape.verdict])}</{shape.verdict}>")
         lines.append(f"</example {number}>")
         parts.append("\n".join(lines))
     block = "\n\n".join(parts)

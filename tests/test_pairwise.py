@@ -205,3 +205,40 @@ def test_compare_without_inputs_and_a_batch_row_missing_an_output(rule_judge, tm
     records = {r["id"]: r for r in map(json.loads, (tmp_path / "pairs.results.jsonl").read_text().splitlines())}
     assert records["ok"]["result"]["metadata"]["winner"] == "A"
     assert records["half"]["error"]["type"] == "MissingTemplateVariableError"
+
+
+def test_few_shot_pairs_are_shown_in_both_orders_and_checked_when_built():
+    example = {"inputs": "2+2?", "outputs_a": "4", "outputs_b": "5", "winner": "A", "reasoning": "4 is right."}
+    judge = Judge(lambda a, b: "A" if a == GOOD else "B")
+    result = create_pairwise_judge(judge=judge, few_shot_examples=[example])(
+        inputs="Capital?", outputs_a=BAD, outputs_b=GOOD
+    )
+    assert result["metadata"]["winner"] == "B"
+    for request in judge.requests:
+        text = request["messages"][-1]["content"]
+        assert "<output_a>\n4\n</output_a>\n<output_b>\n5\n</output_b>" in text
+        assert '<reasoning>\n4 is right.\n</reasoning>\n<winner>"A"</winner>' in text
+    first = create_pairwise_judge(judge=judge, few_shot_examples=[example], few_shot_placement="start")
+    first(inputs="Capital?", outputs_a=GOOD, outputs_b=BAD)
+    assert judge.requests[-1]["messages"][-1]["content"].startswith("Here are graded examples")
+    for bad, message in [
+        ({**example, "winner": "tie"}, "has winner 'tie', which this judge could never give"),
+        ({k: v for k, v in example.items() if k != "outputs_b"}, "few_shot_examples\\[0\\] is missing outputs_b"),
+    ]:
+        with pytest.raises(UsageError, match=message):
+            create_pairwise_judge(judge=judge, few_shot_examples=[bad])
+    create_pairwise_judge(judge=judge, few_shot_examples=[{**example, "winner": "tie"}], allow_ties=True)
+
+
+def test_compare_takes_few_shot_pairs(rule_judge, tmp_path):
+    from click.testing import CliRunner
+
+    from localjudge import cli
+
+    shots = tmp_path / "shots.jsonl"
+    shots.write_text(json.dumps({"inputs": "1+1?", "outputs_a": "3", "outputs_b": "2", "winner": "B"}) + "\n")
+    result = CliRunner().invoke(
+        cli.main, ["compare", "--output-a", GOOD, "--output-b", BAD, "--few-shot", str(shots), "--few-shot-first"]
+    )
+    assert result.exit_code == 0, result.output
+    assert '<output_b>\n2\n</output_b>\n<winner>"B"</winner>' in rule_judge.requests[-1]["messages"][-1]["content"]
