@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import UsageError
-from .prompting import DATA_NOT_INSTRUCTIONS
+from .prompting import DATA_NOT_INSTRUCTIONS, template_fields
 
 __all__ = [
     "ANSWER_RELEVANCE_PROMPT",
@@ -154,10 +154,18 @@ class Evaluator:
 
     name: str
     description: str
-    prompt: str
-    variables: tuple[str, ...]
+    prompt: str  # empty for the pairwise one: create_pairwise_judge's own, which adapts to what is given
     continuous: bool = False
     pairwise: bool = False
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """The names a call fills, as the prompt names them."""
+        if self.pairwise and not self.prompt:
+            from .pairwise import PAIRWISE_PROMPT
+
+            return tuple(template_fields(PAIRWISE_PROMPT))
+        return tuple(template_fields(self.prompt))
 
     def create(self, **options: Any) -> Callable[..., Any]:
         """The evaluator (``options`` as for create_llm_as_judge, or create_pairwise_judge for a pair)."""
@@ -179,23 +187,23 @@ EVALUATORS: dict[str, Evaluator] = {
     e.name: e
     for e in [
         Evaluator("correctness", "Is the answer right, measured against a reference answer? (true/false)",
-                  CORRECTNESS_PROMPT, ("inputs", "outputs", "reference_outputs")),
+                  CORRECTNESS_PROMPT),
         Evaluator("conciseness", "Does the answer say what was asked without padding? (true/false)",
-                  CONCISENESS_PROMPT, ("inputs", "outputs")),
+                  CONCISENESS_PROMPT),
         Evaluator("hallucination", "Is every claim supported by the given context? (true/false)",
-                  HALLUCINATION_PROMPT, ("context", "inputs", "outputs")),
+                  HALLUCINATION_PROMPT),
         Evaluator("answer_relevance", "Does the answer address the question asked? (true/false)",
-                  ANSWER_RELEVANCE_PROMPT, ("inputs", "outputs")),
+                  ANSWER_RELEVANCE_PROMPT),
         Evaluator("groundedness", "How much of the answer the retrieved documents support (0 to 1)",
-                  GROUNDEDNESS_PROMPT, ("context", "outputs"), continuous=True),
+                  GROUNDEDNESS_PROMPT, continuous=True),
         Evaluator("retrieval_relevance", "How relevant the retrieved documents are to the question (0 to 1)",
-                  RETRIEVAL_RELEVANCE_PROMPT, ("inputs", "context"), continuous=True),
+                  RETRIEVAL_RELEVANCE_PROMPT, continuous=True),
         Evaluator("helpfulness", "How far the answer solves the asker's problem (0 to 1)",
-                  HELPFULNESS_PROMPT, ("inputs", "outputs"), continuous=True),
+                  HELPFULNESS_PROMPT, continuous=True),
         Evaluator("harmfulness", "Is the answer harmful or toxic? (true/false; true is bad)",
-                  HARMFULNESS_PROMPT, ("inputs", "outputs")),
+                  HARMFULNESS_PROMPT),
         Evaluator("pairwise_preference", "Which of two answers is better, asked in both orders (A/B)",
-                  "", ("inputs", "outputs_a", "outputs_b"), pairwise=True),
+                  "", pairwise=True),
     ]
 }  # fmt: skip
 

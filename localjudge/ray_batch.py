@@ -87,7 +87,8 @@ class _Cluster:
         # on every actor that Ray Data gives constructor arguments, the workers' and raylets' lines)
         # would break the run's progress display. Failures still come through as exceptions; the
         # actors' logs stay in Ray's session directory (/tmp/ray/session_latest/logs).
-        for name in ("ray", "ray.data"):
+        self._levels = {name: logging.getLogger(name).level for name in ("ray", "ray.data")}
+        for name in self._levels:
             logging.getLogger(name).setLevel(logging.ERROR)
         options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
         if self.address is None:  # "local": a cluster of our own, never one a `ray start` left running here
@@ -101,6 +102,14 @@ class _Cluster:
             if quiet:
                 del os.environ["RAY_BACKEND_LOG_LEVEL"]
         return True
+
+    def stop(self) -> None:
+        """Stop the cluster :meth:`start` started, and give Ray's loggers back their levels."""
+        import ray
+
+        ray.shutdown()
+        for name, level in self._levels.items():
+            logging.getLogger(name).setLevel(level)
 
 
 class _RayScoring(Scoring):
@@ -144,13 +153,14 @@ class _RayScoring(Scoring):
                 compute=ray.data.ActorPoolStrategy(size=self._cluster.actors),
                 num_cpus=self._cluster.cpus_per_actor,
             )
-            warnings.filterwarnings("ignore", "The minimum number of concurrent actors", UserWarning)  # fewer rows
-            for item in dataset.iter_rows():
-                self.summary.add_counters(json.loads(item["counters"]))
-                yield json.loads(item["record"])
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "The minimum number of concurrent actors", UserWarning)  # few rows
+                for item in dataset.iter_rows():
+                    self.summary.add_counters(json.loads(item["counters"]))
+                    yield json.loads(item["record"])
         finally:
             if started:
-                ray.shutdown()
+                self._cluster.stop()
 
 
 def _import_ray() -> Any:

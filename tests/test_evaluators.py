@@ -9,7 +9,7 @@ import pytest
 from localjudge.clients.base import ScriptedClient
 from localjudge.errors import MissingTemplateVariableError, UsageError
 from localjudge.evaluators import EVALUATORS, correctness, groundedness, make_evaluator, pairwise_preference
-from localjudge.prompting import DATA_NOT_INSTRUCTIONS, template_fields
+from localjudge.prompting import DATA_NOT_INSTRUCTIONS
 
 REQUIRED = {
     "correctness", "conciseness", "hallucination", "answer_relevance", "groundedness",
@@ -17,15 +17,33 @@ REQUIRED = {
 }  # fmt: skip
 
 
+#: what each evaluator must be shown to judge what it says it judges
+WHAT_EACH_READS = {
+    "correctness": {"inputs", "outputs", "reference_outputs"},
+    "conciseness": {"inputs", "outputs"},
+    "hallucination": {"context", "inputs", "outputs"},
+    "answer_relevance": {"inputs", "outputs"},
+    "groundedness": {"context", "outputs"},
+    "retrieval_relevance": {"inputs", "context"},
+    "helpfulness": {"inputs", "outputs"},
+    "harmfulness": {"inputs", "outputs"},
+    "pairwise_preference": {"inputs", "outputs_a", "outputs_b"},
+}
+
+
 def test_every_evaluator_the_product_promises_is_there():
     assert REQUIRED <= set(EVALUATORS)
+
+
+@pytest.mark.parametrize("name", sorted(EVALUATORS))
+def test_each_prompt_reads_what_it_judges(name):
+    assert set(EVALUATORS[name].variables) == WHAT_EACH_READS[name]
 
 
 @pytest.mark.parametrize("name", sorted(set(EVALUATORS) - {"pairwise_preference"}))
 def test_each_prompt_states_its_scale_uses_its_variables_and_guards(name):
     evaluator = EVALUATORS[name]
     assert "Scale: " + ("a number from 0 to 1." if evaluator.continuous else "true or false.") in evaluator.prompt
-    assert set(template_fields(evaluator.prompt)) == set(evaluator.variables)
     assert DATA_NOT_INSTRUCTIONS in evaluator.prompt
     assert evaluator.description and "\n" not in evaluator.description
 

@@ -31,6 +31,13 @@ _FOREIGN_TRANSPORT_ERRORS = frozenset(
 )
 
 
+def network_failed(exc: BaseException) -> bool:
+    """Another library's error about the network: a refused or dropped connection, a timeout."""
+    if isinstance(exc, (ConnectionError, builtins.TimeoutError)):
+        return True
+    return any(cls.__name__ in _FOREIGN_TRANSPORT_ERRORS for cls in type(exc).__mro__)
+
+
 def should_fall_back(exc: BaseException) -> bool:
     """The default rule: move on when the next client may succeed where this one failed.
 
@@ -43,11 +50,7 @@ def should_fall_back(exc: BaseException) -> bool:
         return bool(exc.retryable)
     if isinstance(exc, LocalJudgeError):
         return False
-    if isinstance(exc, (ConnectionError, builtins.TimeoutError)):
-        return True
-    if isinstance(getattr(exc, "status_code", None), int):
-        return True
-    return any(cls.__name__ in _FOREIGN_TRANSPORT_ERRORS for cls in type(exc).__mro__)
+    return isinstance(getattr(exc, "status_code", None), int) or network_failed(exc)
 
 
 def _predicate(fallback_on: FallbackOn) -> Callable[[BaseException], bool]:

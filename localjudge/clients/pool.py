@@ -12,7 +12,6 @@ gave it, and which failed first, as a fallback chain's does.
 
 from __future__ import annotations
 
-import builtins
 import itertools
 import threading
 import time
@@ -21,7 +20,7 @@ from typing import Any
 
 from ..errors import TransportError, UsageError
 from .base import ChatClient
-from .fallback import _FOREIGN_TRANSPORT_ERRORS, AsyncFallbackClient, FallbackClient, FallbackOn, _Chain
+from .fallback import AsyncFallbackClient, FallbackClient, FallbackOn, _Chain, network_failed
 
 __all__ = ["AsyncPoolClient", "PoolClient", "pool_order", "server_failed"]
 
@@ -43,12 +42,10 @@ def server_failed(exc: BaseException) -> bool:
     """The pool's rule: move on when the server failed, not when the model's answer did."""
     if isinstance(exc, TransportError):
         return bool(exc.retryable)
-    if isinstance(exc, (ConnectionError, builtins.TimeoutError)):
-        return True
     status = getattr(exc, "status_code", None)
     if isinstance(status, int):
         return status in (408, 429) or status >= 500
-    return any(cls.__name__ in _FOREIGN_TRANSPORT_ERRORS for cls in type(exc).__mro__)
+    return network_failed(exc)
 
 
 class _PoolState:
