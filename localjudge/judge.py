@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from .clients.base import acall_create, call_create, plain_data
+from .clients.base import acall_create, call_create, field_of, plain_data, read_choice
 from .errors import JudgeRuntimeError, UsageError
 from .parsing import parse_json_output, validate
 from .prompting import FEW_SHOT_PLACEMENTS, SINGLE_EXAMPLE, ExampleShape, build_messages, format_few_shot_examples
@@ -67,7 +67,7 @@ class JudgeCore:
 
     def read_parsed(self, response: Any) -> Any:
         """The answer, parsed and checked against the schema (an error with the raw text otherwise)."""
-        content, finish_reason = _read_choice(response)
+        content, finish_reason = read_choice(response)
         return parse_json_output(
             content,
             self.schema.json_schema,
@@ -122,34 +122,13 @@ class JudgeCore:
         return score
 
 
-def _field(obj: Any, name: str) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
-
-
-def _read_choice(response: Any) -> tuple[Optional[str], Optional[str]]:
-    """(content, finish_reason) from a response read by key or by attribute."""
-    choices = _field(response, "choices")
-    if not choices:
-        raise JudgeRuntimeError(
-            f"The judge returned {type(response).__name__} without choices; a judge's "
-            "chat.completions.create must return an OpenAI-shaped ChatCompletion",
-            backend=type(response).__name__,
-        )
-    choice = choices[0]
-    message = _field(choice, "message")
-    content = _field(message, "content") if message is not None else None
-    return content, _field(choice, "finish_reason")
-
-
 def response_metadata(response: Any, score_field: str) -> Optional[dict[str, Any]]:
     """Who answered (a fallback chain) and how likely each score was (a local model), merged; None for neither."""
     metadata: dict[str, Any] = {}
-    extra = _field(response, RESPONSE_METADATA_FIELD)
+    extra = field_of(response, RESPONSE_METADATA_FIELD)
     if isinstance(extra, Mapping):
         metadata.update(extra)
-    readout = _field(response, READOUT_FIELD)
+    readout = field_of(response, READOUT_FIELD)
     if isinstance(readout, Mapping) and isinstance(readout.get(score_field), Mapping):
         metadata.update(readout[score_field])
     return plain_data(metadata) or None

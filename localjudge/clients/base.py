@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import JudgeRuntimeError, UsageError
 
 __all__ = [
     "AsyncChatClient",
@@ -27,8 +27,10 @@ __all__ = [
     "Record",
     "ScriptedClient",
     "WrappingClient",
+    "field_of",
     "make_chat_completion",
     "plain_data",
+    "read_choice",
     "read_response_format",
 ]
 
@@ -108,6 +110,28 @@ def make_chat_completion(
             **(extra or {}),
         }
     )
+
+
+def field_of(obj: Any, name: str) -> Any:
+    """A response's field, read by key (our dicts) or by attribute (the openai SDK's objects)."""
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def read_choice(response: Any) -> tuple[str | None, str | None]:
+    """(content, finish_reason) from a response read by key or by attribute."""
+    choices = field_of(response, "choices")
+    if not choices:
+        raise JudgeRuntimeError(
+            f"The judge returned {type(response).__name__} without choices; a judge's "
+            "chat.completions.create must return an OpenAI-shaped ChatCompletion",
+            backend=type(response).__name__,
+        )
+    choice = choices[0]
+    message = field_of(choice, "message")
+    content = field_of(message, "content") if message is not None else None
+    return content, field_of(choice, "finish_reason")
 
 
 def read_response_format(response_format: Mapping[str, Any] | None) -> tuple[str, dict[str, Any] | None]:

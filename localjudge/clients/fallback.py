@@ -14,8 +14,17 @@ from contextlib import closing
 from typing import Any, Union
 
 from ..errors import AllClientsFailedError, JudgeRuntimeError, LocalJudgeError, UsageError
+from ..parsing import parse_json_output
 from .adapter import adapt_response_format
-from .base import AsyncChatClient, ChatClient, ChatCompletion, acall_create, call_create
+from .base import (
+    AsyncChatClient,
+    ChatClient,
+    ChatCompletion,
+    acall_create,
+    call_create,
+    read_choice,
+    read_response_format,
+)
 
 __all__ = ["FALLBACK_FIELD", "AsyncFallbackClient", "FallbackClient", "should_fall_back"]
 
@@ -125,20 +134,33 @@ class _Chain:
             raise exc
         failures.append((name, exc))
 
-    def answered(self, name: str, response: Any, failures: list[tuple[str, BaseException]]) -> Any:
+    def checked(self, name: str, request: Mapping[str, Any], response: Any) -> Any:
+        """The answer as a ChatCompletion; one cut at max_tokens, or not of the shape asked for, is a failure.
+
+        Such an answer fails like an error, so the next client may do better.
+        Free text (no response_format) is any text, so it is never checked.
+        """
         if isinstance(response, Mapping):
-            completion = response if isinstance(response, ChatCompletion) else ChatCompletion(response)
+            response = response if isinstance(response, ChatCompletion) else ChatCompletion(response)
         elif callable(getattr(response, "model_dump", None)):  # the openai SDK's pydantic objects
-            completion = ChatCompletion(response.model_dump())
-        else:
-            return response  # an object we cannot label; hand it on unchanged
-        completion[FALLBACK_FIELD] = ChatCompletion(
+            response = ChatCompletion(response.model_dump())
+        kind, schema = read_response_format(request.get("response_format"))
+        if kind != "text":
+            content, finish_reason = read_choice(response)
+            parse_json_output(content, schema, finish_reason=finish_reason, backend=name)
+        return response
+
+    def answered(self, name: str, response: Any, failures: list[tuple[str, BaseException]]) -> Any:
+        """The answer, labelled with who gave it and who failed before (an object we cannot label goes unchanged)."""
+        if not isinstance(response, ChatCompletion):
+            return response
+        response[FALLBACK_FIELD] = ChatCompletion(
             {
                 "client": name,
                 "failures": [{"client": n, "error": type(e).__name__, "message": _clip(str(e))} for n, e in failures],
             }
         )
-        return completion
+        return response
 
     def all_failed(self, failures: list[tuple[str, BaseException]]) -> AllClientsFailedError:
         return AllClientsFailedError(failures, backend=self.backend)
@@ -191,7 +213,7 @@ class FallbackClient(ChatClient):
         with closing(self._chain.attempts()) as attempts:
             for name, client in attempts:
                 try:
-                    response = call_create(client, dict(request))
+                    response = self._chain.checked(name, request, call_create(client, dict(request)))
                 except Exception as exc:
                     self._chain.failed(failures, name, exc)
                     continue
@@ -232,7 +254,7 @@ class AsyncFallbackClient(AsyncChatClient):
         with closing(self._chain.attempts()) as attempts:
             for name, client in attempts:
                 try:
-                    response = await acall_create(client, dict(request))
+                    response = self._chain.checked(name, request, await acall_create(client, dict(request)))
                 except Exception as exc:
                     self._chain.failed(failures, name, exc)
                     continue

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..errors import OutputParseError
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
 
 __all__ = ["LangChainClient"]
@@ -26,7 +27,31 @@ class LangChainClient(ChatClient):
         kind, schema = read_response_format(request.get("response_format"))
         model_name = str(request.get("model") or getattr(self.chat_model, "model_name", "langchain"))
         if kind == "json_schema" and schema is not None:
-            structured = self.chat_model.with_structured_output({"title": "output", **schema})
-            return make_chat_completion(json.dumps(structured.invoke(messages), ensure_ascii=False), model=model_name)
+            structured = self.chat_model.with_structured_output({"title": "output", **schema}, include_raw=True)
+            try:
+                outcome = structured.invoke(messages)
+            except Exception as exc:
+                if type(exc).__name__ != "OutputParserException":
+                    raise
+                raw = getattr(exc, "llm_output", None) or ""
+                raise OutputParseError(
+                    f"The model's answer did not parse: {exc}", raw_output=raw, backend=self.name
+                ) from exc
+            if outcome.get("parsing_error") is not None or outcome.get("parsed") is None:
+                raise OutputParseError(
+                    f"The model's answer did not parse: {outcome.get('parsing_error') or 'nothing was read from it'}",
+                    raw_output=_raw_text(outcome.get("raw")),
+                    backend=self.name,
+                )
+            return make_chat_completion(json.dumps(outcome["parsed"], ensure_ascii=False), model=model_name)
         reply = self.chat_model.invoke(messages)
         return make_chat_completion(str(reply.content), model=model_name)
+
+
+def _raw_text(message: Any) -> str:
+    """What the model said: its text, else the arguments of the tool call structured output asks for."""
+    content = getattr(message, "content", None)
+    if isinstance(content, str) and content:
+        return content
+    calls = getattr(message, "tool_calls", None) or []
+    return json.dumps([call.get("args") for call in calls], ensure_ascii=False) if calls else str(content or "")

@@ -316,3 +316,35 @@ def test_cache_identity_is_each_client_in_order_under_chain():
 
     chain = FallbackClient(Identified("a"), Identified("b"))
     assert chain.cache_identity() == {"chain": [{"model": "a"}, {"model": "b"}]}  # the key of answers cached before
+
+
+@pytest.mark.parametrize(
+    ("first", "error"),
+    [
+        (make_chat_completion('{"score": tr', model="a", finish_reason="length"), "TruncatedOutputError"),
+        ("I think it is fine.", "OutputParseError"),
+        ('{"score": "yes"}', "OutputParseError"),  # JSON, but not of the schema
+    ],
+)
+def test_an_answer_that_is_cut_short_or_not_of_the_schema_moves_on(first, error):
+    bad = ScriptedClient([first], repeat=True)
+    bad.name = "a"
+    response = FallbackClient(bad, _answering("b")).chat.completions.create(**REQUEST)
+    assert response.choices[0].message.content == ANSWER
+    [failure] = response[FALLBACK_FIELD]["failures"]
+    assert (failure["client"], failure["error"]) == ("a", error)
+
+
+def test_free_text_is_any_text_and_a_bad_answer_from_every_client_keeps_its_raw_text():
+    request = {k: v for k, v in REQUEST.items() if k != "response_format"}
+    response = FallbackClient(_answering("a", "not JSON at all"), _answering("b")).chat.completions.create(**request)
+    assert response[FALLBACK_FIELD]["client"] == "a"
+    with pytest.raises(AllClientsFailedError) as caught:
+        FallbackClient(_answering("a", "nope"), _answering("b", "{}")).chat.completions.create(**REQUEST)
+    assert [type(e).__name__ for _, e in caught.value.errors] == ["OutputParseError", "OutputParseError"]
+    assert [e.raw_output for _, e in caught.value.errors] == ["nope", "{}"]
+
+
+async def test_the_async_chain_checks_answers_too():
+    response = await AsyncFallbackClient(_answering("a", "nope"), _answering("b")).chat.completions.create(**REQUEST)
+    assert response[FALLBACK_FIELD]["client"] == "b"

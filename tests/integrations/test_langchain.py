@@ -140,12 +140,17 @@ class StructuredFake(FakeListChatModel):
     schemas: list[Any] = pydantic.Field(default_factory=list)
     threads: list[int] = pydantic.Field(default_factory=list)
 
-    def with_structured_output(self, schema: Any, **kwargs: Any) -> Any:
+    def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kwargs: Any) -> Any:
         self.schemas.append(schema)
 
         def run(messages: Any) -> Any:
             self.threads.append(threading.get_ident())
-            return json.loads(self.invoke(messages).content)
+            raw = self.invoke(messages)
+            try:
+                parsed, error = json.loads(raw.content), None
+            except json.JSONDecodeError as exc:
+                parsed, error = None, exc
+            return {"raw": raw, "parsed": parsed, "parsing_error": error} if include_raw else parsed
 
         return RunnableLambda(run)
 
@@ -167,6 +172,18 @@ def test_a_chat_model_answer_off_the_schema_is_a_parse_error():
         create_llm_as_judge(prompt="Grade {outputs}", judge=_fake('{"reasoning": "ok", "score": 3}'), continuous=True)(
             outputs="x"
         )
+
+
+def test_a_chat_model_answer_that_does_not_parse_keeps_its_raw_text_and_falls_back():
+    from localjudge.clients.fallback import FallbackClient
+
+    with pytest.raises(OutputParseError) as caught:
+        create_llm_as_judge(prompt="Grade {outputs}", judge=_fake("Score: great!"))(outputs="x")
+    assert caught.value.raw_output == "Score: great!" and caught.value.backend == "langchain"
+    chain = FallbackClient(LangChainClient(_fake("Score: great!")), LangChainClient(_fake('{"score": true}')))
+    result = create_llm_as_judge(prompt="Grade {outputs}", judge=chain, use_reasoning=False)(outputs="x")
+    assert result["score"] is True
+    assert result["metadata"]["failures"][0]["error"] == "OutputParseError"
 
 
 async def test_a_chat_model_judge_runs_in_a_worker_thread_for_the_async_evaluator():
