@@ -19,12 +19,14 @@ from ..errors import OutputParseError
 from .base import read_response_format
 
 __all__ = [
+    "FIXED_TEMPERATURE",
     "FORMATS",
     "LLAMA_FORM",
     "OPENAI_FORM",
     "FormatMemo",
     "check_content",
     "is_schema_rejection",
+    "is_temperature_rejection",
     "wire_response_format",
 ]
 
@@ -33,17 +35,18 @@ LLAMA_FORM = "json_object+schema"
 
 
 class FormatMemo:
-    """Which schema form each endpoint accepts, shared by every client in the process."""
+    """What each endpoint was found to accept (``default`` until found otherwise), shared in the process."""
 
-    def __init__(self) -> None:
-        self._forms: dict[str, str] = {}
+    def __init__(self, default: Any = OPENAI_FORM) -> None:
+        self._forms: dict[str, Any] = {}
+        self._default = default
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> str:
+    def get(self, key: str) -> Any:
         with self._lock:
-            return self._forms.get(key, OPENAI_FORM)
+            return self._forms.get(key, self._default)
 
-    def set(self, key: str, form: str) -> None:
+    def set(self, key: str, form: Any) -> None:
         with self._lock:
             self._forms[key] = form
 
@@ -58,6 +61,8 @@ class FormatMemo:
 
 #: the process-wide memo the remote clients use
 FORMATS = FormatMemo()
+#: endpoints (and models) that refuse a temperature other than their own (OpenAI's reasoning models)
+FIXED_TEMPERATURE = FormatMemo(default=False)
 
 
 def wire_response_format(
@@ -93,6 +98,19 @@ def is_schema_rejection(status_code: int, body: str) -> bool:
         return False
     text = body.lower()
     return "json_object" in text and ("response_format" in text or "json_schema" in text)
+
+
+def is_temperature_rejection(status_code: int, body: str) -> bool:
+    """Whether an error answer says the model takes no temperature but its own.
+
+    OpenAI answers HTTP 400 ("Unsupported value: 'temperature' does not support
+    0 with this model. Only the default (1) value is supported."); the message
+    must name the parameter and say it is not supported.
+    """
+    if status_code not in (400, 422):
+        return False
+    text = body.lower()
+    return "temperature" in text and any(word in text for word in ("unsupported", "not support", "only the default"))
 
 
 def check_content(

@@ -34,7 +34,16 @@ from ..errors import (
 )
 from .base import AsyncChatClient, ChatClient, ChatCompletion
 from .endpoint import Endpoint, Secret, resolve_api_key, safe_url
-from .formats import FORMATS, LLAMA_FORM, OPENAI_FORM, check_content, is_schema_rejection, wire_response_format
+from .formats import (
+    FIXED_TEMPERATURE,
+    FORMATS,
+    LLAMA_FORM,
+    OPENAI_FORM,
+    check_content,
+    is_schema_rejection,
+    is_temperature_rejection,
+    wire_response_format,
+)
 from .request import check_max_tokens
 from .retry import RetryPolicy, is_retryable_status, parse_retry_after
 
@@ -57,6 +66,7 @@ class _Call:
     schema: dict[str, Any] | None
     form: str
     context: dict[str, Any]  # what errors carry as ``request``: the body, never headers
+    temperature_added: bool  # the body's temperature is this client's default, not the caller's
     deadline: float  # seconds for the whole attempt
     read_timeout: float  # seconds to wait for the next bytes, never longer than the deadline
 
@@ -118,8 +128,15 @@ class _RemoteBase:
         headers: Mapping[str, str] | None = None,
         name: str | None = None,
         max_tokens: int | None = None,
+        temperature: float | None = 0.0,
     ) -> None:
         self.endpoint = Endpoint(base_url)
+        # sent with requests that set none, so that a verdict does not change from call to call; None: the server's
+        if temperature is not None and (
+            isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not 0 <= temperature <= 2
+        ):
+            raise UsageError(f"temperature must be a number from 0 to 2, or None, got {temperature!r}")
+        self.temperature = temperature
         # sent with requests that set no limit of their own; the server's default otherwise
         self.max_tokens = check_max_tokens(max_tokens) if max_tokens is not None else None
         self._api_key: Secret | None = resolve_api_key(api_key)
@@ -159,13 +176,19 @@ class _RemoteBase:
             headers=headers,
             name=name,
             max_tokens=max_tokens,
+            temperature=temperature,
         )
 
     # -- what the caller can see ------------------------------------------------
 
     def cache_identity(self) -> dict[str, Any]:
         """Who answers, for the result cache: the endpoint and the model (never the key)."""
-        return {"engine": "openai-compatible", "base_url": self.base_url, "model": self.model}
+        return {
+            "engine": "openai-compatible",
+            "base_url": self.base_url,
+            "model": self.model,
+            "temperature": self.temperature,
+        }
 
     @property
     def base_url(self) -> str:
@@ -208,6 +231,13 @@ class _RemoteBase:
         model = self.model or body.get("model")
         if model:
             body["model"] = model
+        temperature_added = (
+            "temperature" not in body
+            and self.temperature is not None
+            and not FIXED_TEMPERATURE.get(self._temperature_key(model))
+        )
+        if temperature_added:
+            body["temperature"] = self.temperature
         if wire is not None:
             body["response_format"] = wire
         body.update(extra_body)
@@ -229,9 +259,13 @@ class _RemoteBase:
             schema=schema,
             form=form,
             context={"url": self.base_url, **body},
+            temperature_added=temperature_added,
             deadline=float(deadline) if deadline is not None else self.timeout,
             read_timeout=min(self.read_timeout, float(deadline) if deadline is not None else self.timeout),
         )
+
+    def _temperature_key(self, model: Any) -> str:
+        return f"{self.endpoint.base_url}#{model or ''}"
 
     # -- the decisions -----------------------------------------------------------
 
@@ -239,7 +273,7 @@ class _RemoteBase:
         """Yield each step of one completion; the driver sends back each step's outcome."""
         call = self._build(request)
         attempts: list[str] = []
-        negotiated = False
+        negotiated = temperature_dropped = False
         retries = 0
         while True:  # each pass uses up a retry, or the one format switch
             outcome = yield call
@@ -265,6 +299,20 @@ class _RemoteBase:
                     logger.info(
                         "%s takes json_object+schema, not json_schema; switching for this endpoint", self.base_url
                     )
+                    call = self._build(request)
+                    continue
+                if (
+                    not temperature_dropped
+                    and call.temperature_added
+                    and is_temperature_rejection(outcome.status_code, text)
+                ):
+                    temperature_dropped = True
+                    FIXED_TEMPERATURE.set(self._temperature_key(call.context.get("model")), True)
+                    attempts.append(
+                        f"HTTP {outcome.status_code}: the model takes no temperature but its own; "
+                        "sending the request without one"
+                    )
+                    logger.info("%s refuses temperature; leaving it out for this model", self.base_url)
                     call = self._build(request)
                     continue
                 verdict = self._status_verdict(outcome, text)

@@ -8,15 +8,17 @@ from typing import Any
 import pytest
 from fault_server import Blackhole, FaultServer
 
-from localjudge.clients.formats import FORMATS
+from localjudge.clients.formats import FIXED_TEMPERATURE, FORMATS
 
 
 @pytest.fixture(autouse=True)
 def _fresh_format_memo() -> Iterator[None]:
     """Each test negotiates response_format from scratch."""
     FORMATS.forget()
+    FIXED_TEMPERATURE.forget()
     yield
     FORMATS.forget()
+    FIXED_TEMPERATURE.forget()
 
 
 @pytest.fixture

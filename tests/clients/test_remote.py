@@ -506,3 +506,47 @@ def test_max_tokens_reaches_a_server_spec_and_loading_options_do_not():
         OpenAICompatibleClient("http://127.0.0.1:9/v1", max_tokens=0)
     with pytest.raises(ModelSpecError, match="--n-ctx"):
         resolve_model("openai:m", base_url="http://127.0.0.1:9/v1", n_ctx=512)
+
+
+# -- temperature ----------------------------------------------------------------------
+
+#: OpenAI's answer to temperature 0 for a reasoning model, verbatim in shape
+TEMPERATURE_REJECTION = {
+    "error": {
+        "message": "Unsupported value: 'temperature' does not support 0 with this model. "
+        "Only the default (1) value is supported.",
+        "type": "invalid_request_error",
+        "param": "temperature",
+        "code": "unsupported_value",
+    }
+}
+
+
+def test_temperature_zero_is_sent_unless_the_caller_or_the_client_says_otherwise(fault_server):
+    server = fault_server(completion(), completion(), completion())
+    assert run("sync", server.base_url, server).error is None
+    assert run("sync", server.base_url, server, request={**REQUEST, "temperature": 0.7}).error is None
+    assert run("sync", server.base_url, server, temperature=None).error is None
+    sent = [request.json() for request in server.requests]
+    assert [body.get("temperature", "absent") for body in sent] == [0.0, 0.7, "absent"]
+    assert OpenAICompatibleClient(server.base_url, temperature=0.2).cache_identity()["temperature"] == 0.2
+    with pytest.raises(UsageError, match="temperature must be a number from 0 to 2"):
+        OpenAICompatibleClient(server.base_url, temperature=5)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_model_that_refuses_temperature_gets_the_request_again_without_it_and_it_is_remembered(mode, fault_server):
+    server = fault_server(respond(400, TEMPERATURE_REJECTION), completion(), completion(), completion())
+    result = run(mode, server.base_url, server, max_retries=0, model="o-reasoner")  # no retry is used up
+    assert result.error is None, result.error
+    assert [("temperature" in r.json()) for r in server.requests] == [True, False]
+    again = run(mode, server.base_url, server, max_retries=0, model="o-reasoner")
+    assert again.error is None and "temperature" not in server.requests[2].json()
+    assert run(mode, server.base_url, server, model="chat").error is None
+    assert server.requests[3].json()["temperature"] == 0.0  # another model on the endpoint keeps its 0
+
+
+def test_a_caller_s_own_temperature_refused_is_the_caller_s_error(fault_server):
+    server = fault_server(respond(400, TEMPERATURE_REJECTION))
+    result = run("sync", server.base_url, server, request={**REQUEST, "temperature": 0.5})
+    assert isinstance(result.error, HTTPStatusError) and len(server.requests) == 1
