@@ -59,6 +59,37 @@ def _parse_vars(_ctx: Any, _param: Any, values: tuple[str, ...]) -> dict[str, st
     return parsed
 
 
+TEXT_FORMS = " '-' reads standard input, '@FILE' a file ('@@' for a text that starts with @)."
+
+
+def _text(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[str]:
+    """A text option's value: as given, or standard input (``-``) or a file's text (``@FILE``).
+
+    Both lose one final newline, as the shell's ``$(...)`` does: a file or a
+    piped ``echo`` ends its text with one, which is not part of the answer.
+    """
+    if value is None or not (value == "-" or value.startswith("@")):
+        return value
+    if value.startswith("@@"):
+        return value[1:]
+    if value == "-":
+        first = ctx.meta.setdefault("localjudge.stdin", param.opts[0])
+        if first != param.opts[0]:
+            raise click.BadParameter(f"standard input (-) already feeds {first}")
+        text = sys.stdin.read()
+    else:
+        from .rows import read_text
+
+        path = Path(value[1:]).expanduser()
+        if not path.is_file():
+            raise click.BadParameter(f"{value}: no file {path} (write @@ for a text that starts with @)")
+        try:
+            text = read_text(path)
+        except LocalJudgeError as exc:  # an option's callback runs before the command's error handling
+            raise click.BadParameter(str(exc)) from None
+    return text[:-1] if text.endswith("\n") else text
+
+
 def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Which judge model, and how a local one is loaded (each option refused where it does not apply)."""
     command = _one_judge_or_an_ensemble(command)
@@ -189,10 +220,10 @@ def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @main.command()
-@click.option("--inputs", help="The request both outputs answer.")
-@click.option("--output-a", "outputs_a", required=True, help="The first output.")
-@click.option("--output-b", "outputs_b", required=True, help="The second output.")
-@click.option("--reference-outputs", help="A reference answer both are measured against.")
+@click.option("--inputs", callback=_text, help="The request both outputs answer." + TEXT_FORMS)
+@click.option("--output-a", "outputs_a", required=True, callback=_text, help="The first output." + TEXT_FORMS)
+@click.option("--output-b", "outputs_b", required=True, callback=_text, help="The second output." + TEXT_FORMS)
+@click.option("--reference-outputs", callback=_text, help="A reference answer both are measured against.")
 @click.option("--allow-ties", is_flag=True, help="Let the judge answer that neither is better.")
 @click.option("--prompt", help="Prompt template with {inputs}, {outputs_a}, {outputs_b}, {reference_outputs}.")
 @click.option(
@@ -232,9 +263,9 @@ def compare(
 
 
 @main.command()
-@click.option("--inputs", help="The input the evaluated application received.")
-@click.option("--outputs", help="The output to judge.")
-@click.option("--reference-outputs", help="A reference answer to compare against.")
+@click.option("--inputs", callback=_text, help="The input the evaluated application received." + TEXT_FORMS)
+@click.option("--outputs", callback=_text, help="The output to judge." + TEXT_FORMS)
+@click.option("--reference-outputs", callback=_text, help="A reference answer to compare against." + TEXT_FORMS)
 @click.option(
     "--var",
     "variables",

@@ -479,3 +479,23 @@ def test_calibrate_checks_every_label_before_judging(tmp_path, scripted):
     ]:
         result = run("calibrate", str(data), *arguments)
         assert result.exit_code == 2 and refused in result.stderr, result.output
+
+
+def test_texts_come_from_standard_input_or_a_file(scripted, tmp_path):
+    answer = tmp_path / "answer.txt"
+    answer.write_text("Four.\nThe sum is four.\n", encoding="utf-8")
+    result = CliRunner().invoke(
+        cli.main, ["score", "--inputs", "-", "--outputs", f"@{answer}", "--reference-outputs", "@@4"], input="2+2?\n"
+    )
+    assert result.exit_code == 0, result.output
+    text = scripted.requests[-1]["messages"][-1]["content"]
+    assert "<question>\n2+2?\n</question>" in text  # one final newline dropped, as $(...) does
+    assert "<answer>\nFour.\nThe sum is four.\n</answer>" in text
+    assert "<reference>\n@4\n</reference>" in text
+    both = CliRunner().invoke(cli.main, ["score", "--inputs", "-", "--outputs", "-"], input="x")
+    assert both.exit_code == 2 and "standard input (-) already feeds --inputs" in both.output
+    missing = run("score", "--outputs", f"@{tmp_path / 'nope.txt'}")
+    assert missing.exit_code == 2 and "no file" in missing.output
+    (tmp_path / "latin1.txt").write_bytes(b"caf\xe9\n")
+    latin1 = run("score", "--outputs", f"@{tmp_path / 'latin1.txt'}")
+    assert latin1.exit_code == 2 and "not UTF-8" in latin1.output
