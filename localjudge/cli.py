@@ -115,8 +115,8 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 "base_urls",
                 multiple=True,
                 metavar="URL",
-                help="Server URL for openai:NAME specs (else $LOCALJUDGE_BASE_URL). Repeat it for a pool of "
-                "servers of the model: requests spread over them and move on when one fails.",
+                help="Server URL for openai:NAME specs (else $OPENAI_BASE_URL, $LOCALJUDGE_BASE_URL, OpenAI's API). "
+                "Repeat it for a pool of servers of the model: requests spread over them and move on when one fails.",
             ),
             click.option(
                 "--fallback",
@@ -736,7 +736,9 @@ def models_fetch(name: str) -> None:
 @click.option(
     "--model", "-m", "model_spec", default="default", show_default=True, help="The judge model spec to check."
 )
-@click.option("--base-url", help="Server URL for openai:NAME specs (else $LOCALJUDGE_BASE_URL).")
+@click.option(
+    "--base-url", help="Server URL for openai:NAME specs (else $OPENAI_BASE_URL, $LOCALJUDGE_BASE_URL, OpenAI's API)."
+)
 def doctor(model_spec: str, base_url: Optional[str]) -> None:
     """Check that this machine can run the judge; exit 0 when ready, 1 when not."""
     from .doctor import run_checks

@@ -7,8 +7,10 @@ Specs users type::
     PATH.gguf, gguf:PATH    a GGUF file on disk
     hf:DIR, hf:FILE.gguf    a transformers model directory, or a GGUF converted for transformers
                             once (extra: transformers); hf:NAME takes a card's model
-    openai:NAME             a model on an OpenAI-compatible server (base_url= or LOCALJUDGE_BASE_URL);
-                            several base URLs make a pool of servers of that model
+    openai:NAME             a model on an OpenAI-compatible server: base_url=, else OPENAI_BASE_URL, else
+                            LOCALJUDGE_BASE_URL, else OpenAI's API; several base URLs make a pool of servers
+    PROVIDER:NAME           another provider's model through LangChain's init_chat_model (anthropic:...,
+                            ollama:..., ...), as OpenEvals passes such strings on (extra: langchain)
     SPEC,SPEC,...           a fallback chain: each is tried when the one before fails
 
 Every backend plugs in here and nowhere else.
@@ -48,6 +50,34 @@ __all__ = [
 ]
 
 BASE_URL_ENV = "LOCALJUDGE_BASE_URL"
+#: where openai:NAME goes without a base URL, in order: the openai SDK's variable, ours, then OpenAI's API
+OPENAI_BASE_URL_ENV = "OPENAI_BASE_URL"
+OPENAI_API_URL = "https://api.openai.com/v1"
+#: the providers LangChain's init_chat_model knows by prefix (openai: is ours: an OpenAI-compatible client)
+LANGCHAIN_PROVIDERS = frozenset(
+    {
+        "anthropic",
+        "azure_ai",
+        "azure_openai",
+        "bedrock",
+        "bedrock_converse",
+        "cohere",
+        "deepseek",
+        "fireworks",
+        "google_anthropic_vertex",
+        "google_genai",
+        "google_vertexai",
+        "groq",
+        "huggingface",
+        "ibm",
+        "mistralai",
+        "nvidia",
+        "ollama",
+        "perplexity",
+        "together",
+        "xai",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -218,6 +248,11 @@ def resolve_model(
     if "," in spec and not Path(spec).expanduser().exists():
         return resolve_chain(spec.split(","), base_url=base_url, api_key=api_key, **options)
     engine, target = _engine_and_target(spec)
+    if engine == "langchain":
+        _refuse(options, ENGINE_OPTIONS, spec, "a LangChain chat model")
+        if base_url:
+            raise ModelSpecError(f"--base-url (base_url=) is for openai:NAME specs; {spec!r} is a LangChain model")
+        return _langchain_client(spec)
     if engine == "remote":
         _refuse(options, ENGINE_OPTIONS - SHARED_OPTIONS, spec, "a server's model")
         return _remote_client(target, base_url=base_url, api_key=api_key, **options)
@@ -246,6 +281,8 @@ def _engine_and_target(spec: str) -> tuple[str, str]:
         return "transformers", rest
     if prefix == "gguf" and rest:
         return "llama.cpp", rest
+    if prefix in LANGCHAIN_PROVIDERS and rest and not Path(spec).expanduser().exists():
+        return "langchain", spec
     return "llama.cpp", spec
 
 
@@ -326,6 +363,21 @@ def _cached_client(engine: str, path: Path, settings: dict[str, Any], *, load: b
         return _client_cache[key]
 
 
+def _langchain_client(spec: str) -> Any:
+    """A provider's chat model as LangChain's ``init_chat_model`` makes it from "provider:model", as OpenEvals does."""
+    try:
+        from langchain.chat_models import init_chat_model
+    except ImportError:
+        raise MissingDependencyError(f"The model spec {spec!r}", "langchain", extra="langchain") from None
+    from .clients.langchain import LangChainClient
+
+    try:
+        return LangChainClient(init_chat_model(spec))
+    except ImportError as exc:  # the provider's own package (langchain-anthropic, ...)
+        provider = spec.partition(":")[0].replace("_", "-")
+        raise MissingDependencyError(f"The model spec {spec!r}", f"langchain-{provider}") from exc
+
+
 def _remote_client(
     name: str, *, base_url: Union[str, Sequence[str], None], api_key: Optional[str], **options: Any
 ) -> Any:
@@ -334,11 +386,7 @@ def _remote_client(
     from .clients.remote import OpenAICompatibleClient
 
     urls = [u for u in ([base_url] if isinstance(base_url, str) else base_url or ()) if u]
-    urls = urls or [u for u in [os.environ.get(BASE_URL_ENV)] if u]
-    if not urls:
-        raise ModelSpecError(
-            f"openai:{name} needs a server address: pass --base-url URL (base_url=) or set {BASE_URL_ENV}"
-        )
+    urls = urls or [os.environ.get(OPENAI_BASE_URL_ENV) or os.environ.get(BASE_URL_ENV) or OPENAI_API_URL]
     if len(urls) == 1:
         return OpenAICompatibleClient(urls[0], api_key=api_key, model=name, **options)
     servers = [Endpoint(url).base_url for url in urls]

@@ -68,7 +68,6 @@ def test_missing_model_package_names_the_install(monkeypatch, tmp_path):
     [
         ("", "non-empty string"),
         ("nonsense", "Unknown model spec 'nonsense'"),
-        ("openai:gpt", "needs a server address"),
     ],
 )
 def test_bad_specs_are_clear_errors(monkeypatch, spec, message):
@@ -95,10 +94,50 @@ def test_a_chain_with_an_empty_spec_is_refused(spec):
         models.resolve_model(spec)
 
 
-def test_a_chain_reports_a_missing_base_url_before_running(monkeypatch):
-    monkeypatch.delenv(models.BASE_URL_ENV, raising=False)
-    with pytest.raises(ModelSpecError, match="needs a server address"):
-        models.resolve_chain(["default", "openai:judge"])
+@pytest.mark.parametrize(
+    ("environment", "expected"),
+    [
+        ({}, "https://api.openai.com/v1"),
+        ({"LOCALJUDGE_BASE_URL": "http://127.0.0.1:8080/v1"}, "http://127.0.0.1:8080/v1"),
+        ({"LOCALJUDGE_BASE_URL": "http://127.0.0.1:8080/v1", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"},
+         "http://127.0.0.1:9/v1"),
+    ],
+)  # fmt: skip
+def test_openai_specs_find_their_server_as_openevals_does(monkeypatch, environment, expected):
+    for name in (models.BASE_URL_ENV, models.OPENAI_BASE_URL_ENV):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert models.resolve_model("openai:gpt-4o-mini").base_url == expected
+    assert models.resolve_model("openai:gpt-4o-mini", base_url="http://127.0.0.1:7/v1").base_url == (
+        "http://127.0.0.1:7/v1"
+    )
+
+
+def test_other_providers_go_through_langchain(monkeypatch):
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from localjudge.clients.langchain import LangChainClient
+
+    made = []
+
+    def init_chat_model(spec, **kwargs):
+        made.append(spec)
+        if spec.startswith("anthropic:"):
+            raise ImportError(
+                "Unable to import langchain_anthropic. Please install with `pip install -U langchain-anthropic`"
+            )
+        return FakeListChatModel(responses=['{"score": true}'])
+
+    monkeypatch.setattr("langchain.chat_models.init_chat_model", init_chat_model)
+    client = models.resolve_model("ollama:qwen2.5")
+    assert isinstance(client, LangChainClient) and made == ["ollama:qwen2.5"]
+    with pytest.raises(MissingDependencyError, match="pip install langchain-anthropic"):
+        models.resolve_model("anthropic:claude-x")
+    with pytest.raises(ModelSpecError, match=r"--n-ctx does not apply to 'ollama:qwen2\.5', a LangChain chat model"):
+        models.resolve_model("ollama:qwen2.5", n_ctx=512)
+    with pytest.raises(ModelSpecError, match=r"--base-url .* is for openai:NAME specs"):
+        models.resolve_model("ollama:qwen2.5", base_url="http://127.0.0.1:9/v1")
 
 
 def test_hf_spec_resolves_to_the_transformers_backend(tmp_path):
