@@ -262,6 +262,8 @@ def _check_few_shot_examples(
         return
     verdict_schema = schema.json_schema["properties"][verdict_field]
     for number, example in enumerate(examples):
+        if shape.verdict not in example:  # OpenEvals shows an example without its verdict as it is
+            continue
         problem = validate(example[shape.verdict], verdict_schema)
         if problem:
             raise UsageError(

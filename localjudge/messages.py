@@ -34,11 +34,15 @@ def message_text(message: Mapping[str, Any]) -> str:
 
 
 def render_value(value: Any) -> str:
-    """Strings go in as they are; anything else as JSON with non-ASCII text left readable."""
+    """Strings go in as they are; anything else as ``json.dumps`` writes it, as OpenEvals renders a prompt's values.
+
+    (So an import swap from OpenEvals sends the same bytes; objects JSON
+    cannot write go in as their ``model_dump()``/``dict()``/``str()``.)
+    """
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(value, ensure_ascii=False, indent=2, default=_json_fallback)
+        return json.dumps(value, default=_json_fallback)
     except ValueError as exc:  # circular references
         raise UsageError(f"Could not serialise a prompt value to JSON: {exc}") from exc
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import string
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -146,8 +145,10 @@ def build_messages(
         )
     if system is not None:
         messages.insert(0, {"role": "system", "content": system})
+    if few_shot_placement not in FEW_SHOT_PLACEMENTS:
+        raise UsageError(f"few_shot_placement must be one of {FEW_SHOT_PLACEMENTS}, got {few_shot_placement!r}")
     if few_shot_examples:
-        block = format_few_shot_examples(few_shot_examples, placement=few_shot_placement, shape=few_shot_shape)
+        block = format_few_shot_examples(few_shot_examples, shape=few_shot_shape)
         if few_shot_placement == "start":
             _prepend_to_first_user_message(messages, block)
         else:
@@ -177,27 +178,26 @@ def _check_messages(messages: Any) -> list[dict[str, Any]]:
 FEW_SHOT_PLACEMENTS = ("end", "start")
 
 
-def format_few_shot_examples(
-    examples: Sequence[Mapping[str, Any]], *, placement: str = "end", shape: ExampleShape = SINGLE_EXAMPLE
-) -> str:
-    """Examples of graded answers, as text after the prompt (``end``) or before it (``start``)."""
-    if placement not in FEW_SHOT_PLACEMENTS:
-        raise UsageError(f"few_shot_placement must be one of {FEW_SHOT_PLACEMENTS}, got {placement!r}")
-    where = "above" if placement == "end" else "below"
-    parts = [f"Here are graded examples. Judge the answer {where} the same way:"]
-    for number, example in enumerate(examples, 1):
-        missing = [k for k in (*(key for key, _ in shape.texts), shape.verdict) if k not in example]
+def format_few_shot_examples(examples: Sequence[Mapping[str, Any]], *, shape: ExampleShape = SINGLE_EXAMPLE) -> str:
+    """Graded examples in OpenEvals' markup, byte for byte: values as Python writes them, one block each.
+
+    Each example is ``<example>``, its texts in their tags, then
+    ``<reasoning>`` and the verdict when the example has them, and
+    ``</example>``; the examples are joined by a newline. An import swap from
+    OpenEvals must not change the prompt.
+    """
+    blocks = []
+    for number, example in enumerate(examples):
+        missing = [key for key, _ in shape.texts if key not in example]
         if missing:
-            raise UsageError(f"few_shot_examples[{number - 1}] is missing {', '.join(missing)}")
-        lines = [f"<example {number}>"]
-        lines += [f"<{tag}>\n{render_value(example[key])}\n</{tag}>" for key, tag in shape.texts]
-        if example.get("reasoning"):
-            lines.append(f"<reasoning>\n{example['reasoning']}\n</reasoning>")
-        lines.append(f"<{shape.verdict}>{json.dumps(example[shape.verdict])}</{shape.verdict}>")
-        lines.append(f"</example {number}>")
-        parts.append("\n".join(lines))
-    block = "\n\n".join(parts)
-    return "\n\n" + block if placement == "end" else block + "\n\n"
+            raise UsageError(f"few_shot_examples[{number}] is missing {', '.join(missing)}")
+        lines = ["<example>", *(f"<{tag}>{example[key]}</{tag}>" for key, tag in shape.texts)]
+        if "reasoning" in example:
+            lines.append(f"<reasoning>{example['reasoning']}</reasoning>")
+        if shape.verdict in example:
+            lines.append(f"<{shape.verdict}>{example[shape.verdict]}</{shape.verdict}>")
+        blocks.append("\n".join([*lines, "</example>"]))
+    return "\n".join(blocks)
 
 
 def _append_to_last_user_message(messages: list[dict[str, Any]], text: str) -> None:
@@ -205,11 +205,11 @@ def _append_to_last_user_message(messages: list[dict[str, Any]], text: str) -> N
         if message.get("role") in ("user", "human"):
             content = message["content"]
             if isinstance(content, str):
-                message["content"] = content + text
+                message["content"] = content + "\n\n" + text
             else:
                 message["content"] = [*content, {"type": "text", "text": text}]
             return
-    messages.append({"role": "user", "content": text.lstrip()})
+    messages.append({"role": "user", "content": text})
 
 
 def _prepend_to_first_user_message(messages: list[dict[str, Any]], text: str) -> None:
@@ -217,8 +217,8 @@ def _prepend_to_first_user_message(messages: list[dict[str, Any]], text: str) ->
         if message.get("role") in ("user", "human"):
             content = message["content"]
             if isinstance(content, str):
-                message["content"] = text + content
+                message["content"] = text + "\n\n" + content
             else:
                 message["content"] = [{"type": "text", "text": text}, *content]
             return
-    messages.append({"role": "user", "content": text.rstrip()})
+    messages.append({"role": "user", "content": text})

@@ -22,8 +22,9 @@ REASONING_DESCRIPTION = (
 BOOLEAN_DESCRIPTION = "A score that is true if criteria in the prompt are met, and false otherwise."
 NUMBER_DESCRIPTION = "A number that represents the degree to which the criteria in the prompt are met."
 CONTINUOUS_DESCRIPTION = (
-    "A number between 0.0 and 1.0 that represents the degree to which the criteria in the "
-    "prompt are met: 0.0 means not met at all, 1.0 means fully met."
+    "A number that represents the degree to which the criteria in the prompt are met, from 0.0 to 1.0. "
+    "1.0 means the criteria are met perfectly. 0.0 means none of the criteria are met, 0.5 means exactly "
+    "half of the criteria are met."
 )
 
 

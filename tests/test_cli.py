@@ -78,7 +78,7 @@ def test_score_passes_every_option_through(scripted, tmp_path):
     request = scripted.requests[0]
     assert request["messages"][0] == {"role": "system", "content": "Be terse."}
     assert request["messages"][1]["content"].startswith("Rate an essay for clarity")
-    assert "<input>\n1+1\n</input>" in request["messages"][1]["content"]
+    assert "<input>1+1</input>" in request["messages"][1]["content"]
     assert request["response_format"]["json_schema"]["schema"]["properties"]["score"]["enum"] == [0.0, 0.5, 1.0]
     assert scripted.asked == [("some.gguf", ("http://127.0.0.1:9",), ("openai:m",))]
 
@@ -242,7 +242,7 @@ def test_few_shot_first_puts_the_examples_before_the_prompt(scripted, tmp_path):
     scripted._script = iter(['{"reasoning": "ok", "score": true}'])
     result = run("score", "--outputs", "x", "--few-shot", str(few_shot), "--few-shot-first")
     assert result.exit_code == 0, result.output
-    assert scripted.requests[0]["messages"][-1]["content"].startswith("Here are graded examples")
+    assert scripted.requests[0]["messages"][-1]["content"].startswith("<example>\n<input>1+1</input>")
 
 
 def test_batch_turns_every_kind_of_bad_row_into_that_rows_error(scripted, tmp_path):

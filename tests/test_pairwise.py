@@ -216,11 +216,13 @@ def test_few_shot_pairs_are_shown_in_both_orders_and_checked_when_built():
     assert result["metadata"]["winner"] == "B"
     for request in judge.requests:
         text = request["messages"][-1]["content"]
-        assert "<output_a>\n4\n</output_a>\n<output_b>\n5\n</output_b>" in text
-        assert '<reasoning>\n4 is right.\n</reasoning>\n<winner>"A"</winner>' in text
+        assert (
+            "<output_a>4</output_a>\n<output_b>5</output_b>\n<reasoning>4 is right.</reasoning>\n<winner>A</winner>"
+            in text
+        )
     first = create_pairwise_judge(judge=judge, few_shot_examples=[example], few_shot_placement="start")
     first(inputs="Capital?", outputs_a=GOOD, outputs_b=BAD)
-    assert judge.requests[-1]["messages"][-1]["content"].startswith("Here are graded examples")
+    assert judge.requests[-1]["messages"][-1]["content"].startswith("<example>\n<input>2+2?</input>")
     for bad, message in [
         ({**example, "winner": "tie"}, "has winner 'tie', which this judge could never give"),
         ({k: v for k, v in example.items() if k != "outputs_b"}, "few_shot_examples\\[0\\] is missing outputs_b"),
@@ -241,4 +243,4 @@ def test_compare_takes_few_shot_pairs(rule_judge, tmp_path):
         cli.main, ["compare", "--output-a", GOOD, "--output-b", BAD, "--few-shot", str(shots), "--few-shot-first"]
     )
     assert result.exit_code == 0, result.output
-    assert '<output_b>\n2\n</output_b>\n<winner>"B"</winner>' in rule_judge.requests[-1]["messages"][-1]["content"]
+    assert "<output_b>2</output_b>\n<winner>B</winner>" in rule_judge.requests[-1]["messages"][-1]["content"]

@@ -33,7 +33,7 @@ def test_format_template_fills_every_placeholder_and_kwargs():
         "Q: {inputs}\nA: {outputs}\nRef: {reference_outputs}\nCtx: {context} {{literal}}",
         {"inputs": "q", "outputs": {"answer": "四"}, "reference_outputs": 4, "context": "math"},
     )
-    assert text == 'Q: q\nA: {\n  "answer": "四"\n}\nRef: 4\nCtx: math {literal}'
+    assert text == 'Q: q\nA: {"answer": "\\u56db"}\nRef: 4\nCtx: math {literal}'  # json.dumps, as OpenEvals writes
 
 
 @pytest.mark.parametrize("missing", ["reference_outputs", "context"])
@@ -90,7 +90,7 @@ def test_callable_messages_are_copied_not_mutated():
     second = build_messages(lambda **_: shared, values=VALUES, few_shot_examples=examples)
     assert shared == [{"role": "user", "content": "grade it"}]
     assert first == second
-    assert first[0]["content"].count("<example 1>") == 1
+    assert first[0]["content"].count("<example>") == 1
 
 
 @pytest.mark.parametrize(
@@ -116,27 +116,20 @@ EXAMPLES = [
 ]
 
 
-def test_few_shot_text_has_input_output_reasoning_and_score_in_order():
-    text = format_few_shot_examples(EXAMPLES)
-    first = text[text.index("<example 1>") : text.index("</example 1>")]
-    order = [first.index(tag) for tag in ("<input>", "<output>", "<reasoning>", "<score>")]
-    assert order == sorted(order)
-    assert "说出战国四大名将的姓名" in first and "白起、李牧、王翦、廉颇" in first and "四个都对" in first
-    assert "<score>1.0</score>" in first
+def test_few_shot_text_is_openevals_markup():
+    assert format_few_shot_examples(EXAMPLES) == (
+        "<example>\n<input>说出战国四大名将的姓名</input>\n<output>白起、李牧、王翦、廉颇</output>\n"
+        "<reasoning>四个都对</reasoning>\n<score>1.0</score>\n</example>\n"
+        "<example>\n<input>{'q': '2+2'}</input>\n<output>5</output>\n<score>False</score>\n</example>"
+    )  # values as Python writes them, no reasoning block where the example has none
 
 
-def test_few_shot_example_without_reasoning_has_no_reasoning_block():
-    text = format_few_shot_examples(EXAMPLES)
-    second = text[text.index("<example 2>") : text.index("</example 2>")]
-    assert "<reasoning>" not in second
-    assert "<score>false</score>" in second
-    assert '"q": "2+2"' in second
-    assert text.index("</example 1>") < text.index("<example 2>")
-
-
-def test_few_shot_example_missing_a_key_is_a_usage_error():
-    with pytest.raises(UsageError, match="few_shot_examples\\[1\\] is missing score"):
-        format_few_shot_examples([EXAMPLES[0], {"inputs": "i", "outputs": "o"}])
+def test_few_shot_example_missing_a_text_is_a_usage_error_and_a_missing_score_is_left_out():
+    with pytest.raises(UsageError, match="few_shot_examples\\[1\\] is missing outputs"):
+        format_few_shot_examples([EXAMPLES[0], {"inputs": "i", "score": True}])
+    assert format_few_shot_examples([{"inputs": "i", "outputs": "o"}]) == (
+        "<example>\n<input>i</input>\n<output>o</output>\n</example>"
+    )
 
 
 def test_few_shot_is_appended_to_the_last_user_message():
@@ -152,14 +145,14 @@ def test_few_shot_is_appended_to_the_last_user_message():
     messages = build_messages(prompt, values=VALUES, few_shot_examples=EXAMPLES)
     assert [m["content"] for m in messages[:3]] == ["sys", "first", "reply"]
     assert messages[4]["content"] == "prefill"
-    assert messages[3]["content"] == "grade this" + format_few_shot_examples(EXAMPLES)
+    assert messages[3]["content"] == "grade this\n\n" + format_few_shot_examples(EXAMPLES)
 
 
 def test_few_shot_with_a_string_prompt_and_system():
     messages = build_messages("Q: {inputs}", values=VALUES, system="sys", few_shot_examples=EXAMPLES[:1])
     assert messages[0] == {"role": "system", "content": "sys"}
     assert messages[1]["content"].startswith("Q: What is 2+2?")
-    assert messages[1]["content"].endswith("</example 1>")
+    assert messages[1]["content"] == "Q: What is 2+2?\n\n" + format_few_shot_examples(EXAMPLES[:1])
     assert len(messages) == 2
 
 
@@ -178,8 +171,7 @@ def test_few_shot_without_any_user_message_becomes_one():
     messages = build_messages(
         lambda **_: [{"role": "system", "content": "sys"}], values=VALUES, few_shot_examples=EXAMPLES
     )
-    assert messages[-1]["role"] == "user"
-    assert "<example 1>" in messages[-1]["content"]
+    assert messages[-1] == {"role": "user", "content": format_few_shot_examples(EXAMPLES)}
 
 
 # --- attachments -----------------------------------------------------------------------------
@@ -238,7 +230,7 @@ def test_attachments_with_few_shot_append_a_text_block():
     )
     content = messages[0]["content"]
     assert content[:2] == [{"type": "text", "text": "See "}, IMAGE]
-    assert content[2]["type"] == "text" and "<example 1>" in content[2]["text"]
+    assert content[2] == {"type": "text", "text": format_few_shot_examples(EXAMPLES[:1])}
 
 
 def test_attachments_placeholder_without_attachments_is_a_missing_variable():
@@ -292,11 +284,9 @@ def test_few_shot_examples_can_come_first_so_prompts_share_their_start():
     second = build_messages(
         "Grade {outputs}", values={"outputs": "y"}, few_shot_examples=examples, few_shot_placement="start"
     )
-    text, other = first[-1]["content"], second[-1]["content"]
-    assert text.startswith("Here are graded examples. Judge the answer below the same way:")
-    assert text.endswith("Grade x") and other.endswith("Grade y")
-    assert text[: text.index("Grade")] == other[: other.index("Grade")]
+    block = format_few_shot_examples(examples)
+    assert first[-1]["content"] == block + "\n\nGrade x" and second[-1]["content"] == block + "\n\nGrade y"
     end = build_messages("Grade {outputs}", values={"outputs": "x"}, few_shot_examples=examples)
-    assert end[-1]["content"].startswith("Grade x\n\nHere are graded examples. Judge the answer above")
+    assert end[-1]["content"] == "Grade x\n\n" + block  # OpenEvals' place
     with pytest.raises(UsageError, match="few_shot_placement"):
         build_messages("Grade {outputs}", values={"outputs": "x"}, few_shot_examples=examples, few_shot_placement="mid")

@@ -287,9 +287,10 @@ def test_bad_output_schemas_are_usage_errors(bad):
 
 
 def test_continuous_variants_exact_json():
-    description = (
-        "A number between 0.0 and 1.0 that represents the degree to which the criteria in the "
-        "prompt are met: 0.0 means not met at all, 1.0 means fully met."
+    description = (  # OpenEvals' words; the bounds are ours (the grammar keeps the score in them)
+        "A number that represents the degree to which the criteria in the prompt are met, from 0.0 to 1.0. "
+        "1.0 means the criteria are met perfectly. 0.0 means none of the criteria are met, 0.5 means exactly "
+        "half of the criteria are met."
     )
     score = {"type": "number", "description": description, "minimum": 0, "maximum": 1}
     assert default_output_schema(continuous=True) == (

@@ -38,7 +38,7 @@ def test_chat_prompt_template_becomes_openai_messages():
     result = create_llm_as_judge(prompt=CHAT_PROMPT, judge=client)(inputs={"q": "二加二"}, outputs="4")
     assert client.requests[0]["messages"] == [
         {"role": "system", "content": "You grade answers."},
-        {"role": "user", "content": 'Question: {\n  "q": "二加二"\n}\nAnswer: 4'},
+        {"role": "user", "content": f"Question: {json.dumps({'q': '二加二'})}\nAnswer: 4"},
     ]
     assert client.requests[0]["response_format"]["json_schema"]["schema"] == default_output_schema()[0]
     assert result["score"] is True
@@ -76,7 +76,7 @@ def test_few_shot_goes_to_the_human_message_of_the_template():
     create_llm_as_judge(prompt=CHAT_PROMPT, judge=client, few_shot_examples=examples)(inputs="q", outputs="a")
     messages = client.requests[0]["messages"]
     assert messages[0] == {"role": "system", "content": "You grade answers."}
-    assert messages[1]["content"] == "Question: q\nAnswer: a" + format_few_shot_examples(examples)
+    assert messages[1]["content"] == "Question: q\nAnswer: a\n\n" + format_few_shot_examples(examples)
 
 
 GRADE_SCHEMA = {
@@ -127,7 +127,7 @@ def test_an_explicit_output_schema_wins_over_the_structured_prompt():
 def test_runnable_to_messages_directly():
     assert runnable_to_messages(CHAT_PROMPT, {"inputs": "q", "outputs": ["a"], "reference_outputs": None}) == [
         {"role": "system", "content": "You grade answers."},
-        {"role": "user", "content": 'Question: q\nAnswer: [\n  "a"\n]'},
+        {"role": "user", "content": 'Question: q\nAnswer: ["a"]'},
     ]
 
 

@@ -1,0 +1,69 @@
+"""An import swap from OpenEvals sends the same messages: compared with the real openevals package."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+openevals_llm = pytest.importorskip("openevals.llm")
+
+from localjudge import create_llm_as_judge  # noqa: E402
+from localjudge.clients.base import ScriptedClient  # noqa: E402
+
+PROMPT = """You are grading an answer.
+<question>
+{inputs}
+</question>
+<answer>
+{outputs}
+</answer>
+<reference>
+{reference_outputs}
+</reference>
+Focus on {focus}."""
+
+EXAMPLES = [
+    {"inputs": "What is 1+1?", "outputs": "2", "reasoning": "It is right.", "score": True},
+    {"inputs": {"question": "Capital of France?"}, "outputs": ["Lyon"], "score": False},
+    {"inputs": "说出战国四大名将的姓名", "outputs": "白起、李牧、王翦、廉颇", "reasoning": "四个都对", "score": True},
+]
+
+CASES = {
+    "plain": ({"prompt": PROMPT}, {}),
+    "system": ({"prompt": PROMPT, "system": "Be strict."}, {}),
+    "few-shot": ({"prompt": PROMPT, "few_shot_examples": EXAMPLES}, {}),
+    "system and few-shot": ({"prompt": PROMPT, "system": "Be strict.", "few_shot_examples": EXAMPLES[:1]}, {}),
+    "structured values": (
+        {"prompt": PROMPT},
+        {"inputs": {"question": "战国四大名将?", "n": 4}, "outputs": ["白起", "王翦"]},
+    ),
+    "continuous without reasoning": ({"prompt": PROMPT, "continuous": True, "use_reasoning": False}, {}),
+    "choices": ({"prompt": PROMPT, "choices": [0.0, 0.5, 1.0]}, {}),
+    "messages from a callable": (
+        {"prompt": lambda **v: [{"role": "user", "content": f"Grade {v['outputs']}"}], "few_shot_examples": EXAMPLES},
+        {},
+    ),
+}
+CALL = {"inputs": "What is 2+2?", "outputs": "4", "reference_outputs": "4", "focus": "correctness"}
+
+
+def _answer(options: dict) -> str:
+    score = 0.5 if options.get("choices") or options.get("continuous") else True
+    return json.dumps(
+        {"reasoning": "Fine.", "score": score} if options.get("use_reasoning", True) else {"score": score}
+    )
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_same_arguments_send_the_same_messages_as_openevals(case):
+    options, values = CASES[case]
+    theirs, ours = ScriptedClient([_answer(options)]), ScriptedClient([_answer(options)])
+    openevals_llm.create_llm_as_judge(**options, judge=theirs, model="openai:judge")(**{**CALL, **values})
+    create_llm_as_judge(**options, judge=ours, model="judge")(**{**CALL, **values})
+    [sent], [expected] = ours.requests, theirs.requests
+    assert sent["messages"] == expected["messages"]  # byte for byte
+    schema, theirs_schema = (r["response_format"]["json_schema"]["schema"] for r in (sent, expected))
+    if options.get("continuous"):  # our grammar also bounds a continuous score; the words are OpenEvals'
+        assert schema["properties"]["score"].pop("minimum") == 0 and schema["properties"]["score"].pop("maximum") == 1
+    assert schema == theirs_schema
