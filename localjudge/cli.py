@@ -13,7 +13,7 @@ from typing import Any, Optional
 import click
 
 from .command_judge import MAX_DEFAULT_PARALLEL, RowJudge, absolute_paths, default_parallel, make_evaluator
-from .errors import LocalJudgeError, UsageError
+from .errors import LocalJudgeError, MissingDependencyError, UsageError
 
 
 def _handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -655,6 +655,54 @@ def describe_agreement(report: Any) -> str:
             f"flip rate {number(report.flip_rate)}"
         )
     return "\n".join(lines)
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="0: any free port.")
+@click.option(
+    "--api-key",
+    envvar="LOCALJUDGE_SERVER_KEY",
+    help="Require this key (Authorization: Bearer KEY); also $LOCALJUDGE_SERVER_KEY.",
+)
+@click.option(
+    "--max-body-bytes", type=click.IntRange(min=1024), default=1 << 20, show_default=True, help="Largest request."
+)
+@click.option(
+    "--max-tokens-limit",
+    type=click.IntRange(min=1),
+    default=4096,
+    show_default=True,
+    help="The most max_tokens a request may ask for.",
+)
+@model_options
+@_handle_errors
+def serve(
+    host: str, port: int, api_key: Optional[str], max_body_bytes: int, max_tokens_limit: int, **settings: Any
+) -> None:
+    """Serve the judge model over an OpenAI-compatible API (/v1/chat/completions, /v1/models, /health).
+
+    Every JSON answer is decoded under the request's schema and checked: it is
+    schema-valid JSON, or an error in OpenAI's shape. Stop it with Ctrl-C or SIGTERM.
+    """
+    from .command_judge import judge_from_settings
+    from .server import Limits, create_app
+
+    if settings["ensemble_specs"]:
+        raise UsageError("serve serves one model (or a --fallback chain), not an --ensemble")
+    try:
+        import starlette  # noqa: F401
+        import uvicorn
+    except ImportError as exc:
+        raise MissingDependencyError("localjudge serve", exc.name or "uvicorn", extra="server") from None
+
+    client = judge_from_settings(settings)
+    model_id = settings["model_spec"]
+    app = create_app(client, model_id=model_id, api_key=api_key, limits=Limits(max_body_bytes, max_tokens_limit))
+    if not api_key and host not in ("127.0.0.1", "localhost", "::1"):
+        click.echo(f"warning: serving on {host} without --api-key: anyone who can reach it can use the model", err=True)
+    click.echo(f"serving {model_id} on http://{host}:{port}/v1", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=30)
 
 
 @main.command()

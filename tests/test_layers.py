@@ -45,6 +45,7 @@ LAYERS: list[tuple[str, ...]] = [
         "localjudge.cli",
         "localjudge.agreement_plot",
         "localjudge.calibrate",
+        "localjudge.server",
         "localjudge.__main__",
         "localjudge",
     ),

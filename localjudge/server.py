@@ -1,0 +1,208 @@
+"""``localjudge serve``: any judge behind an OpenAI-compatible HTTP API, with the in-process guarantees.
+
+Tools that speak OpenAI's API (the openai SDK, OpenEvals, promptfoo, DeepEval)
+reach a local judge through it. Unlike servers that accept a schema and may
+ignore it, every JSON answer is decoded under the schema's grammar and
+checked here again: the reply is schema-valid JSON, or an error in OpenAI's
+shape that says what went wrong (with the model's raw text when it wrote
+some). Requests run in worker threads, so a local model with ``parallel``
+sequences decodes concurrent requests side by side; beyond that they queue.
+
+The decisions (what a request may ask, what an error looks like) are plain
+functions; :func:`create_app` wires them into a Starlette app that uvicorn
+serves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hmac
+import json
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .clients.base import call_create, read_choice, read_response_format
+from .errors import JudgeRuntimeError, LocalJudgeError, OutputParseError, UnsupportedSchemaError, UsageError
+
+__all__ = ["ApiError", "Limits", "check_request", "create_app", "error_body"]
+
+SERVER_KEY_ENV = "LOCALJUDGE_SERVER_KEY"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may ask: its body's size, and the tokens it may have written."""
+
+    max_body_bytes: int = 1 << 20
+    max_tokens: int = 4096
+
+
+class ApiError(Exception):
+    """An HTTP error answer in OpenAI's shape."""
+
+    def __init__(self, status: int, message: str, *, kind: str, param: str | None = None, code: str | None = None):
+        super().__init__(message)
+        self.status, self.message, self.kind, self.param, self.code = status, message, kind, param, code
+        self.extra: dict[str, Any] = {}
+
+    def body(self) -> dict[str, Any]:
+        return error_body(self.message, kind=self.kind, param=self.param, code=self.code, **self.extra)
+
+
+def error_body(message: str, *, kind: str, param: str | None = None, code: str | None = None, **extra: Any) -> dict:
+    return {"error": {"message": message, "type": kind, "param": param, "code": code, **extra}}
+
+
+def invalid(message: str, *, param: str | None = None, code: str | None = None) -> ApiError:
+    return ApiError(400, message, kind="invalid_request_error", param=param, code=code)
+
+
+def check_request(body: Any, limits: Limits) -> dict[str, Any]:
+    """The request to hand the judge, or an :class:`ApiError` for what it may not ask."""
+    if not isinstance(body, dict):
+        raise invalid("The request body must be a JSON object")
+    if body.get("stream"):
+        raise invalid("stream is not supported: the judge answers with one complete response", param="stream")
+    if body.get("n") not in (None, 1):
+        raise invalid("n must be 1: the judge gives one answer per request", param="n")
+    for name in ("max_tokens", "max_completion_tokens"):
+        value = body.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise invalid(f"{name} must be a positive integer, got {value!r}", param=name)
+        if isinstance(value, int) and value > limits.max_tokens:
+            raise invalid(f"{name} is {value}; this server allows at most {limits.max_tokens}", param=name)
+    response_format = body.get("response_format")
+    if response_format is not None:
+        kind = response_format.get("type") if isinstance(response_format, Mapping) else None
+        if kind not in ("text", "json_object", "json_schema"):
+            raise invalid(
+                f"response_format type {kind!r} is not supported: use text, json_object or json_schema",
+                param="response_format",
+            )
+        try:
+            read_response_format(response_format)
+        except UsageError as exc:
+            raise invalid(str(exc), param="response_format") from None
+    return dict(body)
+
+
+def judge_failure(exc: Exception) -> ApiError:
+    """What a judge's failure looks like to the caller: their mistake (400) or the model's (422, 500)."""
+    if isinstance(exc, UnsupportedSchemaError):
+        return invalid(str(exc), param="response_format", code="unsupported_schema_keyword")
+    if isinstance(exc, UsageError):
+        return invalid(str(exc))
+    if isinstance(exc, OutputParseError):
+        code = "output_truncated" if type(exc).__name__ == "TruncatedOutputError" else "output_invalid"
+        error = ApiError(422, exc.message, kind="invalid_response_error", code=code)
+        error.extra["raw_output"] = exc.raw_output
+        return error
+    if isinstance(exc, JudgeRuntimeError):
+        return ApiError(500, exc.message, kind="server_error", code=type(exc).__name__)
+    return ApiError(500, f"The judge failed: {type(exc).__name__}", kind="server_error")
+
+
+def checked_answer(request: Mapping[str, Any], response: Any, backend: str) -> Any:
+    """The judge's answer, if it is what the request asked for; else the error saying how it is not."""
+    from .parsing import parse_json_output
+
+    kind, schema = read_response_format(request.get("response_format"))
+    if kind != "text":
+        content, finish_reason = read_choice(response)
+        parse_json_output(content, schema, finish_reason=finish_reason, backend=backend)
+    return response
+
+
+def authorised(header: str | None, key: str | None) -> bool:
+    """No key: anyone; else ``Authorization: Bearer KEY``, compared in constant time."""
+    if not key:
+        return True
+    scheme, _, given = (header or "").partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), key.encode())
+
+
+def create_app(client: Any, *, model_id: str, api_key: str | None = None, limits: Limits = Limits()) -> Any:
+    """The Starlette app serving ``client`` (any ModelClient) as ``model_id``."""
+    import anyio
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    def fail(error: ApiError) -> JSONResponse:
+        return JSONResponse(error.body(), status_code=error.status)
+
+    def guarded(handler: Any) -> Any:
+        @functools.wraps(handler)
+        async def endpoint(request: Request) -> JSONResponse:
+            if not authorised(request.headers.get("authorization"), api_key):
+                return fail(ApiError(401, "A valid API key is needed (Authorization: Bearer ...)",
+                                     kind="invalid_request_error", code="invalid_api_key"))  # fmt: skip
+            try:
+                return await handler(request)
+            except ApiError as error:
+                return fail(error)
+
+        return endpoint
+
+    async def health(_: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok", "model": model_id})
+
+    @guarded
+    async def models(_: Request) -> JSONResponse:
+        entry = {"id": model_id, "object": "model", "created": 0, "owned_by": "localjudge"}
+        return JSONResponse({"object": "list", "data": [entry]})
+
+    @guarded
+    async def chat_completions(request: Request) -> JSONResponse:
+        body = await _read_body(request, limits.max_body_bytes)
+        try:
+            parsed = json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise invalid(f"The request body is not JSON: {exc}") from None
+        judge_request = check_request(parsed, limits)
+        judge_request.pop("model", None)  # one model here, whatever the caller calls it
+        try:
+            response = await anyio.to_thread.run_sync(
+                lambda: checked_answer(judge_request, call_create(client, judge_request), model_id)
+            )
+        except LocalJudgeError as exc:
+            raise judge_failure(exc) from None
+        answer = dict(response.model_dump() if hasattr(response, "model_dump") else response)
+        return JSONResponse({**answer, "model": model_id})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Any) -> Any:
+        yield
+        close = getattr(client, "close", None)  # a clean shutdown frees the model
+        if callable(close):
+            close()
+        print(f"stopped serving {model_id}: requests in flight answered, model closed", file=sys.stderr, flush=True)
+
+    return Starlette(
+        routes=[
+            Route("/health", health),
+            Route("/v1/models", models),
+            Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        ],
+        lifespan=lifespan,
+    )
+
+
+async def _read_body(request: Any, limit: int) -> bytes:
+    """The body, refused (413) past ``limit`` bytes without reading the rest."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise ApiError(413, f"The request body is over {limit} bytes", kind="invalid_request_error", code="too_large")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise ApiError(
+                413, f"The request body is over {limit} bytes", kind="invalid_request_error", code="too_large"
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,185 @@
+"""`localjudge serve`: the request rules as plain functions, then the real server process with real clients."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from localjudge.errors import ModelError, OutputParseError, TruncatedOutputError, UnsupportedSchemaError, UsageError
+from localjudge.server import ApiError, Limits, authorised, check_request, judge_failure
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"reasoning": {"type": "string"}, "score": {"type": "boolean"}},
+    "required": ["reasoning", "score"],
+    "additionalProperties": False,
+}
+JSON_SCHEMA = {"type": "json_schema", "json_schema": {"name": "verdict", "strict": True, "schema": SCHEMA}}
+MESSAGES = [{"role": "user", "content": "Is 2+2=4 the right answer to 'What is 2+2?'? Reply in JSON."}]
+
+
+# -- the rules ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "param", "words"),
+    [
+        ([], None, "must be a JSON object"),
+        ({"messages": MESSAGES, "stream": True}, "stream", "stream is not supported"),
+        ({"messages": MESSAGES, "n": 2}, "n", "n must be 1"),
+        ({"messages": MESSAGES, "max_tokens": 5000}, "max_tokens", "allows at most 4096"),
+        ({"messages": MESSAGES, "max_completion_tokens": 0}, "max_completion_tokens", "positive integer"),
+        ({"messages": MESSAGES, "response_format": {"type": "grammar"}}, "response_format", "'grammar' is not"),
+        ({"messages": MESSAGES, "response_format": {"type": "json_schema"}}, "response_format", "needs"),
+    ],
+)
+def test_requests_the_server_refuses_say_why(body, param, words):
+    with pytest.raises(ApiError) as refused:
+        check_request(body, Limits())
+    error = refused.value.body()["error"]
+    assert refused.value.status == 400 and error["type"] == "invalid_request_error"
+    assert error["param"] == param and words in error["message"]
+
+
+def test_requests_within_the_rules_pass_unchanged():
+    body = {"messages": MESSAGES, "response_format": JSON_SCHEMA, "max_tokens": 64, "model": "x"}
+    assert check_request(body, Limits()) == body
+    assert check_request({"messages": MESSAGES, "response_format": {"type": "json_object"}}, Limits())
+
+
+def test_a_judge_failure_is_the_callers_mistake_or_the_models():
+    keyword = judge_failure(UnsupportedSchemaError("Schema keyword 'patternProperties' cannot be enforced",
+                                                   keyword="patternProperties"))  # fmt: skip
+    assert (keyword.status, keyword.param) == (400, "response_format") and "patternProperties" in keyword.message
+    assert judge_failure(UsageError("messages must be a list")).status == 400
+    cut = judge_failure(TruncatedOutputError("stopped at max_tokens", raw_output='{"reasoning": "Four'))
+    assert (cut.status, cut.code, cut.body()["error"]["raw_output"]) == (422, "output_truncated", '{"reasoning": "Four')
+    assert judge_failure(OutputParseError("not JSON", raw_output="hm")).code == "output_invalid"
+    assert judge_failure(ModelError("the model would not load")).status == 500
+
+
+def test_the_key_is_checked_only_when_there_is_one():
+    assert authorised(None, None) and authorised("Bearer anything", "")
+    assert authorised("Bearer s3cret", "s3cret") and authorised("bearer s3cret", "s3cret")
+    assert not authorised("Bearer s3cre", "s3cret") and not authorised(None, "s3cret")
+    assert not authorised("Basic s3cret", "s3cret")
+
+
+# -- the real server ------------------------------------------------------------------------
+
+KEY = "test-key-0123"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    """`localjudge serve` with the default model, as a process, on a free port."""
+    pytest.importorskip("uvicorn")
+    from conftest import _die_with_parent, _free_port
+
+    port = _free_port()
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    env = {**os.environ, "LOCALJUDGE_SERVER_KEY": KEY}
+    command = [sys.executable, "-m", "localjudge", "serve", "--port", str(port), "--max-tokens-limit", "512",
+               "--max-body-bytes", "20000", "--parallel", "2"]  # fmt: skip
+    with open(log, "wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, preexec_fn=_die_with_parent)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert process.poll() is None, log.read_text()
+        try:
+            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.25)
+    yield process, base, log
+    if process.poll() is None:
+        process.kill()
+        process.wait(10)
+
+
+def _post(base, body, *, key=KEY, **kwargs):
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    return httpx.post(f"{base}/v1/chat/completions", headers=headers, timeout=120, **kwargs, json=body)
+
+
+@pytest.mark.model
+def test_the_openai_sdk_gets_schema_valid_json(served):
+    openai = pytest.importorskip("openai")
+    _, base, _ = served
+    client = openai.OpenAI(base_url=f"{base}/v1", api_key=KEY)
+    assert [m.id for m in client.models.list().data] == ["default"]
+    for response_format in (JSON_SCHEMA, {"type": "json_object", "schema": SCHEMA}):
+        reply = client.chat.completions.create(
+            model="default", messages=MESSAGES, response_format=response_format, max_tokens=200
+        )
+        answer = json.loads(reply.choices[0].message.content)
+        assert set(answer) == {"reasoning", "score"} and isinstance(answer["score"], bool)
+    text = client.chat.completions.create(model="default", messages=MESSAGES, max_tokens=8)
+    assert isinstance(text.choices[0].message.content, str)
+
+
+@pytest.mark.model
+def test_unmodified_openevals_scores_through_it(served):
+    openai = pytest.importorskip("openai")
+    openevals_llm = pytest.importorskip("openevals.llm")
+    _, base, _ = served
+    evaluator = openevals_llm.create_llm_as_judge(
+        prompt="Is this answer correct?\n<question>{inputs}</question>\n<answer>{outputs}</answer>",
+        judge=openai.OpenAI(base_url=f"{base}/v1", api_key=KEY),
+        model="openai:default",
+        use_reasoning=False,  # the verdict alone: a 270M model's reasoning can run past any limit
+    )
+    for outputs in ("4", "5", "banana"):
+        result = evaluator(inputs="What is 2+2?", outputs=outputs)
+        assert isinstance(result["score"], bool), result
+
+
+@pytest.mark.model
+def test_our_own_client_judges_through_it_and_requests_run_side_by_side(served):
+    from localjudge import OpenAICompatibleClient, create_llm_as_judge
+
+    _, base, _ = served
+    judge = OpenAICompatibleClient(f"{base}/v1", api_key=KEY, model="default", max_tokens=64)
+    evaluator = create_llm_as_judge(prompt="Is {outputs} the answer to {inputs}?", judge=judge, use_reasoning=False)
+    with ThreadPoolExecutor(3) as pool:
+        results = list(pool.map(lambda o: evaluator(inputs="2+2?", outputs=o), ["4", "5", "22"]))
+    assert all(isinstance(r["score"], bool) for r in results)
+    judge.close()
+
+
+@pytest.mark.model
+def test_bad_requests_get_openai_shaped_errors(served):
+    _, base, _ = served
+    assert _post(base, {"messages": MESSAGES}, key="wrong").status_code == 401
+    assert _post(base, {"messages": MESSAGES}, key=None).json()["error"]["code"] == "invalid_api_key"
+    unsupported = {"type": "object", "patternProperties": {"^a": {"type": "string"}}}
+    refused = _post(base, {"messages": MESSAGES, "response_format": {
+        "type": "json_schema", "json_schema": {"name": "x", "schema": unsupported}}})  # fmt: skip
+    assert refused.status_code == 400 and "patternProperties" in refused.json()["error"]["message"]
+    assert _post(base, {"messages": MESSAGES, "max_tokens": 513}).status_code == 400
+    assert _post(base, {"messages": [{"role": "user", "content": "x" * 30_000}]}).status_code == 413
+    not_json = httpx.post(f"{base}/v1/chat/completions", content=b"{nope", headers={"Authorization": f"Bearer {KEY}"})
+    assert not_json.status_code == 400 and "not JSON" in not_json.json()["error"]["message"]
+    cut = _post(base, {"messages": MESSAGES, "response_format": JSON_SCHEMA, "max_tokens": 3})
+    assert cut.status_code == 422 and cut.json()["error"]["code"] == "output_truncated"
+    assert cut.json()["error"]["raw_output"].startswith("{")
+    assert httpx.get(f"{base}/health").json() == {"status": "ok", "model": "default"}  # open, for probes
+
+
+@pytest.mark.model
+def test_sigterm_stops_it_cleanly(served):
+    process, _, log = served
+    process.send_signal(signal.SIGTERM)
+    # uvicorn shuts down gracefully, then ends by the signal it caught, as a supervisor expects
+    assert process.wait(timeout=30) in (0, -signal.SIGTERM)
+    assert "stopped serving default: requests in flight answered, model closed" in log.read_text()
+    assert KEY not in log.read_text()
