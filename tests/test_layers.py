@@ -46,6 +46,8 @@ LAYERS: list[tuple[str, ...]] = [
         "localjudge.agreement_plot",
         "localjudge.calibrate",
         "localjudge.server",
+        "localjudge.testing",
+        "localjudge.pytest_plugin",
         "localjudge.__main__",
         "localjudge",
     ),
