@@ -8,7 +8,9 @@ in ``/chat/completions`` is accepted and used as is.
 
 Only http and https are allowed, and link-local or cloud-metadata hosts are
 refused: a judge URL read from a config file must not turn the judge into a
-way to read instance credentials.
+way to read instance credentials. A literal address is checked here; a name
+is checked where it is connected to, address by address
+(:mod:`localjudge.clients.guarded_network`), so a DNS answer cannot slip past.
 """
 
 from __future__ import annotations
@@ -21,7 +23,15 @@ from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import UsageError
 
-__all__ = ["API_KEY_ENV_VARS", "Endpoint", "Secret", "resolve_api_key", "safe_url"]
+__all__ = [
+    "API_KEY_ENV_VARS",
+    "Endpoint",
+    "Secret",
+    "embedded_ipv4",
+    "refused_address",
+    "resolve_api_key",
+    "safe_url",
+]
 
 API_KEY_ENV_VARS = ("LOCALJUDGE_API_KEY", "OPENAI_API_KEY")
 
@@ -130,15 +140,31 @@ class Endpoint:
         return f"Endpoint({self.display!r})"
 
 
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def embedded_ipv4(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 one carries: IPv4-mapped (::ffff:a.b.c.d), NAT64 (64:ff9b::/96), ::a.b.c.d."""
+    if not isinstance(address, ipaddress.IPv6Address):
+        return None
+    if address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    if address in _NAT64 or (int(address) >> 32 == 0 and int(address) > 0xFFFF):  # ::a.b.c.d, not :: or ::1
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    return None
+
+
+def refused_address(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether connecting to ``address`` is refused: link-local or cloud metadata, however it is written."""
+    candidates = [address, embedded_ipv4(address)]
+    return any(a is not None and any(a in network for network in _METADATA_NETWORKS) for a in candidates)
+
+
 def _refuse_metadata_host(host: str, shown: str) -> None:
     if host in _METADATA_HOSTS:
         raise UsageError(f"base_url points at a cloud metadata service, which is refused: {shown}")
     address = _as_address(host)
-    if address is None:
-        return
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    if any(address in network for network in _METADATA_NETWORKS):
+    if address is not None and refused_address(address):
         raise UsageError(
             f"base_url points at a link-local or cloud metadata address ({address}), which is refused: {shown}"
         )

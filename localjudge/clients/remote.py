@@ -44,6 +44,7 @@ from .formats import (
     is_temperature_rejection,
     wire_response_format,
 )
+from .guarded_network import guarded_async_client, guarded_client
 from .request import check_max_tokens
 from .retry import RetryPolicy, is_retryable_status, parse_retry_after
 
@@ -447,7 +448,7 @@ class OpenAICompatibleClient(_RemoteBase, ChatClient):
     def _client(self) -> httpx.Client:
         with self._lock:
             if self._http is None:
-                self._http = httpx.Client(timeout=self._httpx_timeout(), follow_redirects=False)
+                self._http = guarded_client(timeout=self._httpx_timeout(), follow_redirects=False)
             return self._http
 
     def _complete(self, request: dict[str, Any]) -> ChatCompletion:
@@ -525,7 +526,7 @@ class AsyncOpenAICompatibleClient(_RemoteBase, AsyncChatClient):
         # Pooled connections belong to the loop that opened them; a new loop gets a new pool.
         loop = asyncio.get_running_loop()
         if self._http is None or self._loop is not loop:
-            self._http = httpx.AsyncClient(timeout=self._httpx_timeout(), follow_redirects=False)
+            self._http = guarded_async_client(timeout=self._httpx_timeout(), follow_redirects=False)
             self._loop = loop
         return self._http
 

@@ -61,6 +61,8 @@ def test_base_url_rule(given, chat_url):
         "http://169.254.1.1:8000/v1",
         "http://[fe80::1]:8000/v1",
         "http://[::ffff:169.254.169.254]/v1",
+        "http://[64:ff9b::169.254.169.254]/v1",  # NAT64
+        "http://[::169.254.169.254]/v1",  # IPv4-compatible
         "http://[fd00:ec2::254]/v1",
         "http://metadata.google.internal/computeMetadata/v1",
         "http://METADATA.google.internal./v1",

@@ -1,0 +1,96 @@
+"""HTTP clients that check the address they connect to, not the name they were given.
+
+A base URL's host may be a name whose DNS answer is a link-local or cloud
+metadata address (169.254.169.254), written in any form (IPv4-mapped, NAT64,
+``::a.b.c.d``). The name is resolved here, each address is checked with
+:func:`~localjudge.clients.endpoint.refused_address`, and the connection is
+made to the checked address itself, so a second DNS answer cannot differ
+from the one that was checked. TLS still verifies the name.
+
+httpx has no public way to choose the address a connection goes to
+(``HTTPTransport`` takes no network backend in 0.28), so the transport's
+connection pool is given httpcore's backend interface, ours; the pool is
+checked to be what we expect, and anything else fails closed. Through a
+proxy (``HTTPS_PROXY``) the proxy makes the connection, so the check is then
+the proxy's to make.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Iterable
+from typing import Any
+
+import httpcore
+import httpx
+
+from ..errors import UsageError
+from .endpoint import refused_address
+
+__all__ = ["AddressRefused", "guarded_async_client", "guarded_client"]
+
+
+class AddressRefused(UsageError):
+    """The host resolved only to addresses that are refused."""
+
+
+def _allowed(host: str, infos: Iterable[tuple[Any, ...]]) -> list[str]:
+    """The addresses to try, in the resolver's order; an error when every one is refused."""
+    addresses = list(dict.fromkeys(info[4][0] for info in infos))
+    allowed = [a for a in addresses if not refused_address(ipaddress.ip_address(a.split("%", 1)[0]))]
+    if addresses and not allowed:
+        raise AddressRefused(
+            f"{host} resolves to {', '.join(addresses)}: a link-local or cloud metadata address, which is refused"
+        )
+    return allowed
+
+
+class _CheckedBackend(httpcore.SyncBackend):
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, **options: Any) -> Any:
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except OSError as exc:
+            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
+        failure: Exception | None = None
+        for address in _allowed(host, infos):
+            try:
+                return super().connect_tcp(address, port, timeout, **options)
+            except httpcore.ConnectError as exc:
+                failure = exc
+        raise failure or httpcore.ConnectError(f"{host} has no address to connect to")
+
+
+class _CheckedAsyncBackend(httpcore.AnyIOBackend):
+    async def connect_tcp(self, host: str, port: int, timeout: float | None = None, **options: Any) -> Any:
+        import anyio
+
+        try:
+            infos = await anyio.to_thread.run_sync(lambda: socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except OSError as exc:
+            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
+        failure: Exception | None = None
+        for address in _allowed(host, infos):
+            try:
+                return await super().connect_tcp(address, port, timeout, **options)
+            except httpcore.ConnectError as exc:
+                failure = exc
+        raise failure or httpcore.ConnectError(f"{host} has no address to connect to")
+
+
+def _guard(transport: Any, backend: Any) -> Any:
+    pool = getattr(transport, "_pool", None)
+    if not hasattr(pool, "_network_backend"):
+        raise RuntimeError("this httpx version hides its connection pool: addresses could not be checked")
+    pool._network_backend = backend
+    return transport
+
+
+def guarded_client(**options: Any) -> httpx.Client:
+    """An ``httpx.Client(**options)`` whose connections go only to allowed addresses."""
+    return httpx.Client(transport=_guard(httpx.HTTPTransport(), _CheckedBackend()), **options)
+
+
+def guarded_async_client(**options: Any) -> httpx.AsyncClient:
+    """The async twin of :func:`guarded_client`."""
+    return httpx.AsyncClient(transport=_guard(httpx.AsyncHTTPTransport(), _CheckedAsyncBackend()), **options)
