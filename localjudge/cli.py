@@ -60,6 +60,7 @@ def _parse_vars(_ctx: Any, _param: Any, values: tuple[str, ...]) -> dict[str, st
 
 
 TEXT_FORMS = " '-' reads standard input, '@FILE' a file ('@@' for a text that starts with @)."
+MAX_TEXT_BYTES = 8 << 20  # a text to judge; past this it is a mistake (a model file, a log), not an answer
 
 
 def _text(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[str]:
@@ -76,17 +77,26 @@ def _text(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> O
         first = ctx.meta.setdefault("localjudge.stdin", param.opts[0])
         if first != param.opts[0]:
             raise click.BadParameter(f"standard input (-) already feeds {first}")
-        text = sys.stdin.read()
+        if sys.stdin.isatty():
+            raise click.BadParameter("- reads standard input, and nothing is piped into it")
+        text = sys.stdin.read(MAX_TEXT_BYTES + 1)
+        if len(text) > MAX_TEXT_BYTES:
+            raise click.BadParameter(f"standard input holds more than {MAX_TEXT_BYTES} characters")
     else:
-        from .rows import read_text
-
+        if value == "@":
+            raise click.BadParameter("@ needs a file name (@answer.txt); @@ starts a text with @")
         path = Path(value[1:]).expanduser()
-        if not path.is_file():
+        if not path.exists() or path.is_dir():
             raise click.BadParameter(f"{value}: no file {path} (write @@ for a text that starts with @)")
+        with path.open("rb") as handle:  # a pipe (@/dev/stdin, @<(cmd)) has no size to ask beforehand
+            data = handle.read(MAX_TEXT_BYTES + 1)
+        if len(data) > MAX_TEXT_BYTES:
+            raise click.BadParameter(f"{value} is over {MAX_TEXT_BYTES} bytes")
         try:
-            text = read_text(path)
-        except LocalJudgeError as exc:  # an option's callback runs before the command's error handling
-            raise click.BadParameter(str(exc)) from None
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise click.BadParameter(f"{value} is not UTF-8 (line {line}); save it as UTF-8") from None
     return text[:-1] if text.endswith("\n") else text
 
 
@@ -663,7 +673,7 @@ def describe_agreement(report: Any) -> str:
 @click.option(
     "--api-key",
     envvar="LOCALJUDGE_SERVER_KEY",
-    help="Require this key (Authorization: Bearer KEY); also $LOCALJUDGE_SERVER_KEY.",
+    help="Require this key (Authorization: Bearer KEY). Prefer $LOCALJUDGE_SERVER_KEY: a command line is visible in ps.",
 )
 @click.option(
     "--max-body-bytes", type=click.IntRange(min=1024), default=1 << 20, show_default=True, help="Largest request."
@@ -702,7 +712,8 @@ def serve(
     if not api_key and host not in ("127.0.0.1", "localhost", "::1"):
         click.echo(f"warning: serving on {host} without --api-key: anyone who can reach it can use the model", err=True)
     click.echo(f"serving {model_id} on http://{host}:{port}/v1", err=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=30)
+    # beyond this many connections at once, uvicorn answers 503 rather than queueing without end
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=30, limit_concurrency=64)
 
 
 @main.command()

@@ -42,9 +42,30 @@ def render_value(value: Any) -> str:
     if isinstance(value, str):
         return value
     try:
-        return json.dumps(value, default=_json_fallback)
+        return json.dumps(_openai_messages(value), default=_json_fallback)
     except ValueError as exc:  # circular references
         raise UsageError(f"Could not serialise a prompt value to JSON: {exc}") from exc
+
+
+def _is_langchain_message(value: Any) -> bool:
+    return type(value).__module__.startswith("langchain_core.messages")
+
+
+def _openai_messages(value: Any) -> Any:
+    """LangChain messages as OpenAI's message dicts, where OpenEvals converts them: the value itself, the
+    items of a list, or the ``messages`` of a dict (an agent's run)."""
+    if _is_langchain_message(value):
+        from langchain_core.messages import convert_to_openai_messages
+
+        converted = convert_to_openai_messages([value])[0]
+        if getattr(value, "id", None) is not None and converted.get("id") is None:
+            converted["id"] = value.id
+        return converted
+    if isinstance(value, list):
+        return [_openai_messages(item) if _is_langchain_message(item) else item for item in value]
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+        return {**value, "messages": _openai_messages(value["messages"])}
+    return value
 
 
 def _json_fallback(value: Any) -> Any:

@@ -25,7 +25,7 @@ import os
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -53,30 +53,11 @@ BASE_URL_ENV = "LOCALJUDGE_BASE_URL"
 #: where openai:NAME goes without a base URL, in order: the openai SDK's variable, ours, then OpenAI's API
 OPENAI_BASE_URL_ENV = "OPENAI_BASE_URL"
 OPENAI_API_URL = "https://api.openai.com/v1"
-#: the providers LangChain's init_chat_model knows by prefix (openai: is ours: an OpenAI-compatible client)
+#: the providers LangChain's init_chat_model knows by prefix, when LangChain cannot be asked (openai: is ours)
 LANGCHAIN_PROVIDERS = frozenset(
-    {
-        "anthropic",
-        "azure_ai",
-        "azure_openai",
-        "bedrock",
-        "bedrock_converse",
-        "cohere",
-        "deepseek",
-        "fireworks",
-        "google_anthropic_vertex",
-        "google_genai",
-        "google_vertexai",
-        "groq",
-        "huggingface",
-        "ibm",
-        "mistralai",
-        "nvidia",
-        "ollama",
-        "perplexity",
-        "together",
-        "xai",
-    }
+    "anthropic anthropic_bedrock azure_ai azure_openai baseten bedrock bedrock_converse cohere deepseek fireworks "
+    "google_anthropic_vertex google_genai google_vertexai groq huggingface ibm litellm meta mistralai nvidia ollama "
+    "openrouter perplexity together upstage xai".split()
 )
 
 
@@ -281,9 +262,19 @@ def _engine_and_target(spec: str) -> tuple[str, str]:
         return "transformers", rest
     if prefix == "gguf" and rest:
         return "llama.cpp", rest
-    if prefix in LANGCHAIN_PROVIDERS and rest and not Path(spec).expanduser().exists():
+    if rest and prefix.isidentifier() and prefix in _langchain_providers() and not Path(spec).expanduser().exists():
         return "langchain", spec
     return "llama.cpp", spec
+
+
+@functools.lru_cache(maxsize=1)
+def _langchain_providers() -> frozenset[str]:
+    """LangChain's own list where it is installed (it grows), else ours."""
+    try:
+        from langchain.chat_models.base import _BUILTIN_PROVIDERS  # LangChain's table; no public accessor
+    except ImportError:
+        return LANGCHAIN_PROVIDERS
+    return (frozenset(_BUILTIN_PROVIDERS) | LANGCHAIN_PROVIDERS) - {"openai"}
 
 
 def _local_target(target: str, *, hf: bool) -> tuple[Path, Optional[ModelCard]]:
@@ -335,12 +326,15 @@ def resolve_chain(specs: Sequence[str], *, base_url: Union[str, Sequence[str], N
     local_options = {k: v for k, v in options.items() if k in ENGINE_OPTIONS}
     if local_options and all(s.startswith("openai:") for s in specs):
         _refuse(local_options, ENGINE_OPTIONS - SHARED_OPTIONS, ",".join(specs), "a chain of servers' models")
-    clients = [
-        resolve_model(s, base_url=base_url, **remote_options)
-        if s.startswith("openai:")
-        else deferred_client(s, **local_options)
-        for s in specs
-    ]
+    clients = []
+    for spec in specs:
+        engine = _engine_and_target(spec)[0]
+        if engine == "remote":
+            clients.append(resolve_model(spec, base_url=base_url, **remote_options))
+        elif engine == "langchain":  # made now, like a server's: a missing package is reported before anything runs
+            clients.append(resolve_model(spec))
+        else:
+            clients.append(deferred_client(spec, **local_options))
     return FallbackClient(*clients)
 
 
@@ -373,9 +367,28 @@ def _langchain_client(spec: str) -> Any:
 
     try:
         return LangChainClient(init_chat_model(spec))
-    except ImportError as exc:  # the provider's own package (langchain-anthropic, ...)
-        provider = spec.partition(":")[0].replace("_", "-")
-        raise MissingDependencyError(f"The model spec {spec!r}", f"langchain-{provider}") from exc
+    except ImportError as exc:  # the provider's own package; LangChain's message names it
+        raise ModelSpecError(f"The model spec {spec!r} needs a package that is not installed: {exc}") from exc
+
+
+def openai_server(name: str, api_key: Optional[str], environ: Mapping[str, str]) -> tuple[str, Optional[str]]:
+    """Where ``openai:NAME`` goes without a base URL, as OpenEvals sends it, and the key that goes with it.
+
+    ``OPENAI_BASE_URL``, else ``LOCALJUDGE_BASE_URL``, else OpenAI's API. A key
+    meant for our variable's server (``LOCALJUDGE_API_KEY``) never goes to
+    OpenAI's variable or OpenAI's API: those get ``OPENAI_API_KEY`` alone.
+    """
+    if environ.get(OPENAI_BASE_URL_ENV):
+        return environ[OPENAI_BASE_URL_ENV], api_key if api_key is not None else environ.get("OPENAI_API_KEY", "")
+    if environ.get(BASE_URL_ENV):
+        return environ[BASE_URL_ENV], api_key
+    key = api_key if api_key is not None else environ.get("OPENAI_API_KEY", "")
+    if not key:
+        raise ModelSpecError(
+            f"openai:{name} goes to OpenAI's API (no --base-url, {OPENAI_BASE_URL_ENV} or {BASE_URL_ENV} is set), "
+            "which needs OPENAI_API_KEY; for a server of your own, give its address with --base-url"
+        )
+    return OPENAI_API_URL, key
 
 
 def _remote_client(
@@ -386,7 +399,9 @@ def _remote_client(
     from .clients.remote import OpenAICompatibleClient
 
     urls = [u for u in ([base_url] if isinstance(base_url, str) else base_url or ()) if u]
-    urls = urls or [os.environ.get(OPENAI_BASE_URL_ENV) or os.environ.get(BASE_URL_ENV) or OPENAI_API_URL]
+    if not urls:
+        url, api_key = openai_server(name, api_key, os.environ)
+        urls = [url]
     if len(urls) == 1:
         return OpenAICompatibleClient(urls[0], api_key=api_key, model=name, **options)
     servers = [Endpoint(url).base_url for url in urls]

@@ -9,7 +9,7 @@ The model loads on the first test that asks for a judge, once per session.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Optional
 
 import pytest
@@ -32,12 +32,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session")
-def local_judge_client(request: pytest.FixtureRequest) -> Any:
+def local_judge_client(request: pytest.FixtureRequest) -> Iterator[Any]:
     """The judge model of the session (``--judge-model``), loaded once."""
     from .models import resolve_model
 
     spec = request.config.getoption("judge_model") or "default"
-    return resolve_model(spec, base_url=request.config.getoption("judge_base_url"))
+    client = resolve_model(spec, base_url=request.config.getoption("judge_base_url"))
+    yield client
+    from .clients.remote import OpenAICompatibleClient
+
+    if isinstance(client, OpenAICompatibleClient):  # its connections; a local model is the process's to share
+        client.close()
 
 
 @pytest.fixture
@@ -55,6 +60,8 @@ def local_judge(request: pytest.FixtureRequest) -> Callable[..., Callable[..., A
         from .judge import create_llm_as_judge
 
         client = judge if judge is not None else request.getfixturevalue("local_judge_client")
+        if evaluator is not None and prompt is not None:
+            raise pytest.UsageError(f"the {evaluator} evaluator brings its own prompt: give evaluator= or a prompt")
         if evaluator is not None:
             if evaluator not in EVALUATORS:
                 raise pytest.UsageError(f"no evaluator named {evaluator!r}; see: localjudge evaluators list")

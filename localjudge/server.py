@@ -25,7 +25,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from .clients.base import call_create, read_choice, read_response_format
-from .errors import JudgeRuntimeError, LocalJudgeError, OutputParseError, UnsupportedSchemaError, UsageError
+from .clients.formats import check_content
+from .clients.request import HONOURED_FIELDS, IGNORED_FIELDS
+from .errors import (
+    AllClientsFailedError,
+    JudgeRuntimeError,
+    OutputParseError,
+    UnsupportedSchemaError,
+    UsageError,
+)
 
 __all__ = ["ApiError", "Limits", "check_request", "create_app", "error_body"]
 
@@ -38,6 +46,7 @@ class Limits:
 
     max_body_bytes: int = 1 << 20
     max_tokens: int = 4096
+    body_seconds: float = 30.0  # to receive the whole body
 
 
 class ApiError(Exception):
@@ -60,10 +69,18 @@ def invalid(message: str, *, param: str | None = None, code: str | None = None) 
     return ApiError(400, message, kind="invalid_request_error", param=param, code=code)
 
 
+#: the fields a request may carry: OpenAI's wire fields the judges know; never the SDK-only ``extra_*``,
+#: which a remote judge would merge into its own request past every limit here
+WIRE_FIELDS = (HONOURED_FIELDS | IGNORED_FIELDS) - {"extra_body", "extra_headers", "extra_query", "timeout"}
+
+
 def check_request(body: Any, limits: Limits) -> dict[str, Any]:
     """The request to hand the judge, or an :class:`ApiError` for what it may not ask."""
     if not isinstance(body, dict):
         raise invalid("The request body must be a JSON object")
+    unknown = sorted(set(body) - WIRE_FIELDS)
+    if unknown:
+        raise invalid(f"Unsupported request fields: {', '.join(unknown)}", param=unknown[0])
     if body.get("stream"):
         raise invalid("stream is not supported: the judge answers with one complete response", param="stream")
     if body.get("n") not in (None, 1):
@@ -89,8 +106,14 @@ def check_request(body: Any, limits: Limits) -> dict[str, Any]:
     return dict(body)
 
 
-def judge_failure(exc: Exception) -> ApiError:
+def judge_failure(exc: BaseException) -> ApiError:
     """What a judge's failure looks like to the caller: their mistake (400) or the model's (422, 500)."""
+    if isinstance(exc, AllClientsFailedError) and exc.errors:
+        answers = [error for _, error in exc.errors if isinstance(error, OutputParseError)]
+        if len(answers) == len(exc.errors):  # every client answered, none with what was asked: the answer's fault
+            error = judge_failure(answers[-1])
+            error.message = str(exc)
+            return error
     if isinstance(exc, UnsupportedSchemaError):
         return invalid(str(exc), param="response_format", code="unsupported_schema_keyword")
     if isinstance(exc, UsageError):
@@ -102,18 +125,25 @@ def judge_failure(exc: Exception) -> ApiError:
         return error
     if isinstance(exc, JudgeRuntimeError):
         return ApiError(500, exc.message, kind="server_error", code=type(exc).__name__)
-    return ApiError(500, f"The judge failed: {type(exc).__name__}", kind="server_error")
+    return ApiError(500, f"The judge failed: {type(exc).__name__}", kind="server_error", code=type(exc).__name__)
 
 
-def checked_answer(request: Mapping[str, Any], response: Any, backend: str) -> Any:
-    """The judge's answer, if it is what the request asked for; else the error saying how it is not."""
-    from .parsing import parse_json_output
+def checked_answer(request: Mapping[str, Any], response: Any, backend: str) -> dict[str, Any]:
+    """The judge's answer as a dict, if it is what the request asked for; else the error saying how it is not.
 
+    A JSON answer is sent as the object alone (a judge behind a fallback may
+    have wrapped it in prose or a code fence), so a caller's ``json.loads``
+    of the content always works.
+    """
+    answer = dict(response.model_dump() if hasattr(response, "model_dump") else response)
     kind, schema = read_response_format(request.get("response_format"))
     if kind != "text":
-        content, finish_reason = read_choice(response)
-        parse_json_output(content, schema, finish_reason=finish_reason, backend=backend)
-    return response
+        content, finish_reason = read_choice(answer)
+        value = check_content(content, kind, schema, finish_reason=finish_reason, backend=backend)
+        choice = dict(answer["choices"][0])
+        choice["message"] = {**dict(choice["message"]), "content": json.dumps(value, ensure_ascii=False)}
+        answer["choices"] = [choice, *answer["choices"][1:]]
+    return answer
 
 
 def authorised(header: str | None, key: str | None) -> bool:
@@ -145,6 +175,8 @@ def create_app(client: Any, *, model_id: str, api_key: str | None = None, limits
                 return await handler(request)
             except ApiError as error:
                 return fail(error)
+            except Exception as exc:  # whatever the judge raised: an answer in OpenAI's shape, never a bare 500
+                return fail(judge_failure(exc))
 
         return endpoint
 
@@ -158,20 +190,21 @@ def create_app(client: Any, *, model_id: str, api_key: str | None = None, limits
 
     @guarded
     async def chat_completions(request: Request) -> JSONResponse:
-        body = await _read_body(request, limits.max_body_bytes)
+        try:
+            with anyio.fail_after(limits.body_seconds):  # a body trickled in byte by byte does not hold a worker
+                body = await _read_body(request, limits.max_body_bytes)
+        except TimeoutError:
+            raise ApiError(408, f"The request body did not arrive within {limits.body_seconds:g} s",
+                           kind="invalid_request_error", code="timeout") from None  # fmt: skip
         try:
             parsed = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise invalid(f"The request body is not JSON: {exc}") from None
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            raise invalid(f"The request body is not JSON: {type(exc).__name__}: {exc}"[:500]) from None
         judge_request = check_request(parsed, limits)
         judge_request.pop("model", None)  # one model here, whatever the caller calls it
-        try:
-            response = await anyio.to_thread.run_sync(
-                lambda: checked_answer(judge_request, call_create(client, judge_request), model_id)
-            )
-        except LocalJudgeError as exc:
-            raise judge_failure(exc) from None
-        answer = dict(response.model_dump() if hasattr(response, "model_dump") else response)
+        answer = await anyio.to_thread.run_sync(
+            lambda: checked_answer(judge_request, call_create(client, judge_request), model_id)
+        )
         return JSONResponse({**answer, "model": model_id})
 
     @contextlib.asynccontextmanager
@@ -182,7 +215,13 @@ def create_app(client: Any, *, model_id: str, api_key: str | None = None, limits
             close()
         print(f"stopped serving {model_id}: requests in flight answered, model closed", file=sys.stderr, flush=True)
 
+    async def not_found(request: Request, exc: Exception) -> JSONResponse:
+        status = getattr(exc, "status_code", 404)
+        message = f"{request.method} {request.url.path} is not served here"
+        return fail(ApiError(status, message, kind="invalid_request_error", code="not_found"))
+
     return Starlette(
+        exception_handlers={404: not_found, 405: not_found},
         routes=[
             Route("/health", health),
             Route("/v1/models", models),

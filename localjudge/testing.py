@@ -37,13 +37,13 @@ class Judgement:
 
 
 _lock = threading.Lock()
-_records: list[list[Judgement]] = [[]]  # the innermost is written to: a pytest session records its own
+_records: list[list[Judgement]] = []  # one list per pytest session (innermost last); none outside pytest
 
 
 def judgements() -> list[Judgement]:
-    """The judged assertions made so far (in this pytest session, under the plugin)."""
+    """The judged assertions made so far in this pytest session (none are kept outside one)."""
     with _lock:
-        return list(_records[-1])
+        return list(_records[-1]) if _records else []
 
 
 def start_recording() -> None:
@@ -53,7 +53,7 @@ def start_recording() -> None:
 
 def stop_recording() -> list[Judgement]:
     with _lock:
-        return _records.pop() if len(_records) > 1 else list(_records[-1])
+        return _records.pop() if _records else []
 
 
 def _clip(value: Any, limit: int = 500) -> str:
@@ -84,7 +84,8 @@ def assert_judged(result: Any, *, at_least: Optional[float] = None, equals: Any 
         raise UsageError(f"the verdict {score!r} is a number: say what it must be with at_least= or equals=")
     with _lock:
         test = os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0]
-        _records[-1].append(Judgement(test, str(result.get("key")), score, expected, passed))
+        if _records:
+            _records[-1].append(Judgement(test, str(result.get("key")), score, expected, passed))
     if not passed:
         raise AssertionError(_explain(result, expected))
 

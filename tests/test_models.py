@@ -97,21 +97,30 @@ def test_a_chain_with_an_empty_spec_is_refused(spec):
 @pytest.mark.parametrize(
     ("environment", "expected"),
     [
-        ({}, "https://api.openai.com/v1"),
-        ({"LOCALJUDGE_BASE_URL": "http://127.0.0.1:8080/v1"}, "http://127.0.0.1:8080/v1"),
-        ({"LOCALJUDGE_BASE_URL": "http://127.0.0.1:8080/v1", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"},
-         "http://127.0.0.1:9/v1"),
+        ({"OPENAI_API_KEY": "sk-openai"}, ("https://api.openai.com/v1", "sk-openai")),
+        ({"LOCALJUDGE_BASE_URL": "http://127.0.0.1:8080/v1", "LOCALJUDGE_API_KEY": "ours"},
+         ("http://127.0.0.1:8080/v1", None)),  # the key is the client's to read: ours first
+        ({"LOCALJUDGE_BASE_URL": "http://127.0.0.1:8080/v1", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+          "LOCALJUDGE_API_KEY": "ours", "OPENAI_API_KEY": "sk-openai"}, ("http://127.0.0.1:9/v1", "sk-openai")),
+        ({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "LOCALJUDGE_API_KEY": "ours"}, ("http://127.0.0.1:9/v1", "")),
     ],
 )  # fmt: skip
-def test_openai_specs_find_their_server_as_openevals_does(monkeypatch, environment, expected):
-    for name in (models.BASE_URL_ENV, models.OPENAI_BASE_URL_ENV):
+def test_openai_specs_find_their_server_as_openevals_does_and_keys_stay_with_their_server(environment, expected):
+    assert models.openai_server("gpt-4o-mini", None, environment) == expected
+    assert models.openai_server("gpt-4o-mini", "given", environment)[1] == "given"
+
+
+def test_openai_s_api_without_its_key_is_refused_before_anything_is_sent(monkeypatch):
+    for name in (models.BASE_URL_ENV, models.OPENAI_BASE_URL_ENV, "OPENAI_API_KEY", "LOCALJUDGE_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-    for name, value in environment.items():
-        monkeypatch.setenv(name, value)
-    assert models.resolve_model("openai:gpt-4o-mini").base_url == expected
-    assert models.resolve_model("openai:gpt-4o-mini", base_url="http://127.0.0.1:7/v1").base_url == (
-        "http://127.0.0.1:7/v1"
-    )
+    with pytest.raises(ModelSpecError, match=r"goes to OpenAI's API .* needs OPENAI_API_KEY"):
+        models.resolve_model("openai:gpt-4o-mini")
+    monkeypatch.setenv("LOCALJUDGE_API_KEY", "ours")  # never sent to OpenAI
+    with pytest.raises(ModelSpecError, match="needs OPENAI_API_KEY"):
+        models.resolve_model("openai:gpt-4o-mini")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    assert models.resolve_model("openai:gpt-4o-mini").base_url == "https://api.openai.com/v1"
+    assert models.resolve_model("openai:m", base_url="http://127.0.0.1:7/v1").base_url == "http://127.0.0.1:7/v1"
 
 
 def test_other_providers_go_through_langchain(monkeypatch):
@@ -132,8 +141,12 @@ def test_other_providers_go_through_langchain(monkeypatch):
     monkeypatch.setattr("langchain.chat_models.init_chat_model", init_chat_model)
     client = models.resolve_model("ollama:qwen2.5")
     assert isinstance(client, LangChainClient) and made == ["ollama:qwen2.5"]
-    with pytest.raises(MissingDependencyError, match="pip install langchain-anthropic"):
+    with pytest.raises(ModelSpecError, match=r"needs a package .* `pip install -U langchain-anthropic`"):
         models.resolve_model("anthropic:claude-x")
+    with pytest.raises(ModelSpecError, match="langchain-anthropic"):  # in a chain, reported before anything runs
+        models.resolve_model("default,anthropic:claude-x")
+    chain = models.resolve_model("default,ollama:qwen2.5", n_ctx=512)  # local options go to the local member only
+    assert isinstance(chain.clients[1], LangChainClient)
     with pytest.raises(ModelSpecError, match=r"--n-ctx does not apply to 'ollama:qwen2\.5', a LangChain chat model"):
         models.resolve_model("ollama:qwen2.5", n_ctx=512)
     with pytest.raises(ModelSpecError, match=r"--base-url .* is for openai:NAME specs"):

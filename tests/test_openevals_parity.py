@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
 
 openevals_llm = pytest.importorskip("openevals.llm")
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
 
 from localjudge import create_llm_as_judge  # noqa: E402
 from localjudge.clients.base import ScriptedClient  # noqa: E402
@@ -38,6 +41,13 @@ CASES = {
         {"prompt": PROMPT},
         {"inputs": {"question": "战国四大名将?", "n": 4}, "outputs": ["白起", "王翦"]},
     ),
+    "LangChain messages": (
+        {"prompt": PROMPT},
+        {
+            "inputs": {"messages": [HumanMessage(content="What is 2+2?", id="h1")]},
+            "outputs": [AIMessage(content="4", id="a1"), ToolMessage(content="ok", tool_call_id="t1")],
+        },
+    ),
     "continuous without reasoning": ({"prompt": PROMPT, "continuous": True, "use_reasoning": False}, {}),
     "choices": ({"prompt": PROMPT, "choices": [0.0, 0.5, 1.0]}, {}),
     "messages from a callable": (
@@ -59,8 +69,11 @@ def _answer(options: dict) -> str:
 def test_the_same_arguments_send_the_same_messages_as_openevals(case):
     options, values = CASES[case]
     theirs, ours = ScriptedClient([_answer(options)]), ScriptedClient([_answer(options)])
-    openevals_llm.create_llm_as_judge(**options, judge=theirs, model="openai:judge")(**{**CALL, **values})
-    create_llm_as_judge(**options, judge=ours, model="judge")(**{**CALL, **values})
+    # each gets its own copy: OpenEvals converts the messages inside a caller's dict in place
+    openevals_llm.create_llm_as_judge(**options, judge=theirs, model="openai:judge")(
+        **copy.deepcopy({**CALL, **values})
+    )
+    create_llm_as_judge(**options, judge=ours, model="judge")(**copy.deepcopy({**CALL, **values}))
     [sent], [expected] = ours.requests, theirs.requests
     assert sent["messages"] == expected["messages"]  # byte for byte
     schema, theirs_schema = (r["response_format"]["json_schema"]["schema"] for r in (sent, expected))

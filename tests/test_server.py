@@ -73,6 +73,71 @@ def test_the_key_is_checked_only_when_there_is_one():
     assert not authorised("Basic s3cret", "s3cret")
 
 
+# -- the app, over scripted judges -------------------------------------------------------------
+
+
+class Exploding:
+    """A judge whose library fails in its own way (not one of our errors)."""
+
+    class chat:
+        class completions:
+            @staticmethod
+            def create(**_):
+                raise RuntimeError("socket closed")
+
+
+def _app(judge, **limits):
+    from starlette.testclient import TestClient
+
+    from localjudge.server import create_app
+
+    return TestClient(create_app(judge, model_id="m", api_key="k", limits=Limits(**limits)))
+
+
+def _ask(app, body, key="k"):
+    return app.post("/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {key}"})
+
+
+def test_the_app_answers_in_openai_shape_and_sends_json_alone():
+    pytest.importorskip("starlette")
+    from localjudge.clients.base import ScriptedClient
+
+    app = _app(ScriptedClient(['Sure! ```json\n{"reasoning": "ok", "score": true}\n```']))
+    answer = _ask(app, {"messages": MESSAGES, "response_format": JSON_SCHEMA, "model": "anything"}).json()
+    assert answer["model"] == "m" and answer["object"] == "chat.completion"
+    assert json.loads(answer["choices"][0]["message"]["content"]) == {"reasoning": "ok", "score": True}
+    assert answer["choices"][0]["message"]["content"] == '{"reasoning": "ok", "score": true}'  # the object alone
+
+
+def test_the_app_refuses_what_would_get_past_its_limits_and_shapes_every_error():
+    pytest.importorskip("starlette")
+    from localjudge.clients.base import ScriptedClient
+    from localjudge.clients.fallback import FallbackClient
+
+    app = _app(ScriptedClient(["{}"], repeat=True), max_body_bytes=2000, max_tokens=64)
+    sneaky = _ask(app, {"messages": MESSAGES, "extra_body": {"max_tokens": 100000, "model": "o1-pro"}})
+    assert sneaky.status_code == 400 and "extra_body" in sneaky.json()["error"]["message"]
+    assert _ask(app, {"messages": MESSAGES}, key="wrong").status_code == 401
+    assert _ask(app, {"messages": [{"role": "user", "content": "x" * 3000}]}).status_code == 413
+    missing = app.get("/v1/nothing", headers={"Authorization": "Bearer k"})
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    assert app.get("/v1/chat/completions").status_code == 405
+    deep = _app(ScriptedClient(["{}"])).post(
+        "/v1/chat/completions", content=b"[" * 5000 + b"]" * 5000, headers={"Authorization": "Bearer k"}
+    )
+    assert deep.status_code == 400 and "not JSON" in deep.json()["error"]["message"]
+    broken = _ask(_app(Exploding()), {"messages": MESSAGES})
+    assert broken.status_code == 500 and broken.json()["error"] == {
+        "message": "The judge failed: RuntimeError",
+        "type": "server_error",
+        "param": None,
+        "code": "RuntimeError",
+    }
+    chain = FallbackClient(ScriptedClient(["nope"], repeat=True), ScriptedClient(["still no"], repeat=True))
+    both_bad = _ask(_app(chain), {"messages": MESSAGES, "response_format": JSON_SCHEMA})
+    assert both_bad.status_code == 422 and both_bad.json()["error"]["raw_output"] == "still no"
+
+
 # -- the real server ------------------------------------------------------------------------
 
 KEY = "test-key-0123"

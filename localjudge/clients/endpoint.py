@@ -140,17 +140,27 @@ class Endpoint:
         return f"Endpoint({self.display!r})"
 
 
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+#: IPv6 prefixes whose last 32 bits are an IPv4 address: NAT64 (well-known and local-use), SIIT
+_LAST_32_BITS = tuple(ipaddress.ip_network(n) for n in ("64:ff9b::/96", "64:ff9b:1::/48", "::ffff:0:0:0/96"))
 
 
 def embedded_ipv4(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
-    """The IPv4 address an IPv6 one carries: IPv4-mapped (::ffff:a.b.c.d), NAT64 (64:ff9b::/96), ::a.b.c.d."""
+    """The IPv4 address an IPv6 one carries, in any of the forms that route to it.
+
+    IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d), NAT64
+    (64:ff9b::/96, 64:ff9b:1::/48), SIIT (::ffff:0:a.b.c.d), 6to4 (2002::/16)
+    and Teredo (2001::/32, the client's address).
+    """
     if not isinstance(address, ipaddress.IPv6Address):
         return None
     if address.ipv4_mapped is not None:
         return address.ipv4_mapped
-    if address in _NAT64 or (int(address) >> 32 == 0 and int(address) > 0xFFFF):  # ::a.b.c.d, not :: or ::1
-        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    if address.sixtofour is not None:
+        return address.sixtofour
+    if address.teredo is not None:
+        return address.teredo[1]
+    if any(address in network for network in _LAST_32_BITS) or (int(address) >> 32 == 0 and int(address) > 0xFFFF):
+        return ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)  # (::a.b.c.d, but not :: or ::1)
     return None
 
 

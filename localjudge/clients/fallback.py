@@ -14,7 +14,6 @@ from contextlib import closing
 from typing import Any, Union
 
 from ..errors import AllClientsFailedError, JudgeRuntimeError, LocalJudgeError, UsageError
-from ..parsing import parse_json_output
 from .adapter import adapt_response_format
 from .base import (
     AsyncChatClient,
@@ -25,6 +24,7 @@ from .base import (
     read_choice,
     read_response_format,
 )
+from .formats import check_content
 
 __all__ = ["FALLBACK_FIELD", "AsyncFallbackClient", "FallbackClient", "should_fall_back"]
 
@@ -145,9 +145,8 @@ class _Chain:
         elif callable(getattr(response, "model_dump", None)):  # the openai SDK's pydantic objects
             response = ChatCompletion(response.model_dump())
         kind, schema = read_response_format(request.get("response_format"))
-        if kind != "text":
-            content, finish_reason = read_choice(response)
-            parse_json_output(content, schema, finish_reason=finish_reason, backend=name)
+        content, finish_reason = read_choice(response)
+        check_content(content, kind, schema, finish_reason=finish_reason, backend=name)
         return response
 
     def answered(self, name: str, response: Any, failures: list[tuple[str, BaseException]]) -> Any:

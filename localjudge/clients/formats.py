@@ -11,6 +11,7 @@ for, whatever the server claims to have enforced.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -103,14 +104,21 @@ def is_schema_rejection(status_code: int, body: str) -> bool:
 def is_temperature_rejection(status_code: int, body: str) -> bool:
     """Whether an error answer says the model takes no temperature but its own.
 
-    OpenAI answers HTTP 400 ("Unsupported value: 'temperature' does not support
-    0 with this model. Only the default (1) value is supported."); the message
-    must name the parameter and say it is not supported.
+    OpenAI answers HTTP 400 with an error whose ``param`` is "temperature"
+    ("Unsupported value: 'temperature' does not support 0 with this model.
+    Only the default (1) value is supported."). Only an error that names the
+    parameter counts: a 422 that merely echoes the request does not.
     """
     if status_code not in (400, 422):
         return False
-    text = body.lower()
-    return "temperature" in text and any(word in text for word in ("unsupported", "not support", "only the default"))
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return False
+    if not isinstance(error, Mapping):
+        return False
+    message = str(error.get("message", "")).lower()
+    return error.get("param") == "temperature" or ("'temperature'" in message and "unsupported" in message)
 
 
 def check_content(
@@ -120,10 +128,10 @@ def check_content(
     *,
     finish_reason: str | None = None,
     backend: str | None = None,
-) -> None:
-    """Raise ``OutputParseError`` (raw text kept) when a JSON answer breaks the format asked for."""
+) -> Any:
+    """The JSON answer's value; ``OutputParseError`` (raw text kept) when it breaks the format asked for."""
     if kind == "text":
-        return
+        return None
     from ..parsing import parse_json_output
 
     value = parse_json_output(content, schema, finish_reason=finish_reason, backend=backend)
@@ -135,3 +143,4 @@ def check_content(
             hint="The server may ignore response_format; use one that enforces it.",
             backend=backend,
         )
+    return value

@@ -10,9 +10,10 @@ from the one that was checked. TLS still verifies the name.
 httpx has no public way to choose the address a connection goes to
 (``HTTPTransport`` takes no network backend in 0.28), so the transport's
 connection pool is given httpcore's backend interface, ours; the pool is
-checked to be what we expect, and anything else fails closed. Through a
-proxy (``HTTPS_PROXY``) the proxy makes the connection, so the check is then
-the proxy's to make.
+checked to be what we expect, and anything else fails closed. With a proxy
+configured (``HTTPS_PROXY`` and the like), the proxy makes the connections:
+the client is then httpx's own, which honours those settings, and the check
+is the proxy's to make.
 """
 
 from __future__ import annotations
@@ -86,11 +87,22 @@ def _guard(transport: Any, backend: Any) -> Any:
     return transport
 
 
+def _proxied() -> bool:
+    """Whether the environment names a proxy (a transport of our own would make httpx ignore it)."""
+    import urllib.request
+
+    return any(scheme in urllib.request.getproxies() for scheme in ("http", "https", "all"))
+
+
 def guarded_client(**options: Any) -> httpx.Client:
-    """An ``httpx.Client(**options)`` whose connections go only to allowed addresses."""
+    """An ``httpx.Client(**options)`` whose connections go only to allowed addresses (or through the proxy)."""
+    if _proxied():
+        return httpx.Client(**options)
     return httpx.Client(transport=_guard(httpx.HTTPTransport(), _CheckedBackend()), **options)
 
 
 def guarded_async_client(**options: Any) -> httpx.AsyncClient:
     """The async twin of :func:`guarded_client`."""
+    if _proxied():
+        return httpx.AsyncClient(**options)
     return httpx.AsyncClient(transport=_guard(httpx.AsyncHTTPTransport(), _CheckedAsyncBackend()), **options)

@@ -49,9 +49,12 @@ class LangChainClient(ChatClient):
 
 
 def _raw_text(message: Any) -> str:
-    """What the model said: its text, else the arguments of the tool call structured output asks for."""
+    """What the model said: its text (its text blocks joined), else the arguments of its tool calls, valid or not."""
     content = getattr(message, "content", None)
+    if isinstance(content, list):
+        content = "".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
     if isinstance(content, str) and content:
         return content
-    calls = getattr(message, "tool_calls", None) or []
-    return json.dumps([call.get("args") for call in calls], ensure_ascii=False) if calls else str(content or "")
+    calls = [*(getattr(message, "tool_calls", None) or []), *(getattr(message, "invalid_tool_calls", None) or [])]
+    arguments = [call.get("args") for call in calls]
+    return "\n".join(a if isinstance(a, str) else json.dumps(a, ensure_ascii=False) for a in arguments)

@@ -232,16 +232,16 @@ class _RemoteBase:
         model = self.model or body.get("model")
         if model:
             body["model"] = model
-        temperature_added = (
-            "temperature" not in body
-            and self.temperature is not None
-            and not FIXED_TEMPERATURE.get(self._temperature_key(model))
-        )
-        if temperature_added:
-            body["temperature"] = self.temperature
         if wire is not None:
             body["response_format"] = wire
         body.update(extra_body)
+        temperature_added = (
+            "temperature" not in body
+            and self.temperature is not None
+            and not FIXED_TEMPERATURE.get(self._temperature_key(body.get("model")))
+        )
+        if temperature_added:
+            body["temperature"] = self.temperature
         try:
             content = json.dumps(body, ensure_ascii=False).encode("utf-8")
         except (TypeError, ValueError) as exc:
@@ -313,7 +313,11 @@ class _RemoteBase:
                         f"HTTP {outcome.status_code}: the model takes no temperature but its own; "
                         "sending the request without one"
                     )
-                    logger.info("%s refuses temperature; leaving it out for this model", self.base_url)
+                    logger.warning(
+                        "%s refuses temperature %s for this model; its verdicts may now vary from call to call",
+                        self.base_url,
+                        self.temperature,
+                    )
                     call = self._build(request)
                     continue
                 verdict = self._status_verdict(outcome, text)

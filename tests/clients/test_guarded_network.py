@@ -21,6 +21,10 @@ from localjudge.clients.remote import AsyncOpenAICompatibleClient, OpenAICompati
         ("::ffff:169.254.169.254", True),  # IPv4-mapped
         ("64:ff9b::a9fe:a9fe", True),  # NAT64
         ("::169.254.169.254", True),  # IPv4-compatible
+        ("64:ff9b:1::a9fe:a9fe", True),  # NAT64, local-use prefix
+        ("::ffff:0:a9fe:a9fe", True),  # SIIT
+        ("2002:a9fe:a9fe::1", True),  # 6to4
+        ("2001:0:4136:e378:8000:63bf:5601:5601", True),  # Teredo, client 169.254.169.254
         ("fe80::1", True),
         ("fd00:ec2::254", True),
         ("100.100.100.200", True),
@@ -68,6 +72,15 @@ def test_a_name_that_resolves_to_a_metadata_address_is_never_connected_to(dns):
     dns["mapped.test"] = ["::ffff:169.254.169.254", "64:ff9b::a9fe:a9fe"]
     with pytest.raises(AddressRefused):
         OpenAICompatibleClient("http://mapped.test/v1", max_retries=0).chat.completions.create(**REQUEST)
+
+
+def test_with_a_proxy_configured_the_proxy_connects(monkeypatch):
+    from localjudge.clients.guarded_network import guarded_client
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:3128")
+    client = guarded_client()
+    assert client._mounts  # httpx mounts the proxy only for a client without a transport of its own
+    client.close()
 
 
 def test_the_connection_goes_to_the_checked_address(dns, fault_server):

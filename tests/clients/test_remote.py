@@ -548,6 +548,16 @@ def test_a_model_that_refuses_temperature_gets_the_request_again_without_it_and_
     assert server.requests[3].json()["temperature"] == 0.0  # another model on the endpoint keeps its 0
 
 
+def test_only_an_error_that_names_temperature_counts_as_refusing_it():
+    from localjudge.clients.formats import is_temperature_rejection
+
+    assert is_temperature_rejection(400, json.dumps(TEMPERATURE_REJECTION))
+    echoed = {"detail": [{"msg": "unsupported value", "input": {"temperature": 0.0, "messages": []}}]}
+    assert not is_temperature_rejection(422, json.dumps(echoed))  # FastAPI's 422 echoes the request
+    assert not is_temperature_rejection(400, "temperature unsupported")  # not an error object
+    assert not is_temperature_rejection(500, json.dumps(TEMPERATURE_REJECTION))
+
+
 def test_a_caller_s_own_temperature_refused_is_the_caller_s_error(fault_server):
     server = fault_server(respond(400, TEMPERATURE_REJECTION))
     result = run("sync", server.base_url, server, request={**REQUEST, "temperature": 0.5})

@@ -199,3 +199,17 @@ def test_langchain_client_without_a_schema_returns_the_plain_reply():
     assert response.choices[0].message.content == "just text"
     assert response["choices"][0]["finish_reason"] == "stop"
     assert response.model == "fake"
+
+
+def test_the_raw_text_of_a_failed_structured_answer_is_what_the_model_wrote():
+    from langchain_core.messages import AIMessage
+
+    from localjudge.clients.langchain import _raw_text
+
+    assert _raw_text(AIMessage(content=[{"type": "text", "text": "Score: "}, {"type": "text", "text": "high"}])) == (
+        "Score: high"
+    )
+    broken_call = AIMessage(
+        content="", invalid_tool_calls=[{"name": "output", "args": '{"score": tr', "id": "1", "error": "bad JSON"}]
+    )
+    assert _raw_text(broken_call) == '{"score": tr'
