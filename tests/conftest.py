@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -15,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+from process_helpers import die_with_parent, free_port
 
 LLAMA_SERVER_LAUNCHER = Path(__file__).parent / "clients" / "llama_server.py"
 SERVER_START_DEADLINE = 120.0
@@ -146,26 +146,10 @@ class LlamaServer:
             self.process.wait(timeout=10)
 
 
-def _die_with_parent() -> None:
-    """Ask Linux to stop the server if the test run dies without running its finalizers."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-        import signal
-
-        pr_set_pdeathsig = 1
-        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def start_llama_server(model_path: Path, log_dir: Path) -> LlamaServer:
     """Start the server on 127.0.0.1 and wait until it answers, or fail with its log."""
     pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python's [server] extra")
-    port = _free_port()
+    port = free_port()
     log_path = log_dir / f"llama_server_{port}.log"
     command = [
         sys.executable,
@@ -185,7 +169,7 @@ def start_llama_server(model_path: Path, log_dir: Path) -> LlamaServer:
     env.pop("MODEL", None)
     log = open(log_path, "wb")
     process = subprocess.Popen(
-        command, stdout=log, stderr=subprocess.STDOUT, env=env, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent
+        command, stdout=log, stderr=subprocess.STDOUT, env=env, stdin=subprocess.DEVNULL, preexec_fn=die_with_parent
     )
     log.close()
     server = LlamaServer(process, port, log_path)

@@ -147,15 +147,15 @@ KEY = "test-key-0123"
 def served(tmp_path_factory):
     """`localjudge serve` with the default model, as a process, on a free port."""
     pytest.importorskip("uvicorn")
-    from conftest import _die_with_parent, _free_port
+    from process_helpers import die_with_parent, free_port
 
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     env = {**os.environ, "LOCALJUDGE_SERVER_KEY": KEY}
     command = [sys.executable, "-m", "localjudge", "serve", "--port", str(port), "--max-tokens-limit", "512",
                "--max-body-bytes", "20000", "--parallel", "2"]  # fmt: skip
     with open(log, "wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, preexec_fn=_die_with_parent)
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, preexec_fn=die_with_parent)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
