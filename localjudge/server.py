@@ -31,6 +31,7 @@ from .errors import (
     AllClientsFailedError,
     JudgeRuntimeError,
     OutputParseError,
+    TruncatedOutputError,
     UnsupportedSchemaError,
     UsageError,
 )
@@ -119,7 +120,7 @@ def judge_failure(exc: BaseException) -> ApiError:
     if isinstance(exc, UsageError):
         return invalid(str(exc))
     if isinstance(exc, OutputParseError):
-        code = "output_truncated" if type(exc).__name__ == "TruncatedOutputError" else "output_invalid"
+        code = "output_truncated" if isinstance(exc, TruncatedOutputError) else "output_invalid"
         error = ApiError(422, exc.message, kind="invalid_response_error", code=code)
         error.extra["raw_output"] = exc.raw_output
         return error
