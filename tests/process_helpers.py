@@ -20,3 +20,11 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def interruptible() -> None:
+    """Give the child Python's own Ctrl-C: a shell that runs the tests in the background ignores SIGINT,
+    and a child would inherit that (Python then never raises KeyboardInterrupt)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from process_helpers import interruptible
 
 from localjudge.batch import run_batch
 from localjudge.errors import OutputParseError, UsageError
@@ -264,7 +265,9 @@ def test_ctrl_c_writes_the_rows_in_flight_before_stopping(tmp_path):
     results, started = tmp_path / "results.jsonl", tmp_path / "started.log"
     script = tmp_path / "run.py"
     script.write_text(INTERRUPTED_RUN, encoding="utf-8")
-    process = subprocess.Popen([sys.executable, str(script), str(results), str(started)], stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, str(script), str(results), str(started)], stderr=subprocess.PIPE, preexec_fn=interruptible
+    )
     deadline = time.monotonic() + 60
     while not (results.exists() and len(results.read_bytes().splitlines()) >= 5) and time.monotonic() < deadline:
         time.sleep(0.01)

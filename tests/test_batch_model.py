@@ -6,6 +6,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from process_helpers import interruptible
 
 from localjudge import cli
 from localjudge.clients.local import LocalClient
@@ -71,6 +72,7 @@ def test_ctrl_c_stops_the_command_with_what_it_wrote_and_exit_130(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "COLUMNS": "100"},
+        preexec_fn=interruptible,
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and not (results.exists() and results.read_text().count("\n") >= 2):
