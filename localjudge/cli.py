@@ -711,9 +711,28 @@ def serve(
     app = create_app(client, model_id=model_id, api_key=api_key, limits=Limits(max_body_bytes, max_tokens_limit))
     if not api_key and host not in ("127.0.0.1", "localhost", "::1"):
         click.echo(f"warning: serving on {host} without --api-key: anyone who can reach it can use the model", err=True)
-    click.echo(f"serving {model_id} on http://{host}:{port}/v1", err=True)
+    listening = _listen(host, port)  # bound here, so --port 0 can say which port it got
+    bound_host, bound_port = listening.getsockname()[:2]
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+    click.echo(f"serving {model_id} on http://{shown}:{bound_port}/v1", err=True)
     # beyond this many connections at once, uvicorn answers 503 rather than queueing without end
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=30, limit_concurrency=64)
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=30, limit_concurrency=64)
+    uvicorn.Server(config).run(sockets=[listening])
+
+
+def _listen(host: str, port: int) -> Any:
+    """A listening socket on ``host``:``port`` (0: any free port); an address in use is a clear error."""
+    import socket
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        listening = socket.socket(family, kind, proto)
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind(address)
+        listening.listen(128)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return listening
 
 
 @main.command()

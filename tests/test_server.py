@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -147,19 +148,24 @@ KEY = "test-key-0123"
 def served(tmp_path_factory):
     """`localjudge serve` with the default model, as a process, on a free port."""
     pytest.importorskip("uvicorn")
-    from process_helpers import die_with_parent, free_port
+    from process_helpers import die_with_parent
 
-    port = free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     env = {**os.environ, "LOCALJUDGE_SERVER_KEY": KEY}
-    command = [sys.executable, "-m", "localjudge", "serve", "--port", str(port), "--max-tokens-limit", "512",
+    command = [sys.executable, "-m", "localjudge", "serve", "--port", "0", "--max-tokens-limit", "512",
                "--max-body-bytes", "20000", "--parallel", "2"]  # fmt: skip
     with open(log, "wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, preexec_fn=die_with_parent)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+    deadline, base = time.monotonic() + 120, None
+    while time.monotonic() < deadline:  # --port 0: the server says which port it got
         assert process.poll() is None, log.read_text()
+        found = re.search(r"serving default on (http://127\.0\.0\.1:\d+)/v1", log.read_text())
+        if found:
+            base = found.group(1)
+            break
+        time.sleep(0.1)
+    assert base is not None, log.read_text()
+    while time.monotonic() < deadline:
         try:
             if httpx.get(f"{base}/health", timeout=1).status_code == 200:
                 break
