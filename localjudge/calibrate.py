@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .agreement import label_text
-from .calibration import Fit, choose_correction, value_key, verdict_classes
+from .calibration import Fit, choose_correction, value_key
 from .clients.cached import cache_identity
 from .errors import UsageError
 from .pairwise import SWAP
@@ -48,25 +48,14 @@ def calibration_key(evaluator: Any) -> str:
     """Which calibration file is this evaluator's: its model's identity and the request it builds, hashed."""
     core = evaluator.core
     identity = cache_identity(core.client)
-    if identity is not None:  # a new release decodes alike; a calibration outlives it
-        identity = {name: value for name, value in identity.items() if name != "decoder"}
     if identity is None:
         raise UsageError("this judge cannot say which model answers, so no calibration can be kept for it")
+    identity = {name: value for name, value in identity.items() if name != "decoder"}  # outlives a release
     fields = set(template_fields(core.prompt)) if isinstance(core.prompt, str) else set()
     placeholders = {name: f"{{{name}}}" for name in fields | {"inputs", "outputs", "reference_outputs"}}
     request = core.build_request(None, None, None, placeholders)
     text = json.dumps({"model": identity, "request": request}, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def classes_of(evaluator: Any) -> tuple[str, ...]:
-    """The values the evaluator's verdict can take, as JSON text (a calibration's classes)."""
-    core = evaluator.core
-    classes = verdict_classes(core.schema.json_schema, core.verdict_field) if core.verdict_field else None
-    if classes is None:
-        shape = "a number (--continuous)" if core.continuous else "shaped by its own output schema"
-        raise UsageError(f"calibration is for verdicts with a fixed set of values; this judge's answer is {shape}")
-    return classes
 
 
 def label_index(label: Any, classes: Sequence[str], *, pairwise: bool) -> int | None:

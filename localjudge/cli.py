@@ -504,7 +504,6 @@ def calibrate(
     from .batch import score_rows
     from .calibrate import (
         calibration_key,
-        classes_of,
         content_free_prior,
         describe_fit,
         fit_calibration,
@@ -547,7 +546,7 @@ def calibrate(
     default_parallel(settings, concurrency, pairwise=pairwise)
     judge = RowJudge(settings, use_cache=not no_cache)
     evaluator = judge.evaluator(next(iter(shapes)))
-    classes = classes_of(evaluator)
+    classes = evaluator.core.verdict_values()
     labels = {}
     for row in rows:  # every label is checked before the first row is judged
         try:

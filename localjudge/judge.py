@@ -94,19 +94,26 @@ class JudgeCore:
             "metadata": metadata,
         }
 
+    def verdict_values(self) -> tuple[str, ...]:
+        """The values this judge's verdict can take, as JSON text: what a calibration corrects."""
+        from .calibration import verdict_classes  # numpy, only for calibration
+
+        field = self.verdict_field
+        classes = verdict_classes(self.schema.json_schema, field) if field else None
+        if classes is None:
+            shape = "a number (--continuous)" if self.continuous else "shaped by its own output schema"
+            raise UsageError(
+                "calibration is for verdicts with a fixed set of values (true/false, choices, A/B); "
+                f"this judge's answer is {shape}"
+            )
+        return classes
+
     def use_calibration(self, correction: Optional[Correction]) -> None:
         """Correct this judge's verdicts with ``correction`` from now on (None: not at all), where it fits them."""
         if correction is not None:
-            from .calibration import value_key, verdict_classes  # numpy, only for a calibrated judge
+            from .calibration import value_key
 
-            field = self.verdict_field
-            classes = verdict_classes(self.schema.json_schema, field) if field else None
-            if classes is None:
-                shape = "a number" if self.continuous else "shaped by its own output schema"
-                raise UsageError(
-                    "calibration is for verdicts with a fixed set of values (true/false, choices, A/B); "
-                    f"this judge's answer is {shape}"
-                )
+            classes = self.verdict_values()
             if {value_key(c) for c in classes} != {value_key(c) for c in correction.classes}:
                 raise UsageError(
                     f"this calibration was fitted for the values {', '.join(correction.classes)}, "
