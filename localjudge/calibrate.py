@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .agreement import label_text
 from .calibration import Fit, choose_correction, value_key
 from .clients.cached import cache_identity
@@ -111,21 +113,21 @@ def labelled_samples(
     A pair gives two, one per order, each labelled by position: the caller's
     A was shown second in the second order.
     """
-    samples = Samples([], [], [], 0)
+    probabilities, indices, groups, without_readout = [], [], [], 0
     for number, record in enumerate(records):
         index = labels.get(str(record.get("id")))
         if index is None:
             continue
         readouts = _readouts(record["result"], pairwise) if isinstance(record.get("result"), Mapping) else None
         if readouts is None:
-            samples = Samples(samples.probabilities, samples.labels, samples.groups, samples.without_readout + 1)
+            without_readout += 1
             continue
         for order, readout in enumerate(readouts):
-            samples.probabilities.append(_row(readout, classes))
+            probabilities.append(_row(readout, classes))
             swapped = json.dumps(SWAP[json.loads(classes[index])]) if order else classes[index]
-            samples.labels.append(classes.index(swapped))
-            samples.groups.append(number)
-    return samples
+            indices.append(classes.index(swapped))
+            groups.append(number)
+    return Samples(probabilities, indices, groups, without_readout)
 
 
 def content_free_values(variables: Iterable[str], pairwise: bool) -> list[dict[str, str]]:
@@ -159,8 +161,6 @@ def mean_readout(results: Iterable[Mapping[str, Any]], classes: Sequence[str], *
 
 
 def fit_calibration(samples: Samples, classes: Sequence[str], prior: Sequence[float] | None, *, folds: int) -> Fit:
-    import numpy as np
-
     if not samples.labels:
         raise UsageError(
             f"none of the labelled rows gave a readout ({samples.without_readout} failed or gave no "

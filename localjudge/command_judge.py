@@ -141,6 +141,14 @@ def make_evaluator(
 
         if cache_identity(judge) is None:  # a judge that cannot say which model answers is asked every time
             cache = None
+    shared = {
+        "judge": judge,
+        "system": settings["system"],
+        "use_reasoning": not settings["no_reasoning"],
+        "few_shot_examples": read_jsonl(settings["few_shot"]) if settings["few_shot"] else None,
+        "few_shot_placement": "start" if settings["few_shot_first"] else "end",
+        "cache": cache,
+    }
     if pairwise:
         from .pairwise import create_pairwise_judge, pairwise_prompt
 
@@ -149,28 +157,18 @@ def make_evaluator(
             if prompt is not None
             else pairwise_prompt(has_inputs=has_inputs, has_reference=has_reference),
             feedback_key=feedback_key or "preference",
-            judge=judge,
-            system=settings["system"],
             allow_ties=bool(settings.get("allow_ties")),
-            use_reasoning=not settings["no_reasoning"],
             reference=has_reference,
-            cache=cache,
-            few_shot_examples=read_jsonl(settings["few_shot"]) if settings["few_shot"] else None,
-            few_shot_placement="start" if settings["few_shot_first"] else "end",
+            **shared,
         )
     else:
         evaluator = create_llm_as_judge(
             prompt=prompt if prompt is not None else default_prompt(has_inputs=has_inputs, has_reference=has_reference),
             feedback_key=feedback_key or "score",
-            judge=judge,
-            system=settings["system"],
             continuous=continuous,
             choices=settings["choices"],
-            use_reasoning=not settings["no_reasoning"],
-            few_shot_examples=read_jsonl(settings["few_shot"]) if settings["few_shot"] else None,
             output_schema=read_json(settings["output_schema"]) if settings["output_schema"] else None,
-            few_shot_placement="start" if settings["few_shot_first"] else "end",
-            cache=cache,
+            **shared,
         )
     if settings.get("calibrated"):
         from .calibrate import stored_correction

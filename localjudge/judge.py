@@ -172,10 +172,8 @@ def recalibrate(
             backend=backend,
         )
     corrected = {spelled.get(value_key(c), c): p for c, p in correct(raw, correction).items()}
-    own = json.dumps(parsed[field])
-    best = max(corrected.values())
-    favoured = next((text for text, p in corrected.items() if p == best and value_key(text) == value_key(own)), None)
-    favoured = favoured or max(corrected, key=corrected.get)
+    own = value_key(json.dumps(parsed[field]))
+    favoured = max(corrected, key=lambda text: (corrected[text], value_key(text) == own))  # a tie keeps its own
     uncalibrated = {field: parsed[field], "probabilities": dict(raw)}
     figures: dict[str, Any] = {"probabilities": corrected}
     if "expected_score" in (metadata or {}):

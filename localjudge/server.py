@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .clients.base import call_create, read_choice, read_response_format
-from .clients.formats import check_content
+from .clients.base import call_create, read_response_format
+from .clients.formats import check_answer
 from .clients.request import HONOURED_FIELDS, IGNORED_FIELDS
 from .errors import (
     AllClientsFailedError,
@@ -137,10 +137,8 @@ def checked_answer(request: Mapping[str, Any], response: Any, backend: str) -> d
     of the content always works.
     """
     answer = dict(response.model_dump() if hasattr(response, "model_dump") else response)
-    kind, schema = read_response_format(request.get("response_format"))
+    kind, value = check_answer(request, answer, backend=backend)
     if kind != "text":
-        content, finish_reason = read_choice(answer)
-        value = check_content(content, kind, schema, finish_reason=finish_reason, backend=backend)
         choice = dict(answer["choices"][0])
         choice["message"] = {**dict(choice["message"]), "content": json.dumps(value, ensure_ascii=False)}
         answer["choices"] = [choice, *answer["choices"][1:]]

@@ -21,10 +21,8 @@ from .base import (
     ChatCompletion,
     acall_create,
     call_create,
-    read_choice,
-    read_response_format,
 )
-from .formats import check_content
+from .formats import check_answer
 
 __all__ = ["FALLBACK_FIELD", "AsyncFallbackClient", "FallbackClient", "should_fall_back"]
 
@@ -144,9 +142,7 @@ class _Chain:
             response = response if isinstance(response, ChatCompletion) else ChatCompletion(response)
         elif callable(getattr(response, "model_dump", None)):  # the openai SDK's pydantic objects
             response = ChatCompletion(response.model_dump())
-        kind, schema = read_response_format(request.get("response_format"))
-        content, finish_reason = read_choice(response)
-        check_content(content, kind, schema, finish_reason=finish_reason, backend=name)
+        check_answer(request, response, backend=name)
         return response
 
     def answered(self, name: str, response: Any, failures: list[tuple[str, BaseException]]) -> Any:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import OutputParseError
-from .base import read_response_format
+from .base import read_choice, read_response_format
 
 __all__ = [
     "FIXED_TEMPERATURE",
@@ -25,6 +25,7 @@ __all__ = [
     "LLAMA_FORM",
     "OPENAI_FORM",
     "FormatMemo",
+    "check_answer",
     "check_content",
     "is_schema_rejection",
     "is_temperature_rejection",
@@ -144,3 +145,11 @@ def check_content(
             backend=backend,
         )
     return value
+
+
+def check_answer(request: Mapping[str, Any], response: Any, *, backend: str | None = None) -> tuple[str, Any]:
+    """``(kind, value)`` of a response to ``request``: its JSON value checked against the format asked for
+    (``OutputParseError`` otherwise), or None for free text, which is any text."""
+    kind, schema = read_response_format(request.get("response_format"))
+    content, finish_reason = read_choice(response)
+    return kind, check_content(content, kind, schema, finish_reason=finish_reason, backend=backend)
