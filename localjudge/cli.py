@@ -112,8 +112,9 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 multiple=True,
                 default=("default",),
                 show_default=True,
-                help="Judge model spec: default, a card name, PATH.gguf, hf:DIR or hf:FILE.gguf, or openai:NAME. "
-                "Repeat it with --ensemble for several judges.",
+                envvar="LOCALJUDGE_MODEL",
+                help="Judge model spec: default, tiny, a card name, PATH.gguf, hf:DIR or hf:FILE.gguf, or "
+                "openai:NAME ($LOCALJUDGE_MODEL when not given). Repeat it with --ensemble for several judges.",
             ),
             click.option(
                 "--ensemble",
@@ -189,6 +190,12 @@ def _one_judge_or_an_ensemble(command: Callable[..., Any]) -> Callable[..., Any]
 #: actors in a Ray run's pool unless --actors says otherwise, and the CPUs each reserves (and decodes with)
 DEFAULT_ACTORS = 2
 CPUS_PER_ACTOR = 1
+ON_DISAGREEMENT_OPTION = click.option(
+    "--on-disagreement",
+    type=click.Choice(["tie", "probabilities"]),
+    help="Pairs: when the two orders disagree, a tie (the default), or the side the judge found likelier over "
+    "both orders (local models).",
+)
 CALIBRATED_OPTION = click.option(
     "--calibrated",
     is_flag=True,
@@ -235,6 +242,7 @@ def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
 @click.option("--output-b", "outputs_b", required=True, callback=_text, help="The second output." + TEXT_FORMS)
 @click.option("--reference-outputs", callback=_text, help="A reference answer both are measured against.")
 @click.option("--allow-ties", is_flag=True, help="Let the judge answer that neither is better.")
+@ON_DISAGREEMENT_OPTION
 @click.option("--prompt", help="Prompt template with {inputs}, {outputs_a}, {outputs_b}, {reference_outputs}.")
 @click.option(
     "--prompt-file", type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Read it from a file."
@@ -346,6 +354,7 @@ def score(
     help="Judge pairs: each row has outputs_a and outputs_b (and inputs); asked in both orders.",
 )
 @click.option("--allow-ties", is_flag=True, help="--pairwise: let the judge answer that neither is better.")
+@ON_DISAGREEMENT_OPTION
 @click.option(
     "--engine",
     type=click.Choice(["local", "ray"]),
@@ -666,6 +675,130 @@ def describe_agreement(report: Any) -> str:
     return "\n".join(lines)
 
 
+@main.command("check-judge")
+@click.option(
+    "--set",
+    "set_names",
+    multiple=True,
+    metavar="NAME",
+    help="A labelled set to judge (repeatable; default: every set): answers, graded, llmbar-natural.",
+)
+@click.option(
+    "--split",
+    type=click.Choice(["dev", "test", "all"]),
+    default="all",
+    show_default=True,
+    help="Which rows: choose a way of judging on dev, report it on test.",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N rows of each set.")
+@click.option("--concurrency", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Rows at once.")
+@click.option("--no-reasoning", is_flag=True, help="Ask for the verdict only, without reasoning.")
+@click.option("--system", help="System message placed before each prompt.")
+@ON_DISAGREEMENT_OPTION
+@click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the report as JSON.")
+@click.option(
+    "--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path), help="Draw each set's report as a PNG here."
+)
+@click.option("--no-cache", is_flag=True, help="Ask the model again even where the result cache has its answer.")
+@model_options
+@_handle_errors
+def check_judge(
+    set_names: tuple[str, ...],
+    split: str,
+    limit: Optional[int],
+    concurrency: int,
+    json_file: Optional[Path],
+    plot_dir: Optional[Path],
+    no_cache: bool,
+    **settings: Any,
+) -> None:
+    """Judge labelled sets shipped with localjudge and print how far this judge can be trusted.
+
+    For each set: accuracy and Cohen's kappa against the labels, calibration
+    error (ECE), the accuracy of the verdict the probabilities favour,
+    position consistency and ties for pairs, failed rows and speed. Any judge
+    spec works: a local model, a server, a fallback chain, an ensemble.
+
+    \b
+    localjudge check-judge                               # the default judge, every set
+    localjudge check-judge -m tiny --set answers --limit 10
+    localjudge check-judge --split test --no-reasoning --json report.json --plot plots/
+    """
+    from .judge_check import CHECK_SETS, load_set
+    from .judge_check import check_judge as run_check
+    from .progress import RunProgress
+
+    names = set_names or tuple(CHECK_SETS)
+    unknown = [name for name in names if name not in CHECK_SETS]
+    if unknown:
+        raise UsageError(f"no check set named {unknown[0]!r}; the sets: {', '.join(CHECK_SETS)}")
+    if plot_dir is not None:
+        from .agreement_plot import check_matplotlib
+
+        check_matplotlib()
+    reports = []
+    for name in names:
+        with RunProgress(len(load_set(CHECK_SETS[name], split, limit))) as progress:
+            reports += run_check(
+                settings,
+                [name],
+                split=split,
+                limit=limit,
+                concurrency=concurrency,
+                use_cache=not no_cache,
+                on_record=progress.advance,
+            )
+    judge = ",".join((settings["model_spec"], *settings["ensemble_specs"], *settings["fallbacks"]))
+    click.echo(describe_check(reports, judge=judge, split=split))
+    if json_file is not None:
+        document = {"judge": judge, "split": split, "sets": [r.as_dict() for r in reports]}
+        json_file.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        click.echo(f"written to {json_file}", err=True)
+    if plot_dir is not None:
+        from .agreement_plot import plot_agreement
+
+        for report in reports:
+            drawn = plot_agreement(report.agreement, plot_dir / f"{report.name}.png", title=f"{judge}: {report.name}")
+            click.echo(f"drawn in {drawn}", err=True)
+
+
+def describe_check(reports: list[Any], *, judge: str, split: str) -> str:
+    """One aligned line per set."""
+
+    def number(value: Optional[float]) -> str:
+        return "-" if value is None else f"{value:.2f}"
+
+    header = ("set", "rows", "failed", "accuracy", "kappa", "ECE", "by prob.", "consistent", "ties", "rows/s")
+    table = [header]
+    for r in reports:
+        pairwise = r.agreement.position_consistency is not None
+        table.append(
+            (
+                r.name,
+                str(r.rows),
+                str(r.failed),
+                number(r.agreement.accuracy),
+                number(r.agreement.kappa),
+                number(r.agreement.ece),
+                number(r.accuracy_by_probability),
+                number(r.agreement.position_consistency),
+                str(r.ties) if pairwise else "-",
+                f"{r.rows_per_second:.2f}",
+            )
+        )
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    lines = [f"judge {judge}, {split} rows"]
+    for row in table:
+        lines.append(
+            "  ".join([row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))])
+        )
+    lines.append(
+        "by prob.: accuracy of the value the judge's probabilities favour (a pair: both orders averaged); "
+        "consistent: pairs whose two orders agreed; ties: pairs whose orders disagreed"
+    )
+    return "\n".join(lines)
+
+
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True, help="0: any free port.")
@@ -788,11 +921,28 @@ def models_list() -> None:
     for card in load_cards():
         state = "present" if card.is_present() else "not present"
         aliases = f" (alias: {', '.join(card.aliases)})" if card.aliases else ""
+        size = f"  {card.size_bytes / 1e6:.0f} MB" if card.size_bytes else ""
         click.echo(
-            f"{card.name}{aliases}  {card.format} {card.architecture}  ctx {card.context_length}  {state}: {card.path}"
+            f"{card.name}{aliases}  {card.format} {card.architecture} {card.quantization}{size}  "
+            f"ctx {card.context_length}  {card.license}  {state}: {card.path}"
         )
         if card.description:
             click.echo(f"    {card.description}")
+        for line in describe_quality(card.quality):
+            click.echo(f"    {line}")
+
+
+def describe_quality(quality: dict[str, Any]) -> list[str]:
+    """A card's measured figures, a line per set, then the command that measured them."""
+    names = {"accuracy": "accuracy", "kappa": "kappa", "ece": "ECE", "position_consistency": "consistent"}
+    lines = []
+    for set_name, figures in quality.items():
+        if isinstance(figures, dict):
+            shown = ", ".join(f"{label} {figures[key]:.2f}" for key, label in names.items() if key in figures)
+            lines.append(f"{set_name}: {shown}")
+    if lines and quality.get("measured"):
+        lines.append(f"measured by: {quality['measured']}")
+    return lines
 
 
 @models.command("fetch")
@@ -811,7 +961,13 @@ def models_fetch(name: str) -> None:
 
 @main.command()
 @click.option(
-    "--model", "-m", "model_spec", default="default", show_default=True, help="The judge model spec to check."
+    "--model",
+    "-m",
+    "model_spec",
+    default="default",
+    show_default=True,
+    envvar="LOCALJUDGE_MODEL",
+    help="The judge model spec to check ($LOCALJUDGE_MODEL when not given).",
 )
 @click.option(
     "--base-url", help="Server URL for openai:NAME specs (else $OPENAI_BASE_URL, $LOCALJUDGE_BASE_URL, OpenAI's API)."

@@ -103,8 +103,10 @@ def make_evaluator(
         return create_ensemble_judge(*members)
 
     pairwise = bool(settings.get("pairwise"))
-    if settings.get("allow_ties") and not pairwise:
-        raise UsageError("--allow-ties is for pairs: use it with --pairwise (batch) or compare")
+    for name in ("allow_ties", "on_disagreement"):
+        if settings.get(name) and not pairwise:
+            flag = "--" + name.replace("_", "-")
+            raise UsageError(f"{flag} is for pairs: use it with --pairwise (batch) or compare")
     if pairwise:
         given = [flag for name, flag in SINGLE_OUTPUT_OPTIONS.items() if settings.get(name)]
         if given:
@@ -158,6 +160,7 @@ def make_evaluator(
             else pairwise_prompt(has_inputs=has_inputs, has_reference=has_reference),
             feedback_key=feedback_key or "preference",
             allow_ties=bool(settings.get("allow_ties")),
+            on_disagreement=settings.get("on_disagreement") or "tie",
             reference=has_reference,
             **shared,
         )

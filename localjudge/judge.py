@@ -284,9 +284,9 @@ def _schema_from_prompt(prompt: Any) -> Any:
 
 def _resolve_client(judge: Any, model: Optional[str]) -> Any:
     if judge is None:
-        from .models import resolve_model
+        from .models import default_model_spec, resolve_model
 
-        return resolve_model(model or "default")
+        return resolve_model(model or default_model_spec())
     if _is_langchain_chat_model(judge):
         from .clients.langchain import LangChainClient
 

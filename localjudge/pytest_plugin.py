@@ -34,9 +34,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def local_judge_client(request: pytest.FixtureRequest) -> Iterator[Any]:
     """The judge model of the session (``--judge-model``), loaded once."""
-    from .models import resolve_model
+    from .models import default_model_spec, resolve_model
 
-    spec = request.config.getoption("judge_model") or "default"
+    spec = request.config.getoption("judge_model") or default_model_spec()
     client = resolve_model(spec, base_url=request.config.getoption("judge_base_url"))
     yield client
     from .clients.remote import OpenAICompatibleClient

@@ -1,4 +1,4 @@
-"""Shared fixtures: the real default model (``default_gguf``), a tiny transformers model, and every local engine."""
+"""Shared fixtures: the real default model (``tiny_gguf``), a tiny transformers model, and every local engine."""
 
 from __future__ import annotations
 
@@ -18,14 +18,15 @@ from process_helpers import die_with_parent, free_port
 
 LLAMA_SERVER_LAUNCHER = Path(__file__).parent / "clients" / "llama_server.py"
 SERVER_START_DEADLINE = 120.0
+os.environ["LOCALJUDGE_MODEL"] = "tiny"
 
 
 @pytest.fixture(scope="session")
-def default_gguf() -> Path:
-    """The embedded default GGUF, assembled from its PyPI package into the cache once."""
-    from localjudge.models import ensure_default_model
+def tiny_gguf() -> Path:
+    """The tiny model's GGUF (Gemma 3 270M), assembled from its PyPI package into the cache once."""
+    from localjudge.models import ensure_tiny_model
 
-    return ensure_default_model()
+    return ensure_tiny_model()
 
 
 @pytest.fixture(scope="session")
@@ -74,12 +75,12 @@ def _build_engine(name: str, request: pytest.FixtureRequest) -> Engine:
     if name == "llama.cpp":
         from localjudge import LlamaCppClient
 
-        return Engine(name, LlamaCppClient(request.getfixturevalue("default_gguf"), n_ctx=1024, **ours), 1024, True)
+        return Engine(name, LlamaCppClient(request.getfixturevalue("tiny_gguf"), n_ctx=1024, **ours), 1024, True)
     if name == "transformers":
         pytest.importorskip("transformers")
         from localjudge import TransformersClient
 
-        client = TransformersClient(request.getfixturevalue("default_gguf"), n_ctx=1024, **ours)
+        client = TransformersClient(request.getfixturevalue("tiny_gguf"), n_ctx=1024, **ours)
         return Engine(name, client, 1024, True)
     if name == "tiny-transformers":
         from localjudge import TransformersClient
@@ -97,7 +98,7 @@ def _build_engine(name: str, request: pytest.FixtureRequest) -> Engine:
         from localjudge.runtimes.llamacpp import without_extra_bufts
 
         with without_extra_bufts():
-            llm = Llama(str(request.getfixturevalue("default_gguf")), n_ctx=1024, n_threads=2, verbose=False)
+            llm = Llama(str(request.getfixturevalue("tiny_gguf")), n_ctx=1024, n_threads=2, verbose=False)
         return Engine(name, OutlinesClient(outlines.from_llamacpp(llm), max_tokens=96), 1024, False)
     if name == "outlines-tiny-transformers":
         import transformers
@@ -197,9 +198,9 @@ def server_log_dir() -> Iterator[Path]:
 
 
 @pytest.fixture(scope="session")
-def llama_server(default_gguf: Path, server_log_dir: Path) -> Iterator[LlamaServer]:
+def llama_server(tiny_gguf: Path, server_log_dir: Path) -> Iterator[LlamaServer]:
     """One real server for the session's tests, always stopped at the end."""
-    server = start_llama_server(default_gguf, server_log_dir)
+    server = start_llama_server(tiny_gguf, server_log_dir)
     try:
         yield server
     finally:
@@ -207,9 +208,9 @@ def llama_server(default_gguf: Path, server_log_dir: Path) -> Iterator[LlamaServ
 
 
 @pytest.fixture
-def disposable_llama_server(default_gguf: Path, server_log_dir: Path) -> Iterator[LlamaServer]:
+def disposable_llama_server(tiny_gguf: Path, server_log_dir: Path) -> Iterator[LlamaServer]:
     """A server of the test's own, which the test may kill."""
-    server = start_llama_server(default_gguf, server_log_dir)
+    server = start_llama_server(tiny_gguf, server_log_dir)
     try:
         yield server
     finally:

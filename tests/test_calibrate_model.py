@@ -34,10 +34,10 @@ def _run(*args: str):
     return CliRunner().invoke(cli.main, list(args))
 
 
-def test_calibrate_then_score_with_what_it_kept(home, tmp_path, default_gguf):
+def test_calibrate_then_score_with_what_it_kept(home, tmp_path, tiny_gguf):
     data = tmp_path / "labelled.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in _rows(12)), encoding="utf-8")
-    model = ["--model", str(default_gguf), "--no-reasoning"]
+    model = ["--model", str(tiny_gguf), "--no-reasoning"]
 
     fitted = _run("calibrate", str(data), *model, "-j", "2", "--folds", "3")
     assert fitted.exit_code == 0, fitted.output
@@ -47,7 +47,7 @@ def test_calibrate_then_score_with_what_it_kept(home, tmp_path, default_gguf):
     [path] = (home / "calibration").glob("*.json")
     stored = read_calibration(path)
     assert stored.rows == 12 and set(stored.validations) == {"contextual", "temperature", "contextual + temperature"}
-    assert stored.about["model"] == str(default_gguf)
+    assert stored.about["model"] == str(tiny_gguf)
 
     scored = _run("score", "--inputs", "What is 2+2?", "--outputs", "5", *model, "--calibrated")
     assert scored.exit_code == 0, scored.output
@@ -66,7 +66,7 @@ def test_calibrate_then_score_with_what_it_kept(home, tmp_path, default_gguf):
     assert "no calibration was fitted for this judge" in other_prompt.stderr
 
 
-def test_calibrating_a_pair_judge_reads_both_orders(home, tmp_path, default_gguf):
+def test_calibrating_a_pair_judge_reads_both_orders(home, tmp_path, tiny_gguf):
     pairs = [
         {"id": str(i), "inputs": f"What is {i}+1?", "outputs_a": str(i + 1), "outputs_b": str(i + 5), "label": "A"}
         if i % 2
@@ -75,7 +75,7 @@ def test_calibrating_a_pair_judge_reads_both_orders(home, tmp_path, default_gguf
     ]
     data = tmp_path / "pairs.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in pairs), encoding="utf-8")
-    model = ["--model", str(default_gguf), "--no-reasoning"]
+    model = ["--model", str(tiny_gguf), "--no-reasoning"]
 
     fitted = _run("calibrate", str(data), "--pairwise", *model, "-j", "2", "--folds", "2")
     assert fitted.exit_code == 0, fitted.output

@@ -46,7 +46,7 @@ def test_score_prints_result_json(scripted):
     }
     user = scripted.requests[0]["messages"][-1]["content"]
     assert "What is 2+2?" in user and "<answer>\n4\n</answer>" in user
-    assert scripted.asked == [("default", (), ())]
+    assert scripted.asked == [("tiny", (), ())]  # $LOCALJUDGE_MODEL, as the tests set it
 
 
 def test_score_uses_reference_prompt_when_reference_given(scripted):

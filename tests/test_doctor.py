@@ -18,7 +18,7 @@ def _doctor(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.mark.model
-@pytest.mark.usefixtures("default_gguf")
+@pytest.mark.usefixtures("tiny_gguf")
 def test_doctor_reports_ready_with_versions_workaround_and_smoke_decode():
     process = _doctor()
     assert process.returncode == 0, process.stdout + process.stderr

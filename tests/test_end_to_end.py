@@ -40,14 +40,14 @@ def _check_result(result: dict, score_check) -> None:
     assert isinstance(result["comment"], str)
 
 
-@pytest.mark.usefixtures("default_gguf")
+@pytest.mark.usefixtures("tiny_gguf")
 def test_readme_command_scores_offline():
     process = _run([*LOCALJUDGE, "score", "--inputs", "What is 2+2?", "--outputs", "4"])
     assert process.returncode == 0, process.stderr
     _check_result(json.loads(process.stdout), lambda score: isinstance(score, bool))
 
 
-@pytest.mark.usefixtures("default_gguf")
+@pytest.mark.usefixtures("tiny_gguf")
 def test_cli_choices_without_reasoning():
     process = _run(
         [
@@ -75,7 +75,7 @@ def test_cli_choices_without_reasoning():
         ("seed_choices_few_shot.py", lambda score: score in (0.0, 0.25, 0.5, 0.75, 1.0)),
     ],
 )
-@pytest.mark.usefixtures("default_gguf")
+@pytest.mark.usefixtures("tiny_gguf")
 def test_seed_demos_with_the_default_model(program, score_check):
     process = _run([sys.executable, str(EXAMPLES / program)])
     assert process.returncode == 0, process.stderr
@@ -85,20 +85,20 @@ def test_seed_demos_with_the_default_model(program, score_check):
         _check_result(result, score_check)
 
 
-@pytest.mark.usefixtures("default_gguf")
+@pytest.mark.usefixtures("tiny_gguf")
 def test_cli_falls_back_from_a_missing_model_file(tmp_path):
     missing = tmp_path / "missing.gguf"
     process = _run(
-        [*LOCALJUDGE, "score", "--outputs", "4", "--no-reasoning", "--model", str(missing), "--fallback", "default"]
+        [*LOCALJUDGE, "score", "--outputs", "4", "--no-reasoning", "--model", str(missing), "--fallback", "tiny"]
     )
     assert process.returncode == 0, process.stderr
     metadata = json.loads(process.stdout)["metadata"]
-    assert metadata["client"] == "default"
+    assert metadata["client"] == "tiny"
     assert [failure["client"] for failure in metadata["failures"]] == [str(missing)]
     assert str(missing) in metadata["failures"][0]["message"]
 
 
-@pytest.mark.usefixtures("default_gguf")
+@pytest.mark.usefixtures("tiny_gguf")
 def test_batch_with_the_default_model(tmp_path):
     data = tmp_path / "data.jsonl"
     data.write_text(

@@ -121,8 +121,8 @@ class _GrammarChecker:
 
 
 @pytest.fixture(scope="module")
-def grammar_checker(default_gguf):
-    return _GrammarChecker(default_gguf)
+def grammar_checker(tiny_gguf):
+    return _GrammarChecker(tiny_gguf)
 
 
 @pytest.mark.model

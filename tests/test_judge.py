@@ -480,8 +480,15 @@ def test_the_factories_take_keyword_arguments_only():
 # --- judge=None: the model spec resolver --------------------------------------------------------
 
 
-@pytest.mark.parametrize(("model", "spec"), [(None, "default"), ("my-card", "my-card")])
-def test_without_a_judge_the_model_spec_is_resolved(monkeypatch, model, spec):
+@pytest.mark.parametrize(
+    ("model", "environment", "spec"),
+    [(None, None, "default"), (None, "tiny", "tiny"), ("my-card", "tiny", "my-card")],
+)
+def test_without_a_judge_the_model_spec_is_resolved(monkeypatch, model, environment, spec):
+    if environment is None:
+        monkeypatch.delenv("LOCALJUDGE_MODEL")
+    else:
+        monkeypatch.setenv("LOCALJUDGE_MODEL", environment)
     resolved = []
     client = ScriptedClient([answer(True)])
 

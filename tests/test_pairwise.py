@@ -89,6 +89,34 @@ def test_combining_orders_by_hand():
     assert no_readout["comment"] is None
 
 
+def test_a_disagreement_goes_to_the_likelier_side_over_both_orders_when_asked():
+    def order(winner, probabilities, swapped):
+        return read_order({"winner": winner}, {"probabilities": probabilities}, swapped)
+
+    first = order("A", {'"A"': 0.55, '"B"': 0.45}, swapped=False)  # a weak A ...
+    second = order("A", {'"A"': 0.9, '"B"': 0.1}, swapped=True)  # ... against a strong B, shown first
+    assert combine_orders("k", first, second)["metadata"]["winner"] == "tie"
+    decided = combine_orders("k", first, second, on_disagreement="probabilities")
+    assert (decided["score"], decided["metadata"]["winner"]) == (0.0, "B")
+    assert decided["metadata"]["consistent"] is False and decided["metadata"]["decided_by"] == "probabilities"
+    even = combine_orders("k", order("A", {'"A"': 0.6, '"B"': 0.4}, False), order("A", {'"A"': 0.6, '"B"': 0.4}, True),
+                          on_disagreement="probabilities")  # fmt: skip
+    assert even["metadata"]["winner"] == "tie" and "decided_by" not in even["metadata"]
+    blind = combine_orders("k", read_order({"winner": "A"}, None, False), read_order({"winner": "A"}, None, True),
+                           on_disagreement="probabilities")  # fmt: skip
+    assert blind["metadata"]["winner"] == "tie", "without probabilities there is nothing to decide by"
+
+
+def test_on_disagreement_is_checked_and_reaches_the_evaluator():
+    judge = Judge(lambda a, b: "A", confidence=0.7)  # prefers whatever it reads first, equally sure each time
+    with pytest.raises(UsageError, match="on_disagreement must be one of tie, probabilities"):
+        create_pairwise_judge(judge=judge, on_disagreement="coin")
+    result = create_pairwise_judge(judge=judge, on_disagreement="probabilities")(
+        inputs="Capital?", outputs_a=GOOD, outputs_b=BAD
+    )
+    assert result["metadata"]["winner"] == "tie"  # 0.5 each after averaging: still a tie
+
+
 def test_a_reference_is_shown_when_asked_for_and_never_dropped():
     judge = Judge(lambda a, b: "A" if a == GOOD else "B")
     with_reference = create_pairwise_judge(judge=judge, reference=True)
@@ -112,10 +140,12 @@ async def test_the_async_twin_gives_the_same_verdicts():
 
 
 @pytest.mark.model
-def test_the_default_model_judges_a_pair_in_both_orders():
+def test_the_default_judge_prefers_the_right_answer_in_both_orders():
     evaluator = create_pairwise_judge(model="default", use_reasoning=False)
     result = evaluator(inputs="What is the capital of France?", outputs_a=GOOD, outputs_b=BAD)
     metadata = result["metadata"]
+    assert metadata["verdicts"] == ["A", "A"], metadata  # the same answer, wherever it is shown
+    assert metadata["winner"] == "A" and metadata["consistent"]
     assert (
         metadata["winner"] in ("A", "B", "tie")
         and result["score"] == {"A": 1.0, "B": 0.0, "tie": 0.5}[metadata["winner"]]

@@ -78,7 +78,7 @@ def test_a_bad_judge_model_fails_the_tests_that_use_it_with_the_reason(pytester:
 
 
 @pytest.mark.model
-def test_the_real_default_model_judges_in_a_test_session(pytester: pytest.Pytester, default_gguf):
+def test_the_real_default_model_judges_in_a_test_session(pytester: pytest.Pytester, tiny_gguf):
     pytester.makepyfile(
         test_real="""
 def test_judged_by_the_model(local_judge, local_judge_client):
@@ -89,5 +89,5 @@ def test_judged_by_the_model(local_judge, local_judge_client):
     assert type(local_judge_client).__name__ == "LlamaCppClient"
 """
     )
-    result = pytester.runpytest("-p", "no:cacheprovider", "--judge-model", str(default_gguf))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--judge-model", str(tiny_gguf))
     result.assert_outcomes(passed=1)

@@ -187,7 +187,7 @@ def test_the_openai_sdk_gets_schema_valid_json(served):
     openai = pytest.importorskip("openai")
     _, base, _ = served
     client = openai.OpenAI(base_url=f"{base}/v1", api_key=KEY)
-    assert [m.id for m in client.models.list().data] == ["default"]
+    assert [m.id for m in client.models.list().data] == ["tiny"]
     for response_format in (JSON_SCHEMA, {"type": "json_object", "schema": SCHEMA}):
         reply = client.chat.completions.create(
             model="default", messages=MESSAGES, response_format=response_format, max_tokens=200
@@ -243,7 +243,7 @@ def test_bad_requests_get_openai_shaped_errors(served):
     cut = _post(base, {"messages": MESSAGES, "response_format": JSON_SCHEMA, "max_tokens": 3})
     assert cut.status_code == 422 and cut.json()["error"]["code"] == "output_truncated"
     assert cut.json()["error"]["raw_output"].startswith("{")
-    assert httpx.get(f"{base}/health").json() == {"status": "ok", "model": "default"}  # open, for probes
+    assert httpx.get(f"{base}/health").json() == {"status": "ok", "model": "tiny"}  # open, for probes
 
 
 @pytest.mark.model

@@ -262,10 +262,10 @@ def test_openai_sdk_client_takes_part_in_a_chain(llama_server, tmp_path):
 
 @pytest.mark.server
 @pytest.mark.model
-def test_server_killed_mid_run_falls_back_to_the_local_model(disposable_llama_server, default_gguf):
+def test_server_killed_mid_run_falls_back_to_the_local_model(disposable_llama_server, tiny_gguf):
     from localjudge.clients.llamacpp import LlamaCppClient
 
-    local = LlamaCppClient(default_gguf, n_ctx=2048)
+    local = LlamaCppClient(tiny_gguf, n_ctx=2048)
     # A long prompt keeps the server busy for seconds, so the kill lands while it works on it.
     long_prompt = "Judge this answer. " + "The sky is blue and grass is green. " * 60
     busy_request = {**SERVER_REQUEST, "messages": [{"role": "user", "content": long_prompt}]}
@@ -289,11 +289,11 @@ def test_server_killed_mid_run_falls_back_to_the_local_model(disposable_llama_se
 
 
 @pytest.mark.model
-def test_local_client_is_a_judge_for_openevals(default_gguf):
+def test_local_client_is_a_judge_for_openevals(tiny_gguf):
     openevals_llm = pytest.importorskip("openevals.llm")
     from localjudge.clients.llamacpp import LlamaCppClient
 
-    local = LlamaCppClient(default_gguf, n_ctx=1024)
+    local = LlamaCppClient(tiny_gguf, n_ctx=1024)
     evaluator = openevals_llm.create_llm_as_judge(
         prompt="Is this answer correct?\nQuestion: {inputs}\nAnswer: {outputs}",
         judge=local,

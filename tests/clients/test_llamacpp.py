@@ -43,10 +43,10 @@ def schema_format(schema: dict) -> dict:
 
 
 @pytest.fixture(scope="module")
-def client(default_gguf):
+def client(tiny_gguf):
     from localjudge.clients.llamacpp import LlamaCppClient
 
-    c = LlamaCppClient(default_gguf, n_ctx=1024, reasoning_budget=20)
+    c = LlamaCppClient(tiny_gguf, n_ctx=1024, reasoning_budget=20)
     yield c
     c.close()
 
@@ -111,10 +111,10 @@ def test_sampling_with_a_seed_repeats(client):
     )
 
 
-def test_reasoning_budget_closes_the_string_and_a_closed_client_refuses_work(default_gguf):
+def test_reasoning_budget_closes_the_string_and_a_closed_client_refuses_work(tiny_gguf):
     from localjudge.clients.llamacpp import LlamaCppClient
 
-    tight = LlamaCppClient(default_gguf, n_ctx=1024, reasoning_budget=5)
+    tight = LlamaCppClient(tiny_gguf, n_ctx=1024, reasoning_budget=5)
     try:
         schema, _ = default_output_schema()
         resp = tight.chat.completions.create(
@@ -186,7 +186,7 @@ def test_runtime_info_and_smoke_decode(client):
     assert 0 <= smoke["token"] < info["n_vocab"]
 
 
-def test_requests_in_flight_get_the_answers_they_get_alone(default_gguf, client, monkeypatch):
+def test_requests_in_flight_get_the_answers_they_get_alone(tiny_gguf, client, monkeypatch):
     """Decoded side by side (one-token steps shared in a batch), every answer, readout and logprob is the lone one."""
     import asyncio
 
@@ -200,7 +200,7 @@ def test_requests_in_flight_get_the_answers_they_get_alone(default_gguf, client,
     requests.append(dict(messages=[{"role": "user", "content": "Count from 1 to 9."}], max_tokens=12))
     alone = [client.chat.completions.create(**request) for request in requests]
 
-    together = LlamaCppClient(default_gguf, n_ctx=1024, reasoning_budget=20, parallel=4)
+    together = LlamaCppClient(tiny_gguf, n_ctx=1024, reasoning_budget=20, parallel=4)
     batch_sizes: list[int] = []  # sequences per llama_decode
     original = together.runtime._decode
 
@@ -227,7 +227,7 @@ def test_requests_in_flight_get_the_answers_they_get_alone(default_gguf, client,
         together.close()
 
 
-def test_a_prompt_too_long_for_the_context_names_the_format_instructions_among_the_remedies(default_gguf):
+def test_a_prompt_too_long_for_the_context_names_the_format_instructions_among_the_remedies(tiny_gguf):
     from localjudge.clients.llamacpp import LlamaCppClient
     from localjudge.errors import ContextOverflowError
 
@@ -237,7 +237,7 @@ def test_a_prompt_too_long_for_the_context_names_the_format_instructions_among_t
         "response_format": {"type": "json_schema", "json_schema": {"name": "score", "schema": schema}},
     }
     for format_instructions, named in ((True, True), (False, False)):
-        client = LlamaCppClient(default_gguf, n_ctx=256, format_instructions=format_instructions)
+        client = LlamaCppClient(tiny_gguf, n_ctx=256, format_instructions=format_instructions)
         try:
             with pytest.raises(ContextOverflowError) as refused:
                 client.chat.completions.create(**request)

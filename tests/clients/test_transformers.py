@@ -77,10 +77,10 @@ def test_evaluator_end_to_end_on_the_tiny_model(client):
 
 
 @pytest.mark.model
-def test_the_hf_spec_takes_the_default_gguf_through_the_evaluator(default_gguf):
+def test_the_hf_spec_takes_the_tiny_gguf_through_the_evaluator(tiny_gguf):
     from localjudge.models import resolve_model
 
-    judge = resolve_model(f"hf:{default_gguf}", n_ctx=1024)
+    judge = resolve_model(f"hf:{tiny_gguf}", n_ctx=1024)
     assert isinstance(judge, TransformersClient)
     assert judge.load_info()["chat_template"] == "builtin:gemma"  # picked by gemma3_text
     evaluator = create_llm_as_judge(prompt="Is {outputs} the answer to {inputs}?", judge=judge, use_reasoning=False)

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.model
 
 
 @pytest.fixture(scope="module")
-def runtime(default_gguf):
+def runtime(tiny_gguf):
     return stress_grammar.load_runtime(seed=7)
 
 

@@ -54,29 +54,29 @@ def test_a_load_trusts_an_unchanged_stamp_and_verify_hashes_anyway(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def converted(default_gguf):
+def converted(tiny_gguf):
     pytest.importorskip("transformers")
-    return gguf_conversion.converted_dir(default_gguf)
+    return gguf_conversion.converted_dir(tiny_gguf)
 
 
 @pytest.mark.model
-def test_the_default_gguf_converts_once_into_a_checked_directory(default_gguf, converted):
+def test_the_tiny_gguf_converts_once_into_a_checked_directory(tiny_gguf, converted):
     manifest = json.loads((converted / gguf_conversion.MANIFEST).read_text())
-    assert manifest["source_sha256"] == file_sha256(default_gguf)
+    assert manifest["source_sha256"] == file_sha256(tiny_gguf)
     assert {"config.json", "model.safetensors", "tokenizer.json"} <= set(manifest["files"])
     assert converted.name == manifest["source_sha256"][:32]
     stamp = (converted / "model.safetensors").stat().st_mtime_ns
-    assert gguf_conversion.converted_dir(default_gguf) == converted
+    assert gguf_conversion.converted_dir(tiny_gguf) == converted
     assert (converted / "model.safetensors").stat().st_mtime_ns == stamp  # reused, not converted again
 
 
 @pytest.mark.model
-def test_both_engines_see_the_same_model(default_gguf, converted):
+def test_both_engines_see_the_same_model(tiny_gguf, converted):
     """Same prompt tokens, and next-token logits that agree: the conversion kept the weights' meaning."""
     from localjudge.runtimes.llamacpp import LlamaCppRuntime
     from localjudge.runtimes.transformers import TransformersRuntime
 
-    llama, hf = LlamaCppRuntime(default_gguf, n_ctx=512), TransformersRuntime(default_gguf, n_ctx=512)
+    llama, hf = LlamaCppRuntime(tiny_gguf, n_ctx=512), TransformersRuntime(tiny_gguf, n_ctx=512)
     try:
         assert hf.model_dir == converted and hf.template_metadata["general.architecture"] == "gemma3_text"
         parts = [("<bos><start_of_turn>user\n", True), ("Is 2+2=4? Answer true or false.", False)]

@@ -36,27 +36,27 @@ def test_tiny_gguf_is_truncated(tmp_path):
 
 
 @pytest.mark.parametrize("option", [{"n_ctx": 0}, {"n_threads": -1}, {"n_batch": 1.5}])
-def test_bad_sizes_are_usage_errors(default_gguf, option):
+def test_bad_sizes_are_usage_errors(tiny_gguf, option):
     with pytest.raises(UsageError, match="positive integer"):
-        LlamaCppRuntime(default_gguf, **option)
+        LlamaCppRuntime(tiny_gguf, **option)
 
 
 # --- the real model -----------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
-def runtime(default_gguf):
-    loaded = LlamaCppRuntime(default_gguf, n_ctx=512)
+def runtime(tiny_gguf):
+    loaded = LlamaCppRuntime(tiny_gguf, n_ctx=512)
     yield loaded
     loaded.close()
 
 
 @pytest.mark.model
-def test_truncated_gguf_is_a_load_error_not_a_crash(default_gguf, tmp_path):
+def test_truncated_gguf_is_a_load_error_not_a_crash(tiny_gguf, tmp_path):
     path = tmp_path / "cut.gguf"
-    shutil.copyfile(default_gguf, path)
+    shutil.copyfile(tiny_gguf, path)
     with open(path, "r+b") as fh:
-        fh.truncate(default_gguf.stat().st_size - 3_000_000)
+        fh.truncate(tiny_gguf.stat().st_size - 3_000_000)
     with pytest.raises(ModelLoadError, match=r"corrupted or incomplete|could not load") as info:
         LlamaCppRuntime(path)
     assert info.value.path == str(path)
@@ -82,18 +82,18 @@ def test_load_info_reports_the_amx_workaround_and_the_template_facts(runtime):
 
 
 @pytest.mark.model
-def test_gpu_layers_on_a_cpu_only_build_are_refused_not_ignored(default_gguf):
+def test_gpu_layers_on_a_cpu_only_build_are_refused_not_ignored(tiny_gguf):
     from localjudge.runtimes.llamacpp import system_info
 
     if system_info()["gpu_offload"]:
         pytest.skip("this llama-cpp-python build can offload to a GPU")
     with pytest.raises(UsageError, match="CPU-only"):
-        LlamaCppRuntime(default_gguf, n_gpu_layers=8)
+        LlamaCppRuntime(tiny_gguf, n_gpu_layers=8)
 
 
 @pytest.mark.model
-def test_vocab_only_tokenizes_but_does_not_evaluate(default_gguf, runtime):
-    vocab_only = LlamaCppRuntime(default_gguf, vocab_only=True)
+def test_vocab_only_tokenizes_but_does_not_evaluate(tiny_gguf, runtime):
+    vocab_only = LlamaCppRuntime(tiny_gguf, vocab_only=True)
     try:
         assert vocab_only.tokenize("Hello world", special=False) == runtime.tokenize("Hello world", special=False)
         assert vocab_only.vocab.pieces == runtime.vocab.pieces
@@ -104,7 +104,7 @@ def test_vocab_only_tokenizes_but_does_not_evaluate(default_gguf, runtime):
 
 
 @pytest.mark.model
-def test_a_tampered_pieces_cache_is_rebuilt_and_the_verdict_is_unchanged(default_gguf, tmp_path, monkeypatch):
+def test_a_tampered_pieces_cache_is_rebuilt_and_the_verdict_is_unchanged(tiny_gguf, tmp_path, monkeypatch):
     """Rotating the digit tokens in the cached pieces once turned a 2+2=4 verdict from 1.0 into 0.0, silently."""
     from localjudge import create_llm_as_judge, disk_cache
     from localjudge.clients.llamacpp import LlamaCppClient
@@ -116,7 +116,7 @@ def test_a_tampered_pieces_cache_is_rebuilt_and_the_verdict_is_unchanged(default
     def fresh_client() -> LlamaCppClient:
         for cache in (vocabulary._loaded, guide._guide_cache, guide._index_cache, guide._outlines_vocabularies):
             cache.clear()  # as a new process would start
-        return LlamaCppClient(default_gguf, n_ctx=512)
+        return LlamaCppClient(tiny_gguf, n_ctx=512)
 
     def verdict(client: LlamaCppClient) -> float:
         evaluator = create_llm_as_judge(
@@ -148,8 +148,8 @@ def test_a_tampered_pieces_cache_is_rebuilt_and_the_verdict_is_unchanged(default
 
 
 @pytest.mark.model
-def test_a_closed_runtime_refuses_to_evaluate_instead_of_crashing(default_gguf):
-    closed = LlamaCppRuntime(default_gguf, n_ctx=256)
+def test_a_closed_runtime_refuses_to_evaluate_instead_of_crashing(tiny_gguf):
+    closed = LlamaCppRuntime(tiny_gguf, n_ctx=256)
     closed.start([closed.bos_id])
     closed.close()
     for call in (closed.start, closed.extend):
@@ -158,10 +158,10 @@ def test_a_closed_runtime_refuses_to_evaluate_instead_of_crashing(default_gguf):
 
 
 @pytest.mark.model
-def test_a_small_context_is_held_as_asked_and_never_aborts_the_process(default_gguf):
+def test_a_small_context_is_held_as_asked_and_never_aborts_the_process(tiny_gguf):
     from localjudge.errors import ContextOverflowError
 
-    small = LlamaCppRuntime(default_gguf, n_ctx=32)  # llama.cpp pads the context to 256; we keep to 32
+    small = LlamaCppRuntime(tiny_gguf, n_ctx=32)  # llama.cpp pads the context to 256; we keep to 32
     try:
         assert small.n_ctx == 32 and small.n_batch == 32
         prompt = small.prompt_tokens("<bos>" + "word " * 20)
@@ -173,9 +173,9 @@ def test_a_small_context_is_held_as_asked_and_never_aborts_the_process(default_g
 
 
 @pytest.mark.model
-def test_a_context_past_the_trained_one_is_refused(default_gguf):
+def test_a_context_past_the_trained_one_is_refused(tiny_gguf):
     with pytest.raises(UsageError, match=r"trained for \(32768 tokens\)"):
-        LlamaCppRuntime(default_gguf, n_ctx=100_000)
+        LlamaCppRuntime(tiny_gguf, n_ctx=100_000)
 
 
 @pytest.mark.model
@@ -187,7 +187,7 @@ def test_text_that_would_tokenize_in_quadratic_time_is_counted_in_pieces_and_ref
         runtime.prompt_tokens([("<bos>", True), ("x\n" * 40_000, False)])
 
 
-def test_sequences_stepped_together_get_the_logits_they_get_alone(default_gguf):
+def test_sequences_stepped_together_get_the_logits_they_get_alone(tiny_gguf):
     """Prompts whose caches differ in size (across llama.cpp's 256-cell padding), stepped in shared batches.
 
     Nine sequences: more than one batch may share (SHARED_STEP_LIMIT), where
@@ -200,8 +200,8 @@ def test_sequences_stepped_together_get_the_logits_they_get_alone(default_gguf):
 
     lengths = (40, 300, 600, 20, 90, 130, 250, 260, 7)
     assert len(lengths) > SHARED_STEP_LIMIT
-    together = LlamaCppRuntime(default_gguf, n_ctx=1024, parallel=len(lengths), prefix_cache_bytes=0)
-    alone = LlamaCppRuntime(default_gguf, n_ctx=1024, prefix_cache_bytes=0)
+    together = LlamaCppRuntime(tiny_gguf, n_ctx=1024, parallel=len(lengths), prefix_cache_bytes=0)
+    alone = LlamaCppRuntime(tiny_gguf, n_ctx=1024, prefix_cache_bytes=0)
     try:
         prompts = [[alone.bos_id, *range(1000, 1000 + n)] for n in lengths]
         seqs = range(len(prompts))

@@ -61,14 +61,14 @@ def test_states_are_held_within_the_byte_budget_least_recent_first():
 
 
 @pytest.mark.model
-def test_a_warm_verdict_is_the_cold_one_bit_for_bit(default_gguf):
+def test_a_warm_verdict_is_the_cold_one_bit_for_bit(tiny_gguf):
     """Prompts sharing 1,000 tokens: the third resumes from the kept prefix and matches a cache-less run exactly."""
     import numpy as np
 
     from localjudge.runtimes.llamacpp import LlamaCppRuntime
 
-    warm = LlamaCppRuntime(default_gguf, n_ctx=2048)
-    cold = LlamaCppRuntime(default_gguf, n_ctx=2048, prefix_cache_bytes=0)
+    warm = LlamaCppRuntime(tiny_gguf, n_ctx=2048)
+    cold = LlamaCppRuntime(tiny_gguf, n_ctx=2048, prefix_cache_bytes=0)
     try:
         shared = warm.prompt_tokens("<bos>" + " ".join(f"rule{i}" for i in range(400)))[:1000]
         prompts = [shared + warm.tokenize(f" Answer {i}: {'yes ' * (3 + i)}", special=False) for i in range(3)]

@@ -1,0 +1,68 @@
+"""Ways of judging, measured: ``localjudge check-judge`` over variants of one judge, a table of variants x figures.
+
+Run: ``python benchmarks/bench_judging.py [--model SPEC] [--split dev|test] [--set NAME ...] [-j N]``
+(``make bench-judging``)
+
+Choose a way of judging on ``--split dev``, then report it on ``--split
+test``: the two splits hold different questions (and different LLMBar
+pairs), so a figure on test was never tuned on. Each variant is one
+``check-judge`` run with its own options; "by prob." is the same run's
+verdict read from the judge's probabilities instead of its greedy answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+VARIANTS: dict[str, list[str]] = {
+    "verdict only": ["--no-reasoning"],
+    "verdict only, no format instructions": ["--no-reasoning", "--no-format-instructions"],
+    "reasoning first": [],
+    "reasoning first, no format instructions": ["--no-format-instructions"],
+}
+
+
+def run(model: str, variant: list[str], sets: list[str], split: str, jobs: int, work: Path) -> list[dict]:
+    report = work / "report.json"
+    command = [sys.executable, "-m", "localjudge", "check-judge", "-m", model, "--split", split, "-j", str(jobs)]
+    for name in sets:
+        command += ["--set", name]
+    process = subprocess.run([*command, *variant, "--json", str(report)], capture_output=True, text=True)
+    if process.returncode != 0:
+        raise SystemExit(f"check-judge failed:\n{process.stderr[-3000:]}")
+    return json.loads(report.read_text())["sets"]
+
+
+def number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="default")
+    parser.add_argument("--split", default="dev", choices=["dev", "test", "all"])
+    parser.add_argument("--set", dest="sets", action="append", help="check set (repeatable; default: all)")
+    parser.add_argument("--variant", dest="variants", action="append", choices=list(VARIANTS))
+    parser.add_argument("-j", type=int, default=2)
+    args = parser.parse_args()
+    sets = args.sets or ["answers", "graded", "llmbar-natural"]
+    print(f"model {args.model}, {args.split} split")
+    print("| variant | set | rows | accuracy | kappa | ECE | by prob. | consistent | ties | failed | rows/s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as work:
+        for name in args.variants or VARIANTS:
+            for s in run(args.model, VARIANTS[name], sets, args.split, args.j, Path(work)):
+                cells = [name, s["set"], str(s["rows"]), number(s["accuracy"]), number(s["kappa"]), number(s["ece"])]
+                cells += [number(s["accuracy_by_probability"]), number(s["position_consistency"])]
+                cells += [str(s["ties"]) if s["position_consistency"] is not None else "-", str(s["failed"])]
+                cells.append(f"{s['rows_per_second']:.2f}")
+                print("| " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

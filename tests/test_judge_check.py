@@ -1,0 +1,134 @@
+"""The labelled sets shipped for check-judge, the figures measured from their records, and the command."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from click.testing import CliRunner
+
+from localjudge.cli import main
+from localjudge.errors import UsageError
+from localjudge.judge_check import CHECK_SETS, load_set, measure, readout_verdict
+
+
+@pytest.mark.parametrize("name", list(CHECK_SETS))
+def test_each_set_has_unique_ids_labels_and_two_splits_of_different_questions(name):
+    check_set = CHECK_SETS[name]
+    rows = load_set(check_set)
+    assert len({row["id"] for row in rows}) == len(rows)
+    dev, test = load_set(check_set, "dev"), load_set(check_set, "test")
+    assert dev and test and len(dev) + len(test) == len(rows)
+    assert not {row["inputs"] for row in dev} & {row["inputs"] for row in test}, "a question in both splits"
+    labels = Counter(json.dumps(row["label"]) for row in rows)
+    if check_set.pairwise:
+        assert set(labels) == {'"A"', '"B"'}
+        assert all({"outputs_a", "outputs_b"} <= set(row) for row in rows)
+    elif check_set.choices:
+        assert {json.loads(label) for label in labels} == set(check_set.choices)
+    else:
+        assert labels == {"true": 40, "false": 40}  # every question once right, once wrong
+    assert not any(field in row for row in rows for field in check_set.drop), "a dropped field reached the judge"
+
+
+def test_a_split_that_does_not_exist_is_refused():
+    with pytest.raises(UsageError, match="split must be one of dev, test, all"):
+        load_set(CHECK_SETS["answers"], "train")
+
+
+def _result(score, probabilities=None, **metadata):
+    if probabilities is not None:
+        metadata["probabilities"] = probabilities
+    return {"key": "score", "score": score, "comment": None, "metadata": metadata}
+
+
+def test_the_figures_of_a_true_false_set():
+    records = [
+        {"id": "a", "result": _result(True, {"true": 0.9, "false": 0.1})},
+        {"id": "b", "result": _result(True, {"true": 0.4, "false": 0.6})},  # greedy wrong, readout right
+        {"id": "c", "result": _result(False, {"true": 0.2, "false": 0.8})},
+        {"id": "d", "error": {"type": "TruncatedOutputError", "message": "cut"}},
+    ]
+    labels = {"a": True, "b": False, "c": False, "d": True}
+    report = measure(CHECK_SETS["answers"], "dev", records, labels, seconds=2.0)
+    assert (report.rows, report.failed, report.errors) == (4, 1, Counter({"TruncatedOutputError": 1}))
+    assert report.agreement.accuracy == pytest.approx(2 / 3)
+    assert report.accuracy_by_probability == 1.0 and report.compared_by_probability == 3
+    assert report.rows_per_second == 2.0 and report.mean_absolute_error is None
+    assert report.as_dict()["accuracy"] == report.agreement.accuracy
+
+
+def test_the_figures_of_a_graded_set_include_the_error_of_the_expected_score():
+    records = [
+        {"id": "x", "result": _result(1.0, {"1": 0.6, "0.5": 0.4, "0": 0.0}, expected_score=0.8)},
+        {"id": "y", "result": _result(0.0, {"1": 0.1, "0.5": 0.6, "0": 0.3}, expected_score=0.4)},
+    ]
+    report = measure(CHECK_SETS["graded"], "test", records, {"x": 1.0, "y": 0.5}, seconds=1.0)
+    assert report.agreement.accuracy == 0.5 and report.accuracy_by_probability == 1.0
+    assert report.mean_absolute_error == pytest.approx(0.25)
+    assert report.expected_score_error == pytest.approx((0.2 + 0.1) / 2)
+
+
+def test_the_figures_of_a_pairwise_set_count_ties_and_read_the_averaged_orders():
+    def pair(winner, verdicts, probabilities):
+        return _result(
+            {"A": 1.0, "B": 0.0, "tie": 0.5}[winner],
+            probabilities,
+            winner=winner,
+            consistent=verdicts[0] == verdicts[1],
+            verdicts=verdicts,
+        )
+
+    records = [
+        {"id": "1", "result": pair("A", ["A", "A"], {"A": 0.9, "B": 0.1})},
+        {"id": "2", "result": pair("tie", ["A", "B"], {"A": 0.3, "B": 0.7})},
+    ]
+    report = measure(CHECK_SETS["llmbar-natural"], "all", records, {"1": "A", "2": "B"}, seconds=4.0)
+    assert report.ties == 1 and report.agreement.position_consistency == 0.5
+    assert report.agreement.accuracy == 0.5 and report.accuracy_by_probability == 1.0
+
+
+def test_a_readout_verdict_is_the_likeliest_value_or_none():
+    assert readout_verdict(_result(True, {"true": 0.2, "false": 0.8})) == "false"
+    assert readout_verdict(_result(0.5, {"0.5": 0.5, "1": 0.3})) == "0.5"
+    assert readout_verdict(_result(True)) is None  # a remote judge gives no probabilities
+
+
+def test_an_unknown_set_is_a_usage_error():
+    outcome = CliRunner().invoke(main, ["check-judge", "--set", "nope"])
+    assert outcome.exit_code == 2 and "no check set named 'nope'" in outcome.output
+
+
+@pytest.mark.model
+def test_check_judge_runs_a_set_on_the_tiny_model_and_writes_its_report(tmp_path):
+    report_file = tmp_path / "report.json"
+    outcome = CliRunner().invoke(
+        main,
+        [
+            *("check-judge", "-m", "tiny", "--set", "answers", "--limit", "4", "--no-reasoning", "--no-cache"),
+            *("--json", str(report_file), "--plot", str(tmp_path / "plots")),
+        ],
+    )
+    assert outcome.exit_code == 0, outcome.output
+    assert "judge tiny, all rows" in outcome.output and "answers " in outcome.output
+    (answers,) = json.loads(report_file.read_text())["sets"]
+    assert answers["set"] == "answers" and answers["rows"] == 4 and answers["failed"] == 0
+    assert answers["agreement"]["compared"] == 4 and answers["agreement"]["with_probabilities"] == 4
+    assert (tmp_path / "plots" / "answers.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.model
+def test_the_default_judge_tells_right_answers_from_wrong_on_held_out_questions(tmp_path):
+    report_file = tmp_path / "report.json"
+    outcome = CliRunner().invoke(
+        main,
+        [
+            *("check-judge", "-m", "default", "--set", "answers", "--split", "test", "--limit", "12"),
+            *("--no-reasoning", "-j", "2", "--json", str(report_file)),
+        ],
+    )
+    assert outcome.exit_code == 0, outcome.output
+    (answers,) = json.loads(report_file.read_text())["sets"]
+    assert answers["failed"] == 0
+    assert answers["accuracy"] >= 0.75, answers  # the tiny base model sits at 0.5 here
