@@ -8,7 +8,11 @@ false, the choices, A and B):
   out of every later verdict's probabilities;
 - temperature scaling, fitted on labelled rows: log-probabilities divided by
   one number T, which softens an overconfident judge (T > 1) or sharpens an
-  underconfident one (T < 1).
+  underconfident one (T < 1);
+- a bias fitted on labelled rows with its temperature (vector scaling with
+  one shared scale): a judge that leans to ``true`` on plausible-looking
+  answers shows no such lean on an empty one, so the content-free prior
+  cannot see it, but the labels can. It moves the decision boundary.
 
 :func:`cross_validate` fits on some folds and measures on the held-out one,
 so the decision to keep a correction never looks at the rows it is judged on.
@@ -35,6 +39,7 @@ __all__ = [
     "choose_correction",
     "correct",
     "cross_validate",
+    "fit_bias",
     "fit_temperature",
     "value_key",
     "verdict_classes",
@@ -92,6 +97,34 @@ def fit_temperature(probabilities: np.ndarray, labels: Sequence[int], *, prior: 
     return float(np.exp(min(fine, key=loss)))
 
 
+def fit_bias(probabilities: np.ndarray, labels: Sequence[int]) -> tuple[tuple[float, ...], float]:
+    """The bias (as a prior to divide out) and T that give the labelled rows the highest likelihood, together.
+
+    Corrected log-probabilities are ``(log p - log prior) / T``: a multinomial
+    logistic regression on the log-probabilities with one shared weight
+    (1 / T) and a bias per class, which is convex; plain gradient descent
+    finds it (a handful of parameters need no optimiser library).
+    """
+    labels = np.asarray(labels, dtype=int)
+    logs = np.log(np.clip(np.asarray(probabilities, dtype=float), _FLOOR, 1.0))
+    if len(labels) == 0:
+        raise UsageError("fitting a bias needs labelled rows")
+    count, classes = logs.shape
+    onehot = np.eye(classes)[labels]
+    weight, bias = 1.0, np.zeros(classes)
+    for _ in range(2000):
+        scores = weight * logs + bias
+        scores -= scores.max(axis=1, keepdims=True)
+        predicted = np.exp(scores)
+        predicted /= predicted.sum(axis=1, keepdims=True)
+        residual = (predicted - onehot) / count
+        weight -= 0.5 * float((residual * logs).sum())
+        bias -= 0.5 * residual.sum(axis=0)
+        weight = min(max(weight, 1 / 20.0), 1 / 0.05)  # T within what a calibration file may hold
+    prior = np.exp(-bias / weight)
+    return tuple((prior / prior.sum()).tolist()), float(1 / weight)
+
+
 def calibration_error(probabilities: np.ndarray, labels: Sequence[int], bins: int = 10) -> tuple[float, float]:
     """(expected calibration error of the top choice, accuracy of the top choice)."""
     probabilities = np.asarray(probabilities, dtype=float)
@@ -130,11 +163,14 @@ def cross_validate(
     *,
     prior: Sequence[float] | None = None,
     fit: bool = True,
+    fit_prior: bool = False,
     folds: int = 5,
     seed: int = 0,
     groups: Sequence[int] | None = None,
 ) -> Validation:
     """Held-out ECE and accuracy without and with the correction (``prior``, and a fitted T when ``fit``).
+
+    ``fit_prior`` fits the prior too, with T, on the labels (:func:`fit_bias`) instead of taking ``prior``.
 
     The rows are shuffled once (``seed``) and split into ``folds``; each fold
     is measured with a temperature fitted on the others. Readouts that share
@@ -157,8 +193,12 @@ def cross_validate(
     for held_groups in np.array_split(shuffled, folds):
         inside = np.isin(groups, held_groups)
         held, train = np.flatnonzero(inside), np.flatnonzero(~inside)
-        temperature = fit_temperature(probabilities[train], labels[train], prior=prior) if fit else 1.0
-        corrected = apply_correction(probabilities[held], Correction(classes, prior_tuple, temperature))
+        if fit_prior:
+            fold_prior, temperature = fit_bias(probabilities[train], labels[train])
+        else:
+            fold_prior = prior_tuple
+            temperature = fit_temperature(probabilities[train], labels[train], prior=prior) if fit else 1.0
+        corrected = apply_correction(probabilities[held], Correction(classes, fold_prior, temperature))
         sizes.append(len(held))
         before.append(calibration_error(probabilities[held], labels[held]))
         after.append(calibration_error(corrected, labels[held]))
@@ -198,12 +238,15 @@ def verdict_classes(json_schema: Mapping[str, Any], field: str) -> tuple[str, ..
     return None
 
 
-#: the corrections :func:`choose_correction` weighs: (divide out the content-free prior, fit a temperature)
+#: the corrections :func:`choose_correction` weighs: (divide out a prior, fit a temperature); the prior is the
+#: content-free readout, except for the fitted bias, whose prior is fitted on the labels (FITTED_PRIOR)
 CANDIDATES = {
     "contextual": (True, False),
     "temperature": (False, True),
     "contextual + temperature": (True, True),
+    "bias + temperature": (True, True),
 }
+FITTED_PRIOR = frozenset({"bias + temperature"})
 
 
 @dataclass(frozen=True)
@@ -244,17 +287,20 @@ def choose_correction(
             labels,
             prior=prior_tuple if uses_prior else None,
             fit=fits,
+            fit_prior=name in FITTED_PRIOR,
             folds=folds,
             seed=seed,
             groups=groups,
         )
         for name, (uses_prior, fits) in CANDIDATES.items()
-        if prior_tuple is not None or not uses_prior
+        if prior_tuple is not None or not uses_prior or name in FITTED_PRIOR
     }
     kept = [name for name, validation in validations.items() if validation.keep]
     chosen = min(kept, key=lambda name: (validations[name].after_ece, -validations[name].after_accuracy), default=None)
     correction = None
-    if chosen is not None:
+    if chosen in FITTED_PRIOR:
+        correction = Correction(classes, *fit_bias(probabilities, labels))
+    elif chosen is not None:
         uses_prior, fits = CANDIDATES[chosen]
         given = prior_tuple if uses_prior else None
         temperature = fit_temperature(probabilities, labels, prior=given) if fits else 1.0

@@ -695,7 +695,14 @@ def describe_agreement(report: Any) -> str:
 @click.option("--no-reasoning", is_flag=True, help="Ask for the verdict only, without reasoning.")
 @click.option("--system", help="System message placed before each prompt.")
 @ON_DISAGREEMENT_OPTION
+@CALIBRATED_OPTION
 @click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the report as JSON.")
+@click.option(
+    "--results",
+    "results_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write each set's records (verdict or error, and the label) here, as SET.results.jsonl.",
+)
 @click.option(
     "--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path), help="Draw each set's report as a PNG here."
 )
@@ -708,6 +715,7 @@ def check_judge(
     limit: Optional[int],
     concurrency: int,
     json_file: Optional[Path],
+    results_dir: Optional[Path],
     plot_dir: Optional[Path],
     no_cache: bool,
     **settings: Any,
@@ -754,6 +762,12 @@ def check_judge(
         document = {"judge": judge, "split": split, "sets": [r.as_dict() for r in reports]}
         json_file.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
         click.echo(f"written to {json_file}", err=True)
+    if results_dir is not None:
+        results_dir.mkdir(parents=True, exist_ok=True)
+        for report in reports:
+            lines = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in report.records)
+            (results_dir / f"{report.name}.results.jsonl").write_text(lines, encoding="utf-8")
+        click.echo(f"records in {results_dir}", err=True)
     if plot_dir is not None:
         from .agreement_plot import plot_agreement
 

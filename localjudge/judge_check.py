@@ -159,6 +159,7 @@ class SetReport:
     compared_by_probability: int = 0
     mean_absolute_error: Optional[float] = None  # numeric labels: |score - label|, and the same for expected_score
     expected_score_error: Optional[float] = None
+    records: list[Mapping[str, Any]] = field(default_factory=list, repr=False)  # each row's record, label added
 
     @property
     def rows_per_second(self) -> float:
@@ -269,4 +270,5 @@ def measure(
         compared_by_probability=len(by_probability),
         mean_absolute_error=sum(absolute) / len(absolute) if absolute else None,
         expected_score_error=sum(expected) / len(expected) if expected else None,
+        records=[{**record, "label": labels[str(record["id"])]} for record in records],
     )

@@ -13,6 +13,7 @@ from localjudge.calibration import (
     choose_correction,
     correct,
     cross_validate,
+    fit_bias,
     fit_temperature,
     verdict_classes,
 )
@@ -87,9 +88,23 @@ def test_choosing_keeps_the_correction_that_fits_the_distortion():
     assert fit.chosen in ("contextual", "contextual + temperature")
     assert fit.correction.prior == (0.2, 0.8) and fit.correction.classes == ("false", "true")
     overconfident, labels, _ = _judge(3000, temperature=3.0)
-    fit = choose_correction(overconfident, labels, ("false", "true"))  # no content-free readout: temperature only
-    assert list(fit.validations) == ["temperature"]
-    assert fit.chosen == "temperature" and fit.correction.temperature == pytest.approx(3.0, rel=0.15)
+    fit = choose_correction(overconfident, labels, ("false", "true"))  # no content-free readout: fitted ones only
+    assert list(fit.validations) == ["temperature", "bias + temperature"]
+    assert fit.chosen in fit.validations and fit.correction.temperature == pytest.approx(3.0, rel=0.15)
+
+
+def test_a_bias_the_content_free_readout_cannot_see_is_fitted_on_the_labels():
+    probabilities, labels, _ = _judge(3000, temperature=2.0, prior_odds=6.0)  # leans to true, and overconfident
+    prior, temperature = fit_bias(probabilities, labels)
+    assert prior[1] / prior[0] == pytest.approx(6.0, rel=0.25)  # (logit - log 6) / 2 undoes it
+    assert temperature == pytest.approx(2.0, rel=0.15)
+    fit = choose_correction(probabilities, labels, ("false", "true"), prior=(0.5, 0.5))  # an unbiased empty input
+    bias = fit.validations["bias + temperature"]
+    assert bias.keep and bias.after_accuracy > bias.before_accuracy + 0.03
+    assert fit.validations["contextual"].after_accuracy == pytest.approx(bias.before_accuracy)
+    assert fit.chosen == "bias + temperature"
+    with pytest.raises(UsageError, match="labelled rows"):
+        fit_bias(np.empty((0, 2)), [])
 
 
 def test_choosing_keeps_nothing_when_every_candidate_hurts():

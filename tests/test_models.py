@@ -285,7 +285,7 @@ def test_hf_spec_resolves_to_the_transformers_backend(tmp_path):
     ("spec", "options", "message"),
     [
         ("tiny", {"device": "cuda"}, "--device does not apply to 'tiny', a llama.cpp model"),
-        ("hf:default", {"n_gpu_layers": 4}, "--n-gpu-layers does not apply to 'hf:default', a transformers model"),
+        ("hf:tiny", {"n_gpu_layers": 4}, "--n-gpu-layers does not apply to 'hf:tiny', a transformers model"),
         ("openai:judge", {"n_ctx": 2048}, "--n-ctx does not apply to 'openai:judge', a server's model"),
         ("openai:a,openai:b", {"chat_template": "gemma"}, "--chat-template does not apply"),
         ("tiny", {"no_such_option": 1}, "does not take these options"),

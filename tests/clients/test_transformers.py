@@ -85,7 +85,7 @@ def test_the_hf_spec_takes_the_tiny_gguf_through_the_evaluator(tiny_gguf):
     assert judge.load_info()["chat_template"] == "builtin:gemma"  # picked by gemma3_text
     evaluator = create_llm_as_judge(prompt="Is {outputs} the answer to {inputs}?", judge=judge, use_reasoning=False)
     assert isinstance(evaluator(inputs="2+2", outputs="4")["score"], bool)
-    assert resolve_model("hf:default", n_ctx=1024).load_info()["converted_to"] == judge.load_info()["converted_to"]
+    assert resolve_model("hf:tiny", n_ctx=1024).load_info()["converted_to"] == judge.load_info()["converted_to"]
 
 
 def test_a_template_that_rewrites_text_cannot_smuggle_special_tokens(tiny_model_dir):
