@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: install test test-fast lint demo bench bench-batch bench-agreement bench-injection stress agreement grammars clean
+.PHONY: install test test-fast lint demo check-judge bench-judging bench bench-batch bench-agreement bench-injection stress agreement grammars clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -12,6 +12,7 @@ $(BIN)/python:
 install: $(BIN)/python
 	$(BIN)/python -m pip install -e '.[dev]'
 	$(BIN)/localjudge models fetch default
+	$(BIN)/localjudge models fetch tiny
 
 test: $(BIN)/python
 	$(BIN)/python -m pytest
@@ -23,8 +24,14 @@ lint: $(BIN)/python
 	$(BIN)/ruff check localjudge tests benchmarks examples
 	$(BIN)/ruff format --check localjudge tests benchmarks examples
 
-demo: $(BIN)/python  ## score one answer with the embedded default model
+demo: $(BIN)/python  ## score one answer with the default judge
 	$(BIN)/localjudge score --inputs "What is 2+2?" --outputs "4"
+
+check-judge: $(BIN)/python  ## how far the judge can be trusted: every shipped labelled set, held-out split (MODEL=SPEC)
+	$(BIN)/localjudge check-judge --model $(or $(MODEL),default) --split test --no-reasoning -j 2
+
+bench-judging: $(BIN)/python  ## ways of judging on the dev split, a table of variants x figures (MODEL=SPEC)
+	$(BIN)/python benchmarks/bench_judging.py --model $(or $(MODEL),default) --split dev
 
 bench: $(BIN)/python  ## decoding speed against outlines and llama.cpp's grammar path; what a verdict costs
 	$(BIN)/python benchmarks/bench_decoding.py
@@ -42,7 +49,7 @@ bench-injection: $(BIN)/python  ## wrong answers that tell the judge to pass the
 stress: $(BIN)/python  ## 10,000 generations from random logits under 22 schemas; prints the counts
 	$(BIN)/python benchmarks/stress_grammar.py --generations 10000
 
-agreement: $(BIN)/python  ## the default model's verdicts through llama.cpp and transformers, side by side
+agreement: $(BIN)/python  ## the tiny model's verdicts through llama.cpp and transformers, side by side
 	$(BIN)/python benchmarks/engine_agreement.py
 
 grammars: $(BIN)/python  ## regenerate grammars/ from the six default score schemas

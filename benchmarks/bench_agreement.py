@@ -10,12 +10,13 @@ followed the position). Each is measured again calibrated, held out: a
 correction is fitted on four fifths of the pairs (with the judge's readout
 of a content-free pair) and applied to the other fifth. Four variants: the verdict alone or reasoning
 first, each with and without format instructions (the schema's meaning in
-words, which local models get by default). The data is read from ``../shared/data/llmbar-natural``
-(MIT licence beside it), never copied here.
+words, which local models get by default). The pairs are the package's own copy
+(``localjudge/check_sets/``, with LLMBar's MIT licence).
 
-The default model is a 270M base model: its figures show the machinery
-working, not judgement. For a real judge, point ``--model`` at one, e.g.
-``python benchmarks/bench_agreement.py --model /models/qwen2.5-7b-instruct-q4_k_m.gguf``.
+The default judge is Qwen2.5-Coder-1.5B-Instruct; ``--model tiny`` runs the
+270M base model, whose figures show the machinery working, not judgement.
+``localjudge check-judge --set llmbar-natural`` judges the same pairs (shipped
+with the package, in a dev and a test half) with any judge.
 """
 
 from __future__ import annotations
@@ -35,27 +36,12 @@ import numpy as np
 from localjudge.calibrate import content_free_values, fit_calibration, label_index, labelled_samples, mean_readout
 from localjudge.calibration import Correction
 from localjudge.judge import recalibrate
+from localjudge.judge_check import CHECK_SETS, load_set
 from localjudge.pairwise import combine_orders, read_order
-
-ROOT = Path(__file__).resolve().parents[1]
-DATASET = ROOT.parent / "shared" / "data" / "llmbar-natural" / "dataset.json"
 
 
 def pairs(limit: int | None) -> list[dict]:
-    if not DATASET.is_file():
-        raise SystemExit(f"{DATASET} is not there: this bench reads LLMBar from the shared data folder")
-    rows = []
-    for number, item in enumerate(json.loads(DATASET.read_text(encoding="utf-8")), 1):
-        rows.append(
-            {
-                "id": f"llmbar-{number}",
-                "inputs": item["input"],
-                "outputs_a": item["output_1"],
-                "outputs_b": item["output_2"],
-                "label": {1: "A", 2: "B"}[item["label"]],
-            }
-        )
-    return rows[:limit] if limit else rows
+    return load_set(CHECK_SETS["llmbar-natural"], "all", limit)
 
 
 def localjudge(*arguments: str) -> subprocess.CompletedProcess:

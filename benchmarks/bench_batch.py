@@ -3,7 +3,7 @@
 Run: ``python benchmarks/bench_batch.py [--rows N]`` (``make bench-batch``)
 
 Every configuration is the real command line in a fresh process, on the same
-rows with the default model, ``--no-cache`` and the same ``--max-tokens``:
+rows with the tiny model (Gemma 3 270M), ``--no-cache`` and the same ``--max-tokens``:
 
 - local, one row at a time, and 8 rows decoded side by side (``-j 8``);
 - a pool of two llama.cpp servers (``--base-url`` twice, ``-j 4``), and one
@@ -85,9 +85,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=32)
     args = parser.parse_args()
-    from localjudge.models import ensure_default_model
+    from localjudge.models import ensure_tiny_model
 
-    model = ensure_default_model()
+    model = ensure_tiny_model()
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp:
         work = Path(tmp)
         data = work / "rows.jsonl"
@@ -118,7 +118,7 @@ def main() -> None:
         measure("Ray, 2 actors, -j 4 each", "ray2x4", "--engine", "ray", "--actors", "2", "-j", "4")
 
         reference = verdicts(results[0][2])
-        print(f"\n{args.rows} rows, default model, --max-tokens {MAX_TOKENS}, {os.cpu_count()} CPUs\n")
+        print(f"\n{args.rows} rows, tiny model, --max-tokens {MAX_TOKENS}, {os.cpu_count()} CPUs\n")
         print(
             "| engine | rows/s | vs local -j 1 | command wall s | failed rows | tokens out | verdicts as local -j 1 |"
         )

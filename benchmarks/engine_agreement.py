@@ -1,4 +1,4 @@
-"""Do the two local engines give the default model the same greedy verdict?
+"""Do the two local engines give the tiny model (Gemma 3 270M) the same greedy verdict?
 
 Run: ``python benchmarks/engine_agreement.py`` (``make agreement``)
 
@@ -83,9 +83,9 @@ def main() -> int:
     args = parser.parse_args()
 
     from localjudge import LlamaCppClient, TransformersClient
-    from localjudge.models import ensure_default_model
+    from localjudge.models import ensure_tiny_model
 
-    path = ensure_default_model()
+    path = ensure_tiny_model()
     settings = {"n_ctx": 2048, "reasoning_budget": args.reasoning_budget}
     results = {}
     for name, build in (("llama.cpp", LlamaCppClient), ("transformers", TransformersClient)):
@@ -94,7 +94,7 @@ def main() -> int:
             results[name, use_reasoning] = verdicts(client, use_reasoning=use_reasoning)
         results[name, "margins"] = margins(client)
         client.close()
-    print(f"default model {path.name}; {len(CASES)} cases; greedy; reasoning budget {args.reasoning_budget}")
+    print(f"tiny model {path.name}; {len(CASES)} cases; greedy; reasoning budget {args.reasoning_budget}")
     for use_reasoning in (False, True):
         (a, ta), (b, tb) = results["llama.cpp", use_reasoning], results["transformers", use_reasoning]
         same = sum(x == y for x, y in zip(a, b, strict=True))

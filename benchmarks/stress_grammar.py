@@ -210,10 +210,10 @@ class Counts:
 
 
 def load_runtime(seed: int) -> RandomLogitsRuntime:
-    from localjudge.models import ensure_default_model
+    from localjudge.models import ensure_tiny_model
     from localjudge.runtimes.llamacpp import LlamaCppRuntime
 
-    return RandomLogitsRuntime(LlamaCppRuntime(ensure_default_model(), vocab_only=True), seed=seed)
+    return RandomLogitsRuntime(LlamaCppRuntime(ensure_tiny_model(), vocab_only=True), seed=seed)
 
 
 def run(runtime: RandomLogitsRuntime, generations: int, seed: int = 0) -> Counts:

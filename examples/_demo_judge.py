@@ -3,7 +3,7 @@
 ``LOCALJUDGE_DEMO_JUDGE=scripted`` gives a ``ScriptedClient`` that answers like a
 careful grader would (it counts the right names in the answer), so the demos run
 anywhere in a blink; anything else gives ``None``, so the evaluator uses the
-embedded default local model.
+default local judge (or the one $LOCALJUDGE_MODEL names).
 """
 
 from __future__ import annotations

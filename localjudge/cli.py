@@ -782,7 +782,7 @@ def describe_check(reports: list[Any], *, judge: str, split: str) -> str:
     def number(value: Optional[float]) -> str:
         return "-" if value is None else f"{value:.2f}"
 
-    header = ("set", "rows", "failed", "accuracy", "kappa", "ECE", "by prob.", "consistent", "ties", "rows/s")
+    header = ("set", "rows", "failed", "accuracy", "kappa", "ECE", "by prob.", "consistent", "ties", "rows/s", "cached")
     table = [header]
     for r in reports:
         pairwise = r.agreement.position_consistency is not None
@@ -798,6 +798,7 @@ def describe_check(reports: list[Any], *, judge: str, split: str) -> str:
                 number(r.agreement.position_consistency),
                 str(r.ties) if pairwise else "-",
                 f"{r.rows_per_second:.2f}",
+                str(r.cached),
             )
         )
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
@@ -808,7 +809,8 @@ def describe_check(reports: list[Any], *, judge: str, split: str) -> str:
         )
     lines.append(
         "by prob.: accuracy of the value the judge's probabilities favour (a pair: both orders averaged); "
-        "consistent: pairs whose two orders agreed; ties: pairs whose orders disagreed"
+        "consistent: pairs whose two orders agreed; ties: pairs whose orders disagreed; "
+        "cached: rows answered from the result cache (--no-cache to time the model)"
     )
     return "\n".join(lines)
 

@@ -160,6 +160,7 @@ class SetReport:
     mean_absolute_error: Optional[float] = None  # numeric labels: |score - label|, and the same for expected_score
     expected_score_error: Optional[float] = None
     records: list[Mapping[str, Any]] = field(default_factory=list, repr=False)  # each row's record, label added
+    cached: int = 0  # rows answered from the result cache: rows/s then says nothing of the model's speed
 
     @property
     def rows_per_second(self) -> float:
@@ -181,6 +182,7 @@ class SetReport:
             "accuracy_by_probability": self.accuracy_by_probability,
             "mean_absolute_error": self.mean_absolute_error,
             "expected_score_error": self.expected_score_error,
+            "cached": self.cached,
             "seconds": round(self.seconds, 3),
             "rows_per_second": round(self.rows_per_second, 4),
             "agreement": report.as_dict(),
@@ -229,7 +231,9 @@ def check_judge(
         for record in score_rows(rows, judge, concurrency=concurrency):
             on_record(record)
             records.append(record)
-        reports.append(measure(check_set, split, records, labels, time.monotonic() - started))
+        report = measure(check_set, split, records, labels, time.monotonic() - started)
+        report.cached = judge.counters().get("cached", 0)
+        reports.append(report)
     return reports
 
 

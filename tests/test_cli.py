@@ -194,12 +194,28 @@ def test_unknown_model_spec_is_usage_error():
     assert "Unknown model spec 'no-such-model'" in result.stderr
 
 
-def test_models_list_shows_the_default_card(tmp_path, monkeypatch):
+def test_models_list_shows_each_card_with_what_it_measured(tmp_path, monkeypatch):
     monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path))
     result = run("models", "list")
     assert result.exit_code == 0, result.output
-    assert "gemma-3-270m (alias: default)" in result.stdout
+    assert "qwen2.5-coder-1.5b-instruct (alias: default)  gguf qwen2 Q4_K_M  1117 MB" in result.stdout
+    assert "gemma-3-270m (alias: tiny)" in result.stdout and "Apache-2.0" in result.stdout
     assert f"not present: {tmp_path}" in result.stdout
+    assert "measured by: localjudge check-judge" in result.stdout
+
+
+def test_a_cards_quality_is_a_line_per_set_then_the_command():
+    quality = {
+        "measured": "localjudge check-judge --split test",
+        "answers": {"accuracy": 0.8, "kappa": 0.6, "ece": 0.05},
+        "llmbar-natural": {"accuracy": 0.7, "position_consistency": 0.6},
+    }
+    assert cli.describe_quality(quality) == [
+        "answers: accuracy 0.80, kappa 0.60, ECE 0.05",
+        "llmbar-natural: accuracy 0.70, consistent 0.60",
+        "measured by: localjudge check-judge --split test",
+    ]
+    assert cli.describe_quality({}) == []
 
 
 def test_batch_scores_each_row_and_resumes(scripted, tmp_path):

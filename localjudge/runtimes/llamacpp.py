@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import hashlib
+import importlib
 import itertools
 import os
 import sys
@@ -87,17 +88,22 @@ def without_extra_bufts() -> Iterator[None]:
     """
     lib = import_llama_cpp()
     original = lib.llama_model_default_params
+    # ``Llama`` looks the function up on the bindings module (llama_cpp.llama_cpp), not on the package
+    # that re-exports it: both are patched, or the AMX repacking still runs.
+    modules = (lib, importlib.import_module("llama_cpp.llama_cpp"))
 
     def defaults_without_repacking() -> Any:
         params = original()
         params.use_extra_bufts = False
         return params
 
-    lib.llama_model_default_params = defaults_without_repacking
+    for module in modules:
+        module.llama_model_default_params = defaults_without_repacking
     try:
         yield
     finally:
-        lib.llama_model_default_params = original
+        for module in modules:
+            module.llama_model_default_params = original
 
 
 def system_info() -> dict[str, Any]:

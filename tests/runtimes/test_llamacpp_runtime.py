@@ -82,6 +82,20 @@ def test_load_info_reports_the_amx_workaround_and_the_template_facts(runtime):
 
 
 @pytest.mark.model
+def test_llama_built_by_others_loads_without_repacking_where_it_reads_its_defaults():
+    import llama_cpp
+    import llama_cpp.llama as high_level
+
+    from localjudge.runtimes.llamacpp import without_extra_bufts
+
+    assert llama_cpp.llama_model_default_params().use_extra_bufts  # llama.cpp's own default
+    with without_extra_bufts():
+        # Llama() calls the bindings module's function: the package's re-export alone is not enough
+        assert high_level.llama_cpp.llama_model_default_params().use_extra_bufts is False
+        assert llama_cpp.llama_model_default_params().use_extra_bufts is False
+    assert high_level.llama_cpp.llama_model_default_params().use_extra_bufts
+
+
 def test_gpu_layers_on_a_cpu_only_build_are_refused_not_ignored(tiny_gguf):
     from localjudge.runtimes.llamacpp import system_info
 
