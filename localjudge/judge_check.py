@@ -244,23 +244,20 @@ def measure(
     results = {str(r["id"]): r["result"] for r in records if isinstance(r.get("result"), Mapping)}
     errors = Counter(r["error"]["type"] for r in records if "error" in r)
     report = agreement(records, labels)
-    by_probability = []
+    read_out = []  # each result with the value its probabilities favour as its verdict, measured the same way
     absolute, expected = [], []
     for row_id, result in results.items():
-        label = label_text(labels[row_id])
-        if check_set.pairwise:
-            label = label.upper()
-        elif label in ("0", "1") and not check_set.choices:
-            label = {"0": "false", "1": "true"}[label]
         favoured = readout_verdict(result)
         if favoured is not None:
-            by_probability.append(favoured == label)
+            verdict = {"winner": favoured} if check_set.pairwise else {}
+            read_out.append({"id": row_id, "result": {"score": favoured, "metadata": verdict}})
         if check_set.choices:
             absolute.append(abs(float(result["score"]) - float(labels[row_id])))
             metadata = result.get("metadata") or {}
             if isinstance(metadata.get("expected_score"), (int, float)):
                 expected.append(abs(float(metadata["expected_score"]) - float(labels[row_id])))
     ties = sum(1 for r in results.values() if (r.get("metadata") or {}).get("winner") == "tie")
+    by_probability = agreement(read_out, {row_id: labels[row_id] for row_id in results})
     return SetReport(
         name=check_set.name,
         split=split,
@@ -270,8 +267,8 @@ def measure(
         agreement=report,
         errors=errors,
         ties=ties,
-        accuracy_by_probability=sum(by_probability) / len(by_probability) if by_probability else None,
-        compared_by_probability=len(by_probability),
+        accuracy_by_probability=by_probability.accuracy,
+        compared_by_probability=by_probability.compared,
         mean_absolute_error=sum(absolute) / len(absolute) if absolute else None,
         expected_score_error=sum(expected) / len(expected) if expected else None,
         records=[{**record, "label": labels[str(record["id"])]} for record in records],

@@ -8,6 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from localjudge import cli
+from localjudge.calibration import CANDIDATES
 from localjudge.calibration_file import read_calibration
 
 pytestmark = pytest.mark.model
@@ -42,11 +43,11 @@ def test_calibrate_then_score_with_what_it_kept(home, tmp_path, tiny_gguf):
     fitted = _run("calibrate", str(data), *model, "-j", "2", "--folds", "3")
     assert fitted.exit_code == 0, fitted.output
     assert "12 readouts from 12 labelled rows (0 rows gave none); held out over 3 folds" in fitted.stdout
-    for candidate in ("contextual", "temperature", "contextual + temperature"):
+    for candidate in CANDIDATES:
         assert f"  {candidate} " in fitted.stdout
     [path] = (home / "calibration").glob("*.json")
     stored = read_calibration(path)
-    assert stored.rows == 12 and set(stored.validations) == {"contextual", "temperature", "contextual + temperature"}
+    assert stored.rows == 12 and set(stored.validations) == set(CANDIDATES)
     assert stored.about["model"] == str(tiny_gguf)
 
     scored = _run("score", "--inputs", "What is 2+2?", "--outputs", "5", *model, "--calibrated")

@@ -159,7 +159,7 @@ def served(tmp_path_factory):
     deadline, base = time.monotonic() + 120, None
     while time.monotonic() < deadline:  # --port 0: the server says which port it got
         assert process.poll() is None, log.read_text()
-        found = re.search(r"serving default on (http://127\.0\.0\.1:\d+)/v1", log.read_text())
+        found = re.search(r"serving tiny on (http://127\.0\.0\.1:\d+)/v1", log.read_text())
         if found:
             base = found.group(1)
             break
@@ -252,5 +252,5 @@ def test_sigterm_stops_it_cleanly(served):
     process.send_signal(signal.SIGTERM)
     # uvicorn shuts down gracefully, then ends by the signal it caught, as a supervisor expects
     assert process.wait(timeout=30) in (0, -signal.SIGTERM)
-    assert "stopped serving default: requests in flight answered, model closed" in log.read_text()
+    assert "stopped serving tiny: requests in flight answered, model closed" in log.read_text()
     assert KEY not in log.read_text()
