@@ -34,8 +34,8 @@ bench-judging: $(BIN)/python  ## ways of judging on the dev split, a table of va
 	$(BIN)/python benchmarks/bench_judging.py --model $(or $(MODEL),default) --split dev
 
 bench: $(BIN)/python  ## decoding speed against outlines and llama.cpp's grammar path; what a verdict costs
-	$(BIN)/python benchmarks/bench_decoding.py
-	$(BIN)/python benchmarks/bench_verdicts.py
+	$(BIN)/python benchmarks/bench_decoding.py --model $(or $(MODEL),default)
+	$(BIN)/python benchmarks/bench_verdicts.py --model $(or $(MODEL),default)
 
 bench-batch: $(BIN)/python  ## rows/s of `localjudge batch`: local -j 1/-j 8, a pool of 2 servers, Ray with 2 actors
 	$(BIN)/python benchmarks/bench_batch.py

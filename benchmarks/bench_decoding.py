@@ -144,7 +144,7 @@ def run_outlines(llm, schema: dict, conversations, prompts: list[str], prefills:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--model", help="GGUF path (default: the embedded default model)")
+    parser.add_argument("--model", help="GGUF path (default: the default judge; a card name works too)")
     parser.add_argument("--prompts", type=int, default=len(CASES))
     parser.add_argument("--max-tokens", type=int, default=256)
     parser.add_argument("--threads", type=int, default=None)
@@ -153,13 +153,10 @@ def main() -> int:
     from llama_cpp import Llama, LlamaGrammar
 
     from localjudge.clients.llamacpp import LlamaCppClient
+    from localjudge.models import ensure_card_model, find_card
 
-    if args.model:
-        model_path = Path(args.model)
-    else:
-        from localjudge.models import ensure_default_model
-
-        model_path = ensure_default_model()
+    card = find_card(args.model or "default")
+    model_path = ensure_card_model(card) if card is not None else Path(args.model)
     schema, _ = default_output_schema()
     response_format = {"type": "json_schema", "json_schema": {"name": "score", "schema": schema}}
     budget = args.max_tokens - 32  # leave room for the JSON around the reasoning

@@ -55,7 +55,7 @@ def timed(call, repeats: int) -> tuple[float, object]:
     return statistics.median(times), result
 
 
-def in_flight_rows(prompt: str) -> list[tuple[str, float, str, str]]:
+def in_flight_rows(prompt: str, model_path: Path) -> list[tuple[str, float, str, str]]:
     """Requests/s with 1, 2, 4 and 8 in flight on one 8-slot client, against 1 (best of 2 runs each).
 
     Two loads: judge calls (mostly the reading of their prompts, which
@@ -64,9 +64,8 @@ def in_flight_rows(prompt: str) -> list[tuple[str, float, str, str]]:
     the same request got with one in flight.
     """
     from localjudge.clients.llamacpp import LlamaCppClient
-    from localjudge.models import ensure_default_model
 
-    client = LlamaCppClient(ensure_default_model(), n_ctx=1024, reasoning_budget=48, parallel=8)
+    client = LlamaCppClient(model_path, n_ctx=1024, reasoning_budget=48, parallel=8)
     evaluator = create_llm_as_judge(prompt=prompt, judge=client)
     loads = {
         "judge calls": [evaluator.core.build_request(q, a, None, {}) for q, a in CASES + CASES[:2]] * 2,
@@ -107,14 +106,17 @@ def in_flight_rows(prompt: str) -> list[tuple[str, float, str, str]]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--model", default="default", help="a card name (default, tiny, ...) or a GGUF path")
     args = parser.parse_args()
 
     from localjudge.clients.llamacpp import LlamaCppClient
-    from localjudge.models import ensure_default_model
+    from localjudge.models import ensure_card_model, find_card
 
-    client = LlamaCppClient(ensure_default_model(), n_ctx=2048, reasoning_budget=48)
+    card = find_card(args.model)
+    model_path = ensure_card_model(card) if card is not None else Path(args.model)
+    client = LlamaCppClient(model_path, n_ctx=2048, reasoning_budget=48)
     prompt = default_prompt(has_inputs=True, has_reference=False)
-    print(f"default model; {len(CASES)} prompts; median of {args.repeats}; threads={client.runtime.n_threads}")
+    print(f"model {args.model}; {len(CASES)} prompts; median of {args.repeats}; threads={client.runtime.n_threads}")
 
     rows = []
     for label, options in (
@@ -167,7 +169,7 @@ def main() -> int:
     rows.append(("shared ~1,000-token prefix: warm / cold prefill", warm / cold, "<= 0.2", note))
 
     client.close()
-    rows += in_flight_rows(prompt)
+    rows += in_flight_rows(prompt, model_path)
 
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     rows.append(("peak RSS of this run", peak_mb, "<= 700", "MB, with the 8-slot client"))
