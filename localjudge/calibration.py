@@ -100,29 +100,44 @@ def fit_temperature(probabilities: np.ndarray, labels: Sequence[int], *, prior: 
 def fit_bias(probabilities: np.ndarray, labels: Sequence[int]) -> tuple[tuple[float, ...], float]:
     """The bias (as a prior to divide out) and T that give the labelled rows the highest likelihood, together.
 
-    Corrected log-probabilities are ``(log p - log prior) / T``: a multinomial
-    logistic regression on the log-probabilities with one shared weight
-    (1 / T) and a bias per class, which is convex; plain gradient descent
-    finds it (a handful of parameters need no optimiser library).
+    Corrected log-probabilities are ``(log p - log prior) / T``. As for
+    :func:`fit_temperature`, T is searched over log T, coarse then fine; for
+    each T the bias is fitted by Newton's method on the log-loss, which is
+    convex in it (the first class's bias stays 0: only differences matter).
     """
     labels = np.asarray(labels, dtype=int)
     logs = np.log(np.clip(np.asarray(probabilities, dtype=float), _FLOOR, 1.0))
     if len(labels) == 0:
         raise UsageError("fitting a bias needs labelled rows")
-    count, classes = logs.shape
-    onehot = np.eye(classes)[labels]
-    weight, bias = 1.0, np.zeros(classes)
-    for _ in range(2000):
-        scores = weight * logs + bias
+    onehot = np.eye(logs.shape[1])[labels]
+
+    def fitted(log_t: float) -> tuple[float, np.ndarray]:
+        scaled = logs / np.exp(log_t)
+        bias = np.zeros(logs.shape[1])
+        for _ in range(12):
+            scores = scaled - bias
+            scores -= scores.max(axis=1, keepdims=True)
+            predicted = np.exp(scores)
+            predicted /= predicted.sum(axis=1, keepdims=True)
+            gradient = (onehot - predicted).mean(axis=0)[1:]  # of the mean log-loss, in the bias
+            hessian = (
+                np.einsum("ni,ij->nij", predicted, np.eye(len(bias))) - np.einsum("ni,nj->nij", predicted, predicted)
+            ).mean(axis=0)[1:, 1:]
+            step = np.linalg.solve(hessian + 1e-6 * np.eye(len(gradient)), gradient)
+            bias[1:] -= np.clip(step, -5.0, 5.0)  # a bounded step: a class the rows never show has no finite optimum
+        scores = scaled - bias
         scores -= scores.max(axis=1, keepdims=True)
-        predicted = np.exp(scores)
-        predicted /= predicted.sum(axis=1, keepdims=True)
-        residual = (predicted - onehot) / count
-        weight -= 0.5 * float((residual * logs).sum())
-        bias -= 0.5 * residual.sum(axis=0)
-        weight = min(max(weight, 1 / 20.0), 1 / 0.05)  # T within what a calibration file may hold
-    prior = np.exp(-bias / weight)
-    return tuple((prior / prior.sum()).tolist()), float(1 / weight)
+        log_loss = float(-np.mean((scores - np.log(np.exp(scores).sum(axis=1, keepdims=True)))[onehot == 1]))
+        return log_loss, bias
+
+    grid = np.linspace(np.log(0.05), np.log(20.0), 61)
+    best = min(grid, key=lambda log_t: fitted(log_t)[0])
+    step = grid[1] - grid[0]
+    log_t = min(np.linspace(best - step, best + step, 21), key=lambda value: fitted(value)[0])
+    bias = fitted(log_t)[1]
+    temperature = float(np.exp(log_t))
+    prior = np.exp((bias - bias.max()) * temperature)  # (log p - log prior) / T = log p / T - bias
+    return tuple((prior / prior.sum()).tolist()), temperature
 
 
 def calibration_error(probabilities: np.ndarray, labels: Sequence[int], bins: int = 10) -> tuple[float, float]:
@@ -274,7 +289,7 @@ def choose_correction(
     """Cross-validate every candidate, keep the one with the lowest held-out ECE among those that did not hurt.
 
     The kept correction is then refitted on all rows. Without ``prior`` (no
-    content-free readout) only temperature scaling is weighed.
+    content-free readout) only the corrections fitted on the labels are weighed.
     """
     classes = tuple(classes)
     prior_tuple = None

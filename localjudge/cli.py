@@ -110,11 +110,9 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 "-m",
                 "model_specs",
                 multiple=True,
-                default=("default",),
-                show_default=True,
-                envvar="LOCALJUDGE_MODEL",
                 help="Judge model spec: default, tiny, a card name, PATH.gguf, hf:DIR or hf:FILE.gguf, or "
-                "openai:NAME ($LOCALJUDGE_MODEL when not given). Repeat it with --ensemble for several judges.",
+                "openai:NAME (when not given: $LOCALJUDGE_MODEL, else default). Repeat it with --ensemble for "
+                "several judges.",
             ),
             click.option(
                 "--ensemble",
@@ -178,6 +176,9 @@ def _one_judge_or_an_ensemble(command: Callable[..., Any]) -> Callable[..., Any]
 
     @functools.wraps(command)
     def wrapper(*args: Any, model_specs: tuple[str, ...], ensemble: bool, **kwargs: Any) -> Any:
+        from .models import default_model_spec
+
+        model_specs = model_specs or (default_model_spec(),)
         if len(model_specs) > 1 and not ensemble:
             raise click.UsageError("--model is given more than once: add --ensemble to combine their verdicts")
         if ensemble and len(model_specs) < 2:
@@ -809,7 +810,8 @@ def describe_check(reports: list[Any], *, judge: str, split: str) -> str:
         )
     lines.append(
         "by prob.: accuracy of the value the judge's probabilities favour (a pair: both orders averaged); "
-        "consistent: pairs whose two orders agreed; ties: pairs whose orders disagreed; "
+        "consistent: pairs whose two orders agreed; ties: pairs whose orders disagreed (a tie unless "
+        "--on-disagreement probabilities decided them); "
         "cached: rows answered from the result cache (--no-cache to time the model)"
     )
     return "\n".join(lines)
@@ -980,17 +982,17 @@ def models_fetch(name: str) -> None:
     "--model",
     "-m",
     "model_spec",
-    default="default",
-    show_default=True,
-    envvar="LOCALJUDGE_MODEL",
-    help="The judge model spec to check ($LOCALJUDGE_MODEL when not given).",
+    help="The judge model spec to check (when not given: $LOCALJUDGE_MODEL, else default).",
 )
 @click.option(
     "--base-url", help="Server URL for openai:NAME specs (else $OPENAI_BASE_URL, $LOCALJUDGE_BASE_URL, OpenAI's API)."
 )
-def doctor(model_spec: str, base_url: Optional[str]) -> None:
+def doctor(model_spec: Optional[str], base_url: Optional[str]) -> None:
     """Check that this machine can run the judge; exit 0 when ready, 1 when not."""
     from .doctor import run_checks
+    from .models import default_model_spec
+
+    model_spec = model_spec or default_model_spec()
 
     ok = True
     for check in run_checks(model_spec, base_url):

@@ -154,7 +154,7 @@ class SetReport:
     seconds: float
     agreement: AgreementReport
     errors: Counter[str] = field(default_factory=Counter)
-    ties: int = 0  # pairs whose two orders disagreed
+    ties: int = 0  # pairs whose two orders disagreed (whatever --on-disagreement then made of them)
     accuracy_by_probability: Optional[float] = None  # the likeliest value (a pair: both orders averaged) as the verdict
     compared_by_probability: int = 0
     mean_absolute_error: Optional[float] = None  # numeric labels: |score - label|, and the same for expected_score
@@ -256,7 +256,7 @@ def measure(
             metadata = result.get("metadata") or {}
             if isinstance(metadata.get("expected_score"), (int, float)):
                 expected.append(abs(float(metadata["expected_score"]) - float(labels[row_id])))
-    ties = sum(1 for r in results.values() if (r.get("metadata") or {}).get("winner") == "tie")
+    ties = sum(1 for r in results.values() if (r.get("metadata") or {}).get("consistent") is False)
     by_probability = agreement(read_out, {row_id: labels[row_id] for row_id in results})
     return SetReport(
         name=check_set.name,

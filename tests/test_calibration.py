@@ -107,6 +107,25 @@ def test_a_bias_the_content_free_readout_cannot_see_is_fitted_on_the_labels():
         fit_bias(np.empty((0, 2)), [])
 
 
+@pytest.mark.parametrize("confidence", [0.999, 1 - 1e-6])
+def test_a_fitted_bias_fits_confident_readouts_at_least_as_well_as_a_temperature_alone(confidence):
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 80)
+    verdicts = np.where(rng.uniform(size=80) < 0.8, labels, 1 - labels)  # sure of every verdict, right 80% of the time
+    probabilities = np.where(verdicts[:, None] == np.arange(2), confidence, 1 - confidence)
+    classes = ("0", "1")
+
+    def loss(correction):
+        picked = apply_correction(probabilities, correction)[np.arange(80), labels]
+        return float(-np.mean(np.log(picked)))
+
+    temperature = fit_temperature(probabilities, labels)
+    assert (
+        loss(Correction(classes, *fit_bias(probabilities, labels)))
+        <= loss(Correction(classes, None, temperature)) + 1e-3
+    )
+
+
 def test_choosing_keeps_nothing_when_every_candidate_hurts():
     probabilities, labels, _ = _judge(1000)  # calibrated already, and no bias
     misleading = (0.05, 0.95)  # a content-free readout that has nothing to do with its verdicts

@@ -49,6 +49,17 @@ def test_score_prints_result_json(scripted):
     assert scripted.asked == [("tiny", (), ())]  # $LOCALJUDGE_MODEL, as the tests set it
 
 
+@pytest.mark.parametrize(
+    ("environment", "spec"), [("/models/my judge.gguf", "/models/my judge.gguf"), ("  ", "default"), ("", "default")]
+)
+def test_localjudge_model_names_the_judge_whole_and_a_blank_one_means_default(scripted, monkeypatch, environment, spec):
+    monkeypatch.setenv("LOCALJUDGE_MODEL", environment)
+    result = run("score", "--outputs", "4")
+    assert result.exit_code == 0, result.output
+    assert scripted.asked == [(spec, (), ())]
+    assert run("score", "--outputs", "4", "-m", "given").exit_code == 0 and scripted.asked[-1][0] == "given"
+
+
 def test_score_uses_reference_prompt_when_reference_given(scripted):
     result = run("score", "--inputs", "q", "--outputs", "a", "--reference-outputs", "gold")
     assert result.exit_code == 0, result.output
