@@ -574,6 +574,8 @@ def calibrate(
         for record in score_rows(labelled, judge, concurrency=concurrency):
             progress.advance(record)
             records.append(record)
+    order = {row.id: number for number, row in enumerate(labelled)}
+    records.sort(key=lambda record: order[str(record["id"])])  # folds by the data's order, not by finishing order
     samples = labelled_samples(records, labels, classes, pairwise=pairwise)
     fit = fit_calibration(samples, classes, prior, folds=folds)
     write_calibration(path, fit, {"model": settings["model_spec"], "data": str(data.resolve()), "pairwise": pairwise})
