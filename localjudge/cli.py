@@ -735,24 +735,22 @@ def check_judge(
     localjudge check-judge -m tiny --set answers --limit 10
     localjudge check-judge --split test --no-reasoning --json report.json --plot plots/
     """
-    from .judge_check import CHECK_SETS, load_set
+    from .judge_check import CHECK_SETS, find_set, load_set
     from .judge_check import check_judge as run_check
     from .progress import RunProgress
 
     names = set_names or tuple(CHECK_SETS)
-    unknown = [name for name in names if name not in CHECK_SETS]
-    if unknown:
-        raise UsageError(f"no check set named {unknown[0]!r}; the sets: {', '.join(CHECK_SETS)}")
+    sets = [find_set(name) for name in names]  # every name checked before the first set is judged
     if plot_dir is not None:
         from .agreement_plot import check_matplotlib
 
         check_matplotlib()
     reports = []
-    for name in names:
-        with RunProgress(len(load_set(CHECK_SETS[name], split, limit))) as progress:
+    for check_set in sets:
+        with RunProgress(len(load_set(check_set, split, limit))) as progress:
             reports += run_check(
                 settings,
-                [name],
+                [check_set.name],
                 split=split,
                 limit=limit,
                 concurrency=concurrency,

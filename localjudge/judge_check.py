@@ -32,7 +32,16 @@ from .agreement import AgreementReport, agreement, label_text
 from .errors import UsageError
 from .prompting import DATA_NOT_INSTRUCTIONS
 
-__all__ = ["CHECK_SETS", "GRADED_PROMPT", "CheckSet", "SetReport", "check_judge", "load_set", "readout_verdict"]
+__all__ = [
+    "CHECK_SETS",
+    "GRADED_PROMPT",
+    "CheckSet",
+    "SetReport",
+    "check_judge",
+    "find_set",
+    "load_set",
+    "readout_verdict",
+]
 
 SPLITS = ("dev", "test", "all")
 
@@ -126,6 +135,13 @@ CHECK_SETS: dict[str, CheckSet] = {
 }
 
 
+def find_set(name: str) -> CheckSet:
+    """The shipped set called ``name``, or a UsageError that lists them."""
+    if name not in CHECK_SETS:
+        raise UsageError(f"no check set named {name!r}; the sets: {', '.join(CHECK_SETS)}")
+    return CHECK_SETS[name]
+
+
 def load_set(check_set: CheckSet, split: str = "all", limit: Optional[int] = None) -> list[dict[str, Any]]:
     """The set's rows (``id``, the prompt variables, ``label``) in the split asked for, the first ``limit`` of them."""
     if split not in SPLITS:
@@ -213,11 +229,7 @@ def check_judge(
     from .batch import score_rows
     from .command_judge import RowJudge, default_parallel
 
-    chosen = []
-    for name in sets:
-        if name not in CHECK_SETS:
-            raise UsageError(f"no check set named {name!r}; the sets: {', '.join(CHECK_SETS)}")
-        chosen.append(CHECK_SETS[name])
+    chosen = [find_set(name) for name in sets]
     reports = []
     for check_set in chosen:
         rows = load_set(check_set, split, limit)
