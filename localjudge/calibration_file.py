@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import bounded_json
+from ._text import clip
 from .calibration import CANDIDATES, Correction, Fit, Validation
 from .errors import UsageError
 from .paths import cache_dir
@@ -68,8 +70,8 @@ def read_calibration(path: Path) -> StoredCalibration:
     try:
         if path.stat().st_size > MAX_BYTES:
             raise damaged(f"over {MAX_BYTES} bytes")
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        document = bounded_json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise damaged(f"not JSON: {exc}") from None
     except OSError as exc:
         raise UsageError(f"cannot read the calibration file {path}: {exc.strerror or exc}") from None
@@ -80,6 +82,9 @@ def read_calibration(path: Path) -> StoredCalibration:
         raise damaged("classes must be a list of two or more value texts")
     if len(set(classes)) != len(classes):
         raise damaged("classes repeat")
+    for text in classes:
+        if not _scalar_text(text):
+            raise damaged(f"class {clip(repr(text), 40)} is not the JSON text of a verdict (like true, 0.5 or \"A\")")
     chosen, prior, temperature = document.get("chosen"), document.get("prior"), document.get("temperature")
     if chosen is not None and chosen not in CANDIDATES:
         raise damaged(f"chosen must be one of {', '.join(CANDIDATES)}, or null")
@@ -113,4 +118,18 @@ def read_calibration(path: Path) -> StoredCalibration:
 
 
 def _finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer past any float
+        return False
+
+
+def _scalar_text(text: str) -> bool:
+    """Whether ``text`` is the JSON of one verdict value: a boolean, a finite number or a string."""
+    try:
+        value = bounded_json.loads(text, max_depth=0, allow_nan=False)
+    except json.JSONDecodeError:
+        return False
+    return isinstance(value, (bool, str)) or _finite(value)

@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 import click
 
+from . import bounded_json
 from .errors import LocalJudgeError, UsageError
 from .evaluators import default_prompt
 
@@ -190,7 +191,7 @@ def read_jsonl(path: Path) -> list[Any]:
 
 def read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return bounded_json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path} is not valid JSON: {exc}") from exc
 

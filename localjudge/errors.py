@@ -8,7 +8,9 @@ hiding the other::
     ├── UsageError (ValueError)            a bad argument; fix the call
     │   ├── MissingTemplateVariableError   a {placeholder} has no value
     │   ├── UnsupportedSchemaError         a schema keyword cannot be enforced
+    │   │   └── SchemaTooLargeError        a bound past the decoder's limits
     │   ├── ModelSpecError                 a model spec that names nothing usable
+    │   ├── ResultsFileError (OSError)     a results file that cannot be written, or another run writes it
     │   └── BadRowError                    a dataset row that cannot be judged as it is
     │       ├── MalformedRowError          not JSON, or not an object
     │       ├── InvalidEncodingError       not UTF-8
@@ -37,6 +39,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ._text import clip
+
 __all__ = [
     "AllClientsFailedError",
     "BadRowError",
@@ -55,6 +59,8 @@ __all__ = [
     "ModelLoadError",
     "ModelSpecError",
     "OutputParseError",
+    "ResultsFileError",
+    "SchemaTooLargeError",
     "TimeoutError",
     "TransportError",
     "TruncatedOutputError",
@@ -115,6 +121,19 @@ class UnsupportedSchemaError(UsageError):
         super().__init__(f"{message}{where}")
 
 
+class SchemaTooLargeError(UnsupportedSchemaError):
+    """A schema whose token index would outgrow the decoder's limits; refused before anything is built."""
+
+    def __init__(self, message: str, *, path: str, keyword: str, limit: int, value: int) -> None:
+        self.limit = limit
+        self.value = value
+        super().__init__(message, path=path, keyword=keyword)
+
+
+class ResultsFileError(UsageError, OSError):
+    """A results file that cannot be written (permissions, a full disk, a symlink), or that another run holds."""
+
+
 class ModelSpecError(UsageError):
     """A ``--model``/``model=`` value that resolves to nothing usable."""
 
@@ -155,7 +174,7 @@ class JudgeRuntimeError(LocalJudgeError):
         if self.backend:
             text = f"[{self.backend}] {text}"
         if self.raw_output is not None:
-            text += f"\nRaw model output: {_clip(self.raw_output)}"
+            text += f"\nRaw model output: {clip(self.raw_output, 2000)}"
         return text
 
 
@@ -241,9 +260,5 @@ class AllClientsFailedError(JudgeRuntimeError):
 
     def __init__(self, errors: Sequence[tuple[str, BaseException]], **context: Any) -> None:
         self.errors = list(errors)
-        lines = "".join(f"\n  {name}: {type(err).__name__}: {_clip(str(err), 300)}" for name, err in self.errors)
+        lines = "".join(f"\n  {name}: {type(err).__name__}: {clip(str(err), 300)}" for name, err in self.errors)
         super().__init__(f"All {len(self.errors)} judge clients failed:{lines}", **context)
-
-
-def _clip(text: str, limit: int = 2000) -> str:
-    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"

@@ -7,12 +7,12 @@ import re
 from collections.abc import Mapping
 from typing import Any, Optional
 
+from . import bounded_json
 from .errors import OutputParseError, TruncatedOutputError
 
 __all__ = ["complete_partial_json", "extract_json", "parse_json_output", "validate"]
 
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)(?:```|$)", re.DOTALL)
-_DECODER = json.JSONDecoder()
 
 
 def extract_json(text: str) -> Any:
@@ -23,12 +23,12 @@ def extract_json(text: str) -> Any:
     """
     stripped = text.strip()
     try:
-        return json.loads(stripped)
+        return bounded_json.loads(stripped)
     except json.JSONDecodeError as first_error:
         fence = _FENCE.search(stripped)
         if fence:
             try:
-                return json.loads(fence.group(1).strip())
+                return bounded_json.loads(fence.group(1).strip())
             except json.JSONDecodeError:
                 pass
         # An object when the text has one: prose before the answer may hold brackets
@@ -36,7 +36,7 @@ def extract_json(text: str) -> Any:
         opener = "{" if "{" in stripped else "["
         for match in re.finditer(re.escape(opener), stripped):
             try:
-                return _DECODER.raw_decode(stripped, match.start())[0]
+                return bounded_json.raw_decode(stripped, match.start())[0]
             except json.JSONDecodeError:
                 continue
         raise first_error
@@ -93,7 +93,7 @@ def complete_partial_json(text: str) -> Optional[str]:
 
 def _parses(text: str) -> bool:
     try:
-        json.loads(text)
+        bounded_json.loads(text)
     except json.JSONDecodeError:
         return False
     return True
@@ -139,7 +139,7 @@ def parse_json_output(
             return extract_json(raw)
         except json.JSONDecodeError:
             completed = complete_partial_json(raw)
-            return json.loads(completed) if completed is not None else None
+            return bounded_json.loads(completed) if completed is not None else None
 
     context = {"raw_output": raw, "schema": dict(schema) if schema else None, "backend": backend}
     if finish_reason == "length":

@@ -7,9 +7,12 @@ model name), the rendered messages, the response schema and the sampling
 parameters. Only complete answers are kept (``finish_reason == "stop"``).
 
 SQLite in WAL mode lets two processes share the file. The file is not
-trusted: a row that does not decode to a chat completion is a miss (and is
-replaced), and a file that is not a database is set aside under a new name
-with a warning, never read and never deleted.
+trusted: each row carries the sha256 of its key and answer, so a row edited
+or damaged since it was written (a verdict flipped by hand) is a miss, as is
+one that does not decode to a chat completion; either is replaced by the next
+answer. A file that is not a database is set aside under a new name with a
+warning, never read and never deleted. :class:`~localjudge.clients.cached.CachedClient`
+also checks a stored answer against the schema its request asks for.
 """
 
 from __future__ import annotations
@@ -24,11 +27,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from . import bounded_json
 from .paths import cache_dir
 
 __all__ = ["MAX_RESPONSE_BYTES", "ResultCache", "request_key"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: rows carry a digest (table "answers")
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a stored answer larger than this is not one of ours
 #: request fields that do not change the answer
 _NOT_DECIDING = frozenset({"stream", "user", "metadata", "store", "timeout", "extra_headers"})
@@ -83,11 +87,12 @@ class ResultCache:
 
     def get(self, key: str) -> dict[str, Any] | None:
         try:
-            row = self._connection().execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+            row = self._connection().execute("SELECT response, digest FROM answers WHERE key = ?", (key,)).fetchone()
         except sqlite3.Error as exc:  # the cache saves work; it never stops a run
             self._warn(exc)
             row = None
-        response = _checked(row[0]) if row is not None else None
+        intact = row is not None and isinstance(row[0], str) and row[1] == _digest(key, row[0])
+        response = _checked(row[0]) if intact else None
         with self._lock:
             if response is None:
                 self.misses += 1
@@ -101,7 +106,8 @@ class ResultCache:
             return
         try:
             self._connection().execute(
-                "INSERT OR REPLACE INTO responses (key, response, stored) VALUES (?, ?, ?)", (key, text, time.time())
+                "INSERT OR REPLACE INTO answers (key, response, digest, stored) VALUES (?, ?, ?, ?)",
+                (key, text, _digest(key, text), time.time()),
             )
         except sqlite3.Error as exc:
             self._warn(exc)
@@ -114,7 +120,11 @@ class ResultCache:
         warnings.warn(f"The result cache {self.path} failed ({error}); answers are not kept or reused", stacklevel=3)
 
     def __len__(self) -> int:
-        return self._connection().execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        return self._connection().execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+
+
+def _digest(key: str, text: str) -> str:
+    return hashlib.sha256(f"{key}\n{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -126,7 +136,8 @@ def _connect(path: Path) -> sqlite3.Connection:
             _retry_busy(lambda: connection.execute("PRAGMA journal_mode=WAL"))
         connection.execute("PRAGMA synchronous=NORMAL")
         connection.execute(
-            "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, response TEXT NOT NULL, stored REAL NOT NULL)"
+            "CREATE TABLE IF NOT EXISTS answers "
+            "(key TEXT PRIMARY KEY, response TEXT NOT NULL, digest TEXT NOT NULL, stored REAL NOT NULL)"
         )
     except sqlite3.DatabaseError:
         connection.close()
@@ -157,7 +168,7 @@ def _checked(text: Any) -> dict[str, Any] | None:
     if not isinstance(text, str) or len(text) > MAX_RESPONSE_BYTES:
         return None
     try:
-        response = json.loads(text)
+        response = bounded_json.loads(text)
         content = response["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError):
         return None

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import bounded_json
 from .errors import (
     BadRowError,
     DuplicateIdError,
@@ -157,7 +158,7 @@ def _jsonl(path: Path, name: str | None = None) -> Iterator[tuple[int, str, Any]
                 )
                 continue
             try:
-                yield number, where, json.loads(text)
+                yield number, where, bounded_json.loads(text.removeprefix("\ufeff") if number == 1 else text)
             except json.JSONDecodeError as exc:
                 yield (
                     number,

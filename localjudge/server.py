@@ -24,11 +24,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from . import bounded_json
 from .clients.base import call_create, read_response_format
 from .clients.formats import check_answer
 from .clients.request import HONOURED_FIELDS, IGNORED_FIELDS
 from .errors import (
     AllClientsFailedError,
+    ContextOverflowError,
     JudgeRuntimeError,
     OutputParseError,
     TruncatedOutputError,
@@ -119,6 +121,8 @@ def judge_failure(exc: BaseException) -> ApiError:
         return invalid(str(exc), param="response_format", code="unsupported_schema_keyword")
     if isinstance(exc, UsageError):
         return invalid(str(exc))
+    if isinstance(exc, ContextOverflowError):  # the caller can ask for less, as OpenAI's 400 says
+        return invalid(exc.message, param="max_tokens", code="context_length_exceeded")
     if isinstance(exc, OutputParseError):
         code = "output_truncated" if isinstance(exc, TruncatedOutputError) else "output_invalid"
         error = ApiError(422, exc.message, kind="invalid_response_error", code=code)
@@ -196,8 +200,8 @@ def create_app(client: Any, *, model_id: str, api_key: str | None = None, limits
             raise ApiError(408, f"The request body did not arrive within {limits.body_seconds:g} s",
                            kind="invalid_request_error", code="timeout") from None  # fmt: skip
         try:
-            parsed = json.loads(body)
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            parsed = bounded_json.loads(body, allow_nan=False)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise invalid(f"The request body is not JSON: {type(exc).__name__}: {exc}"[:500]) from None
         judge_request = check_request(parsed, limits)
         judge_request.pop("model", None)  # one model here, whatever the caller calls it

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from ._text import clip
 from .errors import UsageError
 
 __all__ = ["JudgedResult", "Judgement", "assert_judged", "judgements"]
@@ -56,11 +57,6 @@ def stop_recording() -> list[Judgement]:
         return _records.pop() if _records else []
 
 
-def _clip(value: Any, limit: int = 500) -> str:
-    text = value if isinstance(value, str) else repr(value)
-    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
-
-
 def assert_judged(result: Any, *, at_least: Optional[float] = None, equals: Any = None) -> None:
     """Fail unless the verdict is what it must be: ``equals`` exactly, or at least ``at_least``.
 
@@ -70,7 +66,7 @@ def assert_judged(result: Any, *, at_least: Optional[float] = None, equals: Any 
     if at_least is not None and equals is not None:
         raise UsageError("assert_judged takes at_least or equals, not both")
     if not isinstance(result, Mapping) or "score" not in result:
-        raise AssertionError(f"not an evaluator's result (a dict with a score): {_clip(result)}")
+        raise AssertionError(f"not an evaluator's result (a dict with a score): {clip(result)}")
     score = result["score"]
     if equals is not None:
         expected, passed = f"== {equals!r}", score == equals and isinstance(score, bool) == isinstance(equals, bool)
@@ -93,8 +89,8 @@ def assert_judged(result: Any, *, at_least: Optional[float] = None, equals: Any 
 def _explain(result: Mapping[str, Any], expected: str) -> str:
     lines = [f"the judge scored {result.get('key')!r} {result['score']!r}, which is not {expected}"]
     if result.get("comment"):
-        lines.append(f"its reasoning: {_clip(result['comment'])}")
+        lines.append(f"its reasoning: {clip(result['comment'])}")
     for name, value in (getattr(result, "judged", None) or {}).items():
         if value is not None:
-            lines.append(f"{name}: {_clip(value)}")
+            lines.append(f"{name}: {clip(value)}")
     return "\n".join(lines)

@@ -199,7 +199,7 @@ def test_a_run_killed_at_random_points_resumes_with_every_id_once(tmp_path):
     records = read_jsonl(results)
     assert [r["id"] for r in records] == [str(i) for i in range(KILLED_ROWS)]
     assert all(r["result"]["score"] == len(r["result"]["comment"]) for r in records)
-    assert not list(tmp_path.glob(".results.jsonl.*"))  # no compaction left half done
+    assert not list(tmp_path.glob(".results.jsonl.*.tmp"))  # no compaction left half done
 
 
 def test_the_python_api_takes_dicts_and_an_evaluator_and_yields_records():

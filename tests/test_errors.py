@@ -26,6 +26,8 @@ from localjudge.errors import (
     ModelLoadError,
     ModelSpecError,
     OutputParseError,
+    ResultsFileError,
+    SchemaTooLargeError,
     TimeoutError,
     TransportError,
     TruncatedOutputError,
@@ -37,6 +39,8 @@ PARENTS = {
     UsageError: (LocalJudgeError, ValueError),
     MissingTemplateVariableError: (UsageError,),
     UnsupportedSchemaError: (UsageError,),
+    SchemaTooLargeError: (UnsupportedSchemaError,),
+    ResultsFileError: (UsageError, OSError),
     ModelSpecError: (UsageError,),
     BadRowError: (UsageError,),
     MalformedRowError: (BadRowError,),
@@ -73,7 +77,11 @@ def test_misuse_and_runtime_failures_do_not_overlap():
 
 
 def test_the_docstring_draws_every_exception_in_all():
-    drawn = set(re.findall(r"\b([A-Z][A-Za-z]+Error)\b", errors.__doc__ or "")) - {"ValueError", "ImportError"}
+    drawn = set(re.findall(r"\b([A-Z][A-Za-z]+Error)\b", errors.__doc__ or "")) - {
+        "ValueError",
+        "ImportError",
+        "OSError",
+    }
     assert set(errors.__all__) == drawn
     assert set(errors.__all__) == {c.__name__ for c in PARENTS} | {"LocalJudgeError"}
 

@@ -15,7 +15,15 @@ PACKAGE = Path(__file__).resolve().parents[1] / "localjudge"
 
 # Bottom to top. A module may import its own layer (without a cycle) and any below.
 LAYERS: list[tuple[str, ...]] = [
-    ("localjudge._lazy", "localjudge.errors", "localjudge.paths", "localjudge.cpu", "localjudge.types"),
+    (
+        "localjudge._lazy",
+        "localjudge._text",
+        "localjudge.errors",
+        "localjudge.paths",
+        "localjudge.cpu",
+        "localjudge.types",
+        "localjudge.bounded_json",
+    ),
     (
         "localjudge.messages",
         "localjudge.disk_cache",

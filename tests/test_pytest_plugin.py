@@ -70,6 +70,14 @@ def test_the_options_are_registered_and_a_session_without_judgements_prints_no_s
     assert "--judge-model=SPEC" in pytester.runpytest("--help").stdout.str()
 
 
+def test_naming_the_plugin_with_p_as_well_as_installing_it_is_fine(pytester: pytest.Pytester):
+    """Once an error: the entry point registered it under another name, and `-p` tried to register it again."""
+    pytester.makepyfile(test_plain="def test_nothing_judged():\n    assert True\n")
+    result = pytester.runpytest_subprocess("-p", "localjudge.pytest_plugin", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "--judge-model=SPEC" in pytester.runpytest_subprocess("-p", "localjudge.pytest_plugin", "--help").stdout.str()
+
+
 def test_a_bad_judge_model_fails_the_tests_that_use_it_with_the_reason(pytester: pytest.Pytester):
     pytester.makepyfile(test_bad="def test_judged(local_judge):\n    local_judge()(outputs='x')\n")
     result = pytester.runpytest("-p", "no:cacheprovider", "--judge-model", "no-such-model")

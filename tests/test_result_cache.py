@@ -11,7 +11,7 @@ import pytest
 from localjudge.clients.base import ScriptedClient, make_chat_completion
 from localjudge.clients.cached import CachedClient
 from localjudge.errors import UsageError
-from localjudge.result_cache import ResultCache, request_key
+from localjudge.result_cache import ResultCache, _digest, request_key
 
 IDENTITY = {"engine": "test", "model": "abc"}
 REQUEST = {"messages": [{"role": "user", "content": "2+2?"}], "response_format": {"type": "json_object"}}
@@ -41,9 +41,34 @@ def test_stored_rows_are_checked_and_a_bad_one_is_a_miss(tmp_path):
     cache.put("good", completion('{"score": true}'))
     assert cache.get("good")["choices"][0]["message"]["content"] == '{"score": true}'
     with sqlite3.connect(tmp_path / "r.sqlite3") as db:
-        db.execute("INSERT INTO responses VALUES ('bad-json', '{not json', 0), ('not-a-completion', '[1]', 0)")
+        for key, text in (("bad-json", "{not json"), ("not-a-completion", "[1]"), ("deep", "[" * 5000 + "]" * 5000)):
+            db.execute("INSERT INTO answers VALUES (?, ?, ?, 0)", (key, text, _digest(key, text)))
     assert cache.get("bad-json") is None and cache.get("not-a-completion") is None and cache.get("absent") is None
-    assert (cache.hits, cache.misses) == (1, 3)
+    assert cache.get("deep") is None
+    assert (cache.hits, cache.misses) == (1, 4)
+
+
+def test_an_answer_changed_since_it_was_stored_is_a_miss_and_replaced(tmp_path):
+    """A verdict flipped in the file (by hand, or by damage) is never returned as the judge's."""
+    cache = ResultCache(tmp_path / "r.sqlite3")
+    cache.put("k", completion('{"score": true}'))
+    with sqlite3.connect(tmp_path / "r.sqlite3") as db:
+        db.execute("UPDATE answers SET response = replace(response, 'true', 'false')")
+    assert cache.get("k") is None
+    cache.put("k", completion('{"score": true}'))
+    assert cache.get("k")["choices"][0]["message"]["content"] == '{"score": true}'
+
+
+def test_a_stored_answer_off_the_schema_asked_for_is_not_used(tmp_path):
+    cache = ResultCache(tmp_path / "r.sqlite3")
+    scripted = ScriptedClient(['{"score": true}'])
+    scripted.cache_identity = lambda: IDENTITY
+    client = CachedClient(scripted, cache)
+    schema = {"type": "object", "properties": {"score": {"type": "boolean"}}, "required": ["score"]}
+    request = {**REQUEST, "response_format": {"type": "json_schema", "json_schema": {"name": "s", "schema": schema}}}
+    cache.put(request_key(IDENTITY, request), completion('{"score": "yes"}'))  # intact, but not a boolean
+    answer = client.chat.completions.create(**request)
+    assert answer.choices[0].message.content == '{"score": true}' and len(scripted.requests) == 1
 
 
 def test_a_file_that_is_not_a_database_is_set_aside_not_read(tmp_path):

@@ -50,6 +50,26 @@ def test_every_kind_of_bad_jsonl_line_is_its_rows_error_and_the_rest_read_on(tmp
     assert "repeats the id 'a' of data.jsonl:1" in str(found[4].error)
 
 
+def test_a_row_nested_too_deep_is_that_rows_error(tmp_path):
+    """990 levels once passed the parser and broke the whole run further on."""
+    data = tmp_path / "data.jsonl"
+    deep = '{"id": "deep", "outputs": ' + "[" * 990 + "]" * 990 + "}"
+    data.write_text('{"id": "a", "outputs": "x"}\n' + deep + '\n{"id": "b", "outputs": "y"}\n', encoding="utf-8")
+    found = list(read_rows(data))
+    assert [(row.id, type(row.error)) for row in found] == [
+        ("a", type(None)),
+        ("2", MalformedRowError),
+        ("b", type(None)),
+    ]
+    assert "nested more than 64 levels deep" in str(found[1].error)
+
+
+def test_a_byte_order_mark_before_the_first_row_is_not_part_of_it(tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_bytes('\ufeff{"id": "first", "outputs": "a"}\n{"id": "second", "outputs": "b"}\n'.encode())
+    assert [(row.id, row.error) for row in read_rows(data)] == [("first", None), ("second", None)]
+
+
 def test_csv_with_a_mapping_and_empty_cells(tmp_path):
     data = tmp_path / "data.csv"
     data.write_text(

@@ -14,7 +14,14 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from localjudge.errors import ModelError, OutputParseError, TruncatedOutputError, UnsupportedSchemaError, UsageError
+from localjudge.errors import (
+    ContextOverflowError,
+    ModelError,
+    OutputParseError,
+    TruncatedOutputError,
+    UnsupportedSchemaError,
+    UsageError,
+)
 from localjudge.server import ApiError, Limits, authorised, check_request, judge_failure
 
 SCHEMA = {
@@ -48,6 +55,50 @@ def test_requests_the_server_refuses_say_why(body, param, words):
     error = refused.value.body()["error"]
     assert refused.value.status == 400 and error["type"] == "invalid_request_error"
     assert error["param"] == param and words in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"messages": MESSAGES, "seed": -5}, "seed must be an integer from 0"),
+        ({"messages": MESSAGES, "seed": 10**5000}, "an integer of about 5001 digits"),
+        ({"messages": [1, 2]}, "messages[0] must be an object with a role"),
+        ({"messages": MESSAGES, "frequency_penalty": 3}, "frequency_penalty must be between -2 and 2"),
+        ({"messages": MESSAGES, "presence_penalty": 10**400}, "presence_penalty must be a finite number"),
+        ({"messages": MESSAGES, "temperature": "hot"}, "temperature must be a number"),
+    ],
+)
+def test_bad_values_are_400s_that_name_the_field(body, words):
+    """Each reaches the judge's own checks (the same in Python), and comes back as the caller's mistake."""
+    from localjudge.clients.request import read_request
+
+    with pytest.raises(UsageError) as refused:
+        read_request(body, "the local client")
+    error = judge_failure(refused.value)
+    assert error.status == 400 and words in error.message and len(error.message) < 300
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (b'{"messages": [], "frequency_penalty": NaN}', "NaN is not a JSON number"),
+        (b'{"messages": [], "seed": ' + b"9" * 5000 + b"}", "a value JSON cannot hold"),
+        (b"[" * 5000 + b"]" * 5000, "nested more than 64 levels"),
+    ],
+)
+def test_bodies_json_cannot_hold_are_400s(body, words):
+    pytest.importorskip("starlette")
+    from localjudge.clients.base import ScriptedClient
+
+    answer = _app(ScriptedClient(["{}"])).post(
+        "/v1/chat/completions", content=body, headers={"Authorization": "Bearer k"}
+    )
+    assert answer.status_code == 400 and words in answer.json()["error"]["message"]
+
+
+def test_a_prompt_past_the_context_is_the_callers_400():
+    error = judge_failure(ContextOverflowError("The prompt (900 tokens) and max_tokens (200) exceed n_ctx 1024"))
+    assert (error.status, error.param, error.code) == (400, "max_tokens", "context_length_exceeded")
 
 
 def test_requests_within_the_rules_pass_unchanged():

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import OutputParseError, UsageError
 from ..result_cache import ResultCache, request_key
 from .base import ChatCompletion, WrappingClient, call_create, plain_data
+from .formats import check_answer
 
 __all__ = ["CachedClient", "cache_identity"]
 
@@ -40,7 +41,7 @@ class CachedClient(WrappingClient):
     def _complete(self, request: dict[str, Any]) -> ChatCompletion:
         key = request_key(self.identity, request)
         stored = self.cache.get(key)
-        if stored is not None:
+        if stored is not None and _answers(request, stored):
             return ChatCompletion(stored)
         response = call_create(self.client, request)
         data = plain_data(response.model_dump() if hasattr(response, "model_dump") else response)
@@ -50,3 +51,12 @@ class CachedClient(WrappingClient):
 
     def cache_identity(self) -> dict[str, Any]:
         return self.identity
+
+
+def _answers(request: dict[str, Any], stored: dict[str, Any]) -> bool:
+    """Whether a stored answer is of the shape ``request`` asks for; one that is not is a miss, not a verdict."""
+    try:
+        check_answer(request, stored)
+    except OutputParseError:
+        return False
+    return True

@@ -122,6 +122,11 @@ class Endpoint:
         if not host:
             raise UsageError(f"base_url has no host: {_display(parts)}")
         _refuse_metadata_host(host, _display(parts))
+        if "@" in parts.netloc:  # httpx would send it as Basic auth, unredacted wherever a server echoes it
+            raise UsageError(
+                f"base_url holds credentials before its host ({_display(parts)}); give the key as api_key= "
+                "or in $LOCALJUDGE_API_KEY instead, so that it is sent as a Bearer token and kept out of logs"
+            )
         try:
             parts.port  # noqa: B018 - raises on a malformed port
         except ValueError:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import closing
 from typing import Any, Union
 
+from .._text import clip
 from ..errors import AllClientsFailedError, JudgeRuntimeError, LocalJudgeError, UsageError
 from .adapter import adapt_response_format
 from .base import (
@@ -152,7 +153,7 @@ class _Chain:
         response[FALLBACK_FIELD] = ChatCompletion(
             {
                 "client": name,
-                "failures": [{"client": n, "error": type(e).__name__, "message": _clip(str(e))} for n, e in failures],
+                "failures": [{"client": n, "error": type(e).__name__, "message": clip(str(e))} for n, e in failures],
             }
         )
         return response
@@ -168,10 +169,6 @@ class _Chain:
             check = getattr(client, "check_schema", None)
             if callable(check):
                 check(schema)
-
-
-def _clip(text: str, limit: int = 500) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 class FallbackClient(ChatClient):

@@ -11,11 +11,11 @@ for, whatever the server claims to have enforced.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Mapping
 from typing import Any
 
+from .. import bounded_json
 from ..errors import OutputParseError
 from .base import read_choice, read_response_format
 
@@ -113,7 +113,7 @@ def is_temperature_rejection(status_code: int, body: str) -> bool:
     if status_code not in (400, 422):
         return False
     try:
-        error = json.loads(body).get("error")
+        error = bounded_json.loads(body).get("error")
     except (ValueError, AttributeError):
         return False
     if not isinstance(error, Mapping):

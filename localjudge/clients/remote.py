@@ -24,6 +24,8 @@ from typing import Any, Union
 
 import httpx
 
+from .. import bounded_json
+from .._text import clip
 from ..errors import (
     ConnectError,
     HTTPStatusError,
@@ -346,7 +348,7 @@ class _RemoteBase:
             note += f": redirect{where} not followed; set base_url to the address the server expects"
             return _Verdict(note, retry_here=False, error=HTTPStatusError, extra=extra)
         if text:
-            note += f": {_clip(text, 300)}"
+            note += f": {clip(text, 300)}"
         retry = is_retryable_status(status)
         retry_after = parse_retry_after(reply.headers) if retry else None
         return _Verdict(note, retry_here=retry, error=HTTPStatusError, extra=extra, retry_after=retry_after)
@@ -368,19 +370,19 @@ class _RemoteBase:
         # A server that echoes the key anywhere in its answer must not pass it on.
         text = self._redact(reply.body.decode("utf-8", errors="replace"))
         try:
-            data = json.loads(text)
+            data = bounded_json.loads(text)
         except json.JSONDecodeError as exc:
             looks_cut = text.lstrip().startswith(("{", "["))
             what = "a cut-off JSON document" if looks_cut else "not JSON"
             hint = "" if looks_cut else "; is base_url the API root (usually ending in /v1)?"
             raise _Malformed(
                 f"HTTP {reply.status_code} body is {what} ({exc.msg} at character {exc.pos}): "
-                f"{_clip(text, 200)!r}{hint}",
+                f"{clip(text, 200)!r}{hint}",
                 retry_here=True,
             ) from None
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            detail = data.get("error") if isinstance(data, dict) and data.get("error") else _clip(text, 200)
+            detail = data.get("error") if isinstance(data, dict) and data.get("error") else clip(text, 200)
             raise _Malformed(
                 f"HTTP {reply.status_code} answer is not a chat completion (no choices): {detail}",
                 retry_here=False,
@@ -402,17 +404,13 @@ class _RemoteBase:
         return text
 
     def _clean(self, body: bytes) -> str:
-        return _clip(self._redact(body.decode("utf-8", errors="replace")).strip(), 2000)
+        return clip(self._redact(body.decode("utf-8", errors="replace")).strip(), 2000)
 
 
 class _Malformed(Exception):
     def __init__(self, message: str, *, retry_here: bool) -> None:
         super().__init__(message)
         self.retry_here = retry_here
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _failure(exc: httpx.HTTPError, call: _Call, connect_timeout: float) -> _Failure:

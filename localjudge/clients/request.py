@@ -7,10 +7,12 @@ client over any runtime and for the outlines client.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .._text import clip
 from ..errors import UsageError
 
 __all__ = [
@@ -70,6 +72,9 @@ def read_request(
     messages = request.get("messages")
     if not isinstance(messages, (list, tuple)) or not messages:
         raise UsageError("messages must be a non-empty list of chat messages")
+    for number, message in enumerate(messages):
+        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+            raise UsageError(f"messages[{number}] must be an object with a role, got {clip(message, 60)}")
     if request.get("n") not in (None, 1):
         raise UsageError(f"{client} generates one choice per request (n=1)")
     if request.get("logprobs") and not logprobs:
@@ -97,15 +102,19 @@ def read_request(
     if not isinstance(stop, (list, tuple)) or not all(isinstance(s, str) for s in stop):
         raise UsageError(f"stop must be a string or a list of strings, got {request.get('stop')!r}")
     seed = request.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise UsageError(f"seed must be an integer, got {seed!r}")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32):
+        raise UsageError(f"seed must be an integer from 0 to 2**32 - 1, got {clip(seed, 60)}")
+    penalties = {name: _number(request, name, 0.0) for name in ("frequency_penalty", "presence_penalty")}
+    for name, value in penalties.items():
+        if not -2 <= value <= 2:
+            raise UsageError(f"{name} must be between -2 and 2, got {value!r}")
     return list(messages), RequestOptions(
         max_tokens=max_tokens,
         temperature=temperature,
         top_p=top_p,
         seed=seed,
-        frequency_penalty=_number(request, "frequency_penalty", 0.0),
-        presence_penalty=_number(request, "presence_penalty", 0.0),
+        frequency_penalty=penalties["frequency_penalty"],
+        presence_penalty=penalties["presence_penalty"],
         stop=tuple(stop),
         logprobs=(top or 0) if request.get("logprobs") else None,
     )
@@ -116,8 +125,14 @@ def _number(request: Mapping[str, Any], key: str, default: float) -> float:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise UsageError(f"{key} must be a number, got {value!r}")
-    return float(value)
+        raise UsageError(f"{key} must be a number, got {clip(value, 60)}")
+    try:
+        number = float(value)
+    except OverflowError:  # an integer past any float
+        number = math.inf
+    if not math.isfinite(number):
+        raise UsageError(f"{key} must be a finite number, got {clip(value, 60)}")
+    return number
 
 
 def answer_length(options: RequestOptions, default: int, n_ctx: int | None, n_prompt: int) -> int:

@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import UnsupportedSchemaError
+from .schema_limits import SCHEMA_LIMITS, SchemaLimits, estimated_states
 
 __all__ = [
     "ANY_JSON_OBJECT_SCHEMA",
@@ -89,18 +90,22 @@ _GENERIC = {"type", "enum", "const", "anyOf", "allOf", "$ref"}
 _REGEX_META = set(r"\.+*?()|[]{}^$")
 
 
-def check_schema(schema: Mapping[str, Any]) -> None:
-    """Raise :class:`UnsupportedSchemaError` unless every keyword can be enforced.
+def check_schema(schema: Mapping[str, Any], limits: SchemaLimits = SCHEMA_LIMITS) -> None:
+    """Raise :class:`UnsupportedSchemaError` unless every keyword can be enforced within ``limits``.
 
     Cheap and model-free: call it when an evaluator is built so a bad schema
     fails there, not at the first evaluation.
     """
-    _Compiler(schema).compile(schema, "#")
+    schema_to_regex(schema, limits)
 
 
-def schema_to_regex(schema: Mapping[str, Any]) -> str:
-    """The regex whose matches are exactly the compact JSON texts we let a model write."""
-    return _Compiler(schema).compile(schema, "#")
+def schema_to_regex(schema: Mapping[str, Any], limits: SchemaLimits = SCHEMA_LIMITS) -> str:
+    """The regex whose matches are exactly the compact JSON texts we let a model write.
+
+    A schema past ``limits`` raises :class:`SchemaTooLargeError` as soon as a
+    count or a partly built regex shows it, never after building the whole.
+    """
+    return _Compiler(schema, limits).compile(schema, "#")
 
 
 def _escape(text: str) -> str:
@@ -131,12 +136,18 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+# The keywords that make a schema large, in the order a refusal names them.
+_SIZE_KEYWORDS = ("maxItems", "minItems", "maxLength", "minLength", "properties", "enum", "anyOf", "items")
+
+
 class _Compiler:
-    def __init__(self, root: Mapping[str, Any]) -> None:
+    def __init__(self, root: Mapping[str, Any], limits: SchemaLimits) -> None:
         if not isinstance(root, Mapping):
             raise UnsupportedSchemaError(f"A JSON schema must be an object, got {type(root).__name__}", path="#")
         self.root = root
+        self.limits = limits
         self.resolving: list[str] = []
+        self.depth = 0
 
     def fail(self, message: str, path: str, keyword: str) -> UnsupportedSchemaError:
         return UnsupportedSchemaError(
@@ -146,6 +157,19 @@ class _Compiler:
         )
 
     def compile(self, schema: Any, path: str) -> str:
+        """One subschema's regex, refused as soon as it is nested too deep or has grown too large."""
+        self.depth += 1
+        try:
+            self.limits.check("depth", self.depth, path=path, keyword=_last_keyword(path), why="levels of nesting")
+            regex = self.compile_unbounded(schema, path)
+        finally:
+            self.depth -= 1
+        keyword = next((k for k in _SIZE_KEYWORDS if isinstance(schema, Mapping) and k in schema), "type")
+        self.limits.check("regex_chars", len(regex), path=path, keyword=keyword, why="characters of grammar")
+        self.limits.check("states", estimated_states(regex), path=path, keyword=keyword, why="grammar states")
+        return regex
+
+    def compile_unbounded(self, schema: Any, path: str) -> str:
         if schema is True or schema == {}:
             return self.generic_value(GENERIC_DEPTH)
         if schema is False:
@@ -234,6 +258,7 @@ class _Compiler:
             raise self.fail(f"anyOf next to {rest} is not supported", path, rest[0])
         if not isinstance(branches, list) or not branches:
             raise UnsupportedSchemaError("anyOf must be a non-empty list", path=path, keyword="anyOf")
+        self.limits.check("branches", len(branches), path=path, keyword="anyOf", why="branches")
         return _alternatives([self.compile(b, f"{path}/anyOf/{i}") for i, b in enumerate(branches)])
 
     def enum(self, schema: Mapping[str, Any], types: tuple[str, ...], path: str) -> str:
@@ -243,6 +268,7 @@ class _Compiler:
             values = [v for v in schema["enum"] if v == schema["const"]]
         if not isinstance(values, list) or not values:
             raise UnsupportedSchemaError(f"{keyword} must list at least one value", path=path, keyword=keyword)
+        self.limits.check("enum_values", len(values), path=path, keyword=keyword, why="values")
         parts = []
         for value in values:
             if _json_type(value) not in types and not (_json_type(value) == "integer" and "number" in types):
@@ -287,6 +313,7 @@ class _Compiler:
             return rf"\{{({member}(,{member})*)?\}}"
         if not isinstance(props, Mapping):
             raise UnsupportedSchemaError("properties must be an object", path=path, keyword="properties")
+        self.limits.check("properties", len(props), path=path, keyword="properties", why="properties")
         required = list(schema.get("required", []))
         unknown = [name for name in required if name not in props]
         if unknown:
@@ -304,6 +331,10 @@ class _Compiler:
 
         first_required = next((i for i, (_, req) in enumerate(members) if req), None)
         last_first = first_required if first_required is not None else len(members) - 1
+        # Each optional leading member repeats the tail after it: check the size before writing it out.
+        lengths = [len(m) + 3 for m, _ in members]
+        size = sum(sum(lengths[i:]) for i in range(last_first + 1))
+        self.limits.check("regex_chars", size, path=path, keyword="properties", why="characters of grammar")
         heads = [members[i][0] + tail(i + 1) for i in range(last_first + 1)]
         body = _alternatives(heads)
         if first_required is None:
@@ -316,9 +347,11 @@ class _Compiler:
         items = schema.get("items", True)
         if isinstance(items, list):
             raise self.fail("tuple-style items lists are not supported", path, "items")
-        item = self.compile(items, f"{path}/items")
         low = _count(schema, "minItems", path, 0)
         high = _count(schema, "maxItems", path, None)
+        for keyword, bound in (("minItems", low), ("maxItems", high)):
+            self.limits.check("items_bound", bound or 0, path=path, keyword=keyword, why="items")
+        item = self.compile(items, f"{path}/items")
         if high is not None and high < low:
             raise UnsupportedSchemaError("maxItems < minItems admits nothing", path=path, keyword="maxItems")
         if high == 0:
@@ -331,6 +364,8 @@ class _Compiler:
     def string(self, schema: Mapping[str, Any], path: str) -> str:
         low = _count(schema, "minLength", path, 0)
         high = _count(schema, "maxLength", path, None)
+        for keyword, bound in (("minLength", low), ("maxLength", high)):
+            self.limits.check("length_bound", bound or 0, path=path, keyword=keyword, why="characters")
         if high is None and low == 0:
             return STRING
         if high is not None and high < low:
@@ -400,6 +435,17 @@ class _Compiler:
     def generic_array(self, depth: int) -> str:
         value = self.generic_value(depth)
         return rf"\[({value}(,{value})*)?\]"
+
+
+def _last_keyword(path: str) -> str:
+    """The schema keyword that opened the innermost level of ``path`` (``#/properties/a/items`` -> ``items``)."""
+    parts = path.split("/")
+    for i in range(len(parts) - 1, 0, -1):
+        if parts[i - 1] == "properties":
+            return "properties"
+        if parts[i] in ("items", "additionalProperties", "anyOf", "allOf"):
+            return parts[i]
+    return "$ref" if path.startswith("#/") and len(parts) > 1 else "type"
 
 
 def _count(schema: Mapping[str, Any], key: str, path: str, default: int | None) -> int | None:

@@ -83,6 +83,25 @@ def test_refusal_message_hides_credentials_in_the_url():
     assert CANARY not in str(info.value)
 
 
+@pytest.mark.parametrize("url", [f"http://user:{CANARY}@127.0.0.1:8000/v1", f"http://{CANARY}@127.0.0.1:8000/v1"])
+def test_credentials_in_the_url_are_refused_without_showing_them(url):
+    with pytest.raises(UsageError, match="holds credentials before its host.*api_key=") as info:
+        OpenAICompatibleClient(url)
+    assert CANARY not in str(info.value)
+
+
+def test_a_reply_nested_too_deep_is_that_clients_failure_and_the_chain_moves_on(fault_server):
+    from localjudge.clients.base import ScriptedClient
+
+    server = fault_server(*[respond(200, "[" * 200_000 + "]" * 200_000)] * 3)
+    remote = OpenAICompatibleClient(server.base_url, **{**FAST, "max_retries": 0})
+    chain = FallbackClient(remote, ScriptedClient(['{"score": true}']))
+    answer = chain.chat.completions.create(**REQUEST)
+    assert answer.choices[0].message.content == '{"score": true}'
+    with pytest.raises(TransportError, match="nested more than 64 levels"):
+        remote.chat.completions.create(**REQUEST)
+
+
 # -- API keys ------------------------------------------------------------------------
 
 
