@@ -84,7 +84,7 @@ def read_calibration(path: Path) -> StoredCalibration:
         raise damaged("classes repeat")
     for text in classes:
         if not _scalar_text(text):
-            raise damaged(f"class {clip(repr(text), 40)} is not the JSON text of a verdict (like true, 0.5 or \"A\")")
+            raise damaged(f'class {clip(repr(text), 40)} is not the JSON text of a verdict (like true, 0.5 or "A")')
     chosen, prior, temperature = document.get("chosen"), document.get("prior"), document.get("temperature")
     if chosen is not None and chosen not in CANDIDATES:
         raise damaged(f"chosen must be one of {', '.join(CANDIDATES)}, or null")

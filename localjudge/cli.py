@@ -835,10 +835,31 @@ def describe_check(reports: list[Any], *, judge: str, split: str) -> str:
     show_default=True,
     help="The most max_tokens a request may ask for.",
 )
+@click.option(
+    "--header-timeout",
+    type=click.FloatRange(min=0.1),
+    default=10.0,
+    show_default=True,
+    help="Seconds a connection may take to send a request's headers; a slower one is closed.",
+)
+@click.option(
+    "--graceful-timeout",
+    type=click.FloatRange(min=0),
+    default=30.0,
+    show_default=True,
+    help="On SIGTERM, seconds for requests in flight to finish; the rest are answered with a 503.",
+)
 @model_options
 @_handle_errors
 def serve(
-    host: str, port: int, api_key: Optional[str], max_body_bytes: int, max_tokens_limit: int, **settings: Any
+    host: str,
+    port: int,
+    api_key: Optional[str],
+    max_body_bytes: int,
+    max_tokens_limit: int,
+    header_timeout: float,
+    graceful_timeout: float,
+    **settings: Any,
 ) -> None:
     """Serve the judge model over an OpenAI-compatible API (/v1/chat/completions, /v1/models, /health).
 
@@ -846,28 +867,27 @@ def serve(
     schema-valid JSON, or an error in OpenAI's shape. Stop it with Ctrl-C or SIGTERM.
     """
     from .command_judge import judge_from_settings
-    from .server import Limits, create_app
+    from .server import Limits, create_app, run
 
     if settings["ensemble_specs"]:
         raise UsageError("serve serves one model (or a --fallback chain), not an --ensemble")
     try:
         import starlette  # noqa: F401
-        import uvicorn
+        import uvicorn  # noqa: F401
     except ImportError as exc:
         raise MissingDependencyError("localjudge serve", exc.name or "uvicorn", extra="server") from None
 
     client = judge_from_settings(settings)
     model_id = settings["model_spec"]
-    app = create_app(client, model_id=model_id, api_key=api_key, limits=Limits(max_body_bytes, max_tokens_limit))
+    limits = Limits(max_body_bytes, max_tokens_limit, header_seconds=header_timeout)
+    app = create_app(client, model_id=model_id, api_key=api_key, limits=limits)
     if not api_key and host not in ("127.0.0.1", "localhost", "::1"):
         click.echo(f"warning: serving on {host} without --api-key: anyone who can reach it can use the model", err=True)
     listening = _listen(host, port)  # bound here, so --port 0 can say which port it got
     bound_host, bound_port = listening.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
     click.echo(f"serving {model_id} on http://{shown}:{bound_port}/v1", err=True)
-    # beyond this many connections at once, uvicorn answers 503 rather than queueing without end
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=30, limit_concurrency=64)
-    uvicorn.Server(config).run(sockets=[listening])
+    run(app, listening, limits=limits, graceful_timeout=graceful_timeout)
 
 
 def _listen(host: str, port: int) -> Any:

@@ -20,7 +20,8 @@ hiding the other::
     └── JudgeRuntimeError                  the judge ran and something failed
         ├── ModelError                     a local model could not load or run
         │   ├── ModelLoadError             missing, truncated or non-GGUF file
-        │   └── ContextOverflowError       prompt + max_tokens exceed n_ctx
+        │   ├── ContextOverflowError       prompt + max_tokens exceed n_ctx
+        │   └── RequestCancelledError      its caller hung up, or the server is stopping
         ├── OutputParseError (ValueError)  output invalid or off-schema; keeps raw text
         │   └── TruncatedOutputError       generation stopped at max_tokens
         ├── TransportError                 a remote endpoint failed
@@ -59,6 +60,7 @@ __all__ = [
     "ModelLoadError",
     "ModelSpecError",
     "OutputParseError",
+    "RequestCancelledError",
     "ResultsFileError",
     "SchemaTooLargeError",
     "TimeoutError",
@@ -124,7 +126,9 @@ class UnsupportedSchemaError(UsageError):
 class SchemaTooLargeError(UnsupportedSchemaError):
     """A schema whose token index would outgrow the decoder's limits; refused before anything is built."""
 
-    def __init__(self, message: str, *, path: str, keyword: str, limit: int, value: int) -> None:
+    def __init__(
+        self, message: str, *, path: str, keyword: str, limit: int | None = None, value: int | None = None
+    ) -> None:
         self.limit = limit
         self.value = value
         super().__init__(message, path=path, keyword=keyword)
@@ -191,6 +195,12 @@ class ModelLoadError(ModelError):
 
 
 class ContextOverflowError(ModelError):
+    retryable = False
+
+
+class RequestCancelledError(ModelError):
+    """The generation was ended between two decode steps: nobody waits for its answer any more."""
+
     retryable = False
 
 

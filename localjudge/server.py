@@ -8,9 +8,17 @@ shape that says what went wrong (with the model's raw text when it wrote
 some). Requests run in worker threads, so a local model with ``parallel``
 sequences decodes concurrent requests side by side; beyond that they queue.
 
+Hostile or careless clients are bounded: a client that hangs up cancels
+its generation at the next decode step, a connection whose headers have not
+arrived within ``Limits.header_seconds`` is closed (slow clients do not hold
+slots, and ``/health`` keeps answering), requests past
+``Limits.max_in_flight`` get a 503 at once, and a SIGTERM lets what is in
+flight finish within the grace period and answers the rest with a 503, all in
+OpenAI's shape.
+
 The decisions (what a request may ask, what an error looks like) are plain
-functions; :func:`create_app` wires them into a Starlette app that uvicorn
-serves.
+functions; :func:`create_app` wires them into a Starlette app, and
+:func:`run` serves it with uvicorn.
 """
 
 from __future__ import annotations
@@ -20,11 +28,13 @@ import functools
 import hmac
 import json
 import sys
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from . import bounded_json
+from .cancellation import Cancel, cancellable
 from .clients.base import call_create, read_response_format
 from .clients.formats import check_answer
 from .clients.request import HONOURED_FIELDS, IGNORED_FIELDS
@@ -33,12 +43,13 @@ from .errors import (
     ContextOverflowError,
     JudgeRuntimeError,
     OutputParseError,
+    RequestCancelledError,
     TruncatedOutputError,
     UnsupportedSchemaError,
     UsageError,
 )
 
-__all__ = ["ApiError", "Limits", "check_request", "create_app", "error_body"]
+__all__ = ["ApiError", "InFlight", "Limits", "check_request", "create_app", "error_body", "run"]
 
 SERVER_KEY_ENV = "LOCALJUDGE_SERVER_KEY"
 
@@ -50,6 +61,8 @@ class Limits:
     max_body_bytes: int = 1 << 20
     max_tokens: int = 4096
     body_seconds: float = 30.0  # to receive the whole body
+    header_seconds: float = 10.0  # to receive a request's line and headers, on a new or a kept-alive connection
+    max_in_flight: int = 64  # chat requests being judged or queued; one more is a 503 at once
 
 
 class ApiError(Exception):
@@ -121,6 +134,8 @@ def judge_failure(exc: BaseException) -> ApiError:
         return invalid(str(exc), param="response_format", code="unsupported_schema_keyword")
     if isinstance(exc, UsageError):
         return invalid(str(exc))
+    if isinstance(exc, RequestCancelledError):
+        return unavailable(exc.message, code="cancelled")
     if isinstance(exc, ContextOverflowError):  # the caller can ask for less, as OpenAI's 400 says
         return invalid(exc.message, param="max_tokens", code="context_length_exceeded")
     if isinstance(exc, OutputParseError):
@@ -131,6 +146,54 @@ def judge_failure(exc: BaseException) -> ApiError:
     if isinstance(exc, JudgeRuntimeError):
         return ApiError(500, exc.message, kind="server_error", code=type(exc).__name__)
     return ApiError(500, f"The judge failed: {type(exc).__name__}", kind="server_error", code=type(exc).__name__)
+
+
+def unavailable(message: str, *, code: str) -> ApiError:
+    return ApiError(503, message, kind="server_error", code=code)
+
+
+class InFlight:
+    """The chat requests being judged, each with its cancel token, so that a stopping server can answer them all."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._lock = threading.Lock()
+        self._tokens: set[Cancel] = set()
+        self.stopping = False
+        self.answered_while_stopping = 0
+        self.cancelled_at_stop = 0
+
+    def admit(self) -> Cancel:
+        """A new request's token; a 503 while stopping, or when ``limit`` are in flight already."""
+        with self._lock:
+            if self.stopping:
+                raise unavailable("The server is stopping and takes no new requests", code="shutting_down")
+            if len(self._tokens) >= self.limit:
+                raise unavailable(f"The server is busy: {self.limit} requests in flight; retry later", code="busy")
+            token = Cancel()
+            self._tokens.add(token)
+            return token
+
+    def finish(self, token: Cancel) -> None:
+        with self._lock:
+            self._tokens.discard(token)
+            if self.stopping and not token:
+                self.answered_while_stopping += 1
+
+    def stop(self) -> int:
+        """Take no more requests; how many are in flight."""
+        with self._lock:
+            self.stopping = True
+            return len(self._tokens)
+
+    def cancel_all(self, reason: str) -> int:
+        """Cancel every request still in flight (each then answers 503); how many there were."""
+        with self._lock:
+            tokens = [token for token in self._tokens if not token]
+            self.cancelled_at_stop += len(tokens)
+        for token in tokens:
+            token.set(reason)
+        return len(tokens)
 
 
 def checked_answer(request: Mapping[str, Any], response: Any, backend: str) -> dict[str, Any]:
@@ -158,7 +221,7 @@ def authorised(header: str | None, key: str | None) -> bool:
 
 
 def create_app(client: Any, *, model_id: str, api_key: str | None = None, limits: Limits = Limits()) -> Any:
-    """The Starlette app serving ``client`` (any ModelClient) as ``model_id``."""
+    """The Starlette app serving ``client`` (any ModelClient) as ``model_id``; ``app.state.in_flight`` its requests."""
     import anyio
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -205,10 +268,28 @@ def create_app(client: Any, *, model_id: str, api_key: str | None = None, limits
             raise invalid(f"The request body is not JSON: {type(exc).__name__}: {exc}"[:500]) from None
         judge_request = check_request(parsed, limits)
         judge_request.pop("model", None)  # one model here, whatever the caller calls it
-        answer = await anyio.to_thread.run_sync(
-            lambda: checked_answer(judge_request, call_create(client, judge_request), model_id)
-        )
+        token = in_flight.admit()
+
+        def judge() -> dict[str, Any]:
+            with cancellable(token):
+                return checked_answer(judge_request, call_create(client, judge_request), model_id)
+
+        failure: Exception | None = None
+        try:
+            async with anyio.create_task_group() as watching:
+                watching.start_soon(_cancel_on_disconnect, request, token)
+                try:
+                    answer = await anyio.to_thread.run_sync(judge)
+                except Exception as exc:  # raised after the group, not wrapped in an ExceptionGroup
+                    failure = exc
+                watching.cancel_scope.cancel()
+        finally:
+            in_flight.finish(token)
+        if failure is not None:
+            raise failure
         return JSONResponse({**answer, "model": model_id})
+
+    in_flight = InFlight(limits.max_in_flight)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Any) -> Any:
@@ -216,14 +297,18 @@ def create_app(client: Any, *, model_id: str, api_key: str | None = None, limits
         close = getattr(client, "close", None)  # a clean shutdown frees the model
         if callable(close):
             close()
-        print(f"stopped serving {model_id}: requests in flight answered, model closed", file=sys.stderr, flush=True)
+        note = (
+            f"{in_flight.answered_while_stopping} request(s) in flight answered, "
+            f"{in_flight.cancelled_at_stop} cancelled with a 503 at the end of the grace period"
+        )
+        print(f"stopped serving {model_id}: {note}; model closed", file=sys.stderr, flush=True)
 
     async def not_found(request: Request, exc: Exception) -> JSONResponse:
         status = getattr(exc, "status_code", 404)
         message = f"{request.method} {request.url.path} is not served here"
         return fail(ApiError(status, message, kind="invalid_request_error", code="not_found"))
 
-    return Starlette(
+    app = Starlette(
         exception_handlers={404: not_found, 405: not_found},
         routes=[
             Route("/health", health),
@@ -232,6 +317,93 @@ def create_app(client: Any, *, model_id: str, api_key: str | None = None, limits
         ],
         lifespan=lifespan,
     )
+    app.state.in_flight = in_flight
+    return app
+
+
+async def _cancel_on_disconnect(request: Any, token: Cancel) -> None:
+    """Set ``token`` when the client hangs up (its body already read, the next message says so)."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            token.set("the client disconnected")
+            return
+
+
+def run(app: Any, listening: Any, *, limits: Limits = Limits(), graceful_timeout: float = 30.0) -> None:
+    """Serve ``app`` (from :func:`create_app`) on the socket ``listening`` until SIGINT or SIGTERM.
+
+    On the signal the server stops accepting; requests in flight get
+    ``graceful_timeout`` seconds to finish, then each one left is cancelled
+    at its next decode step and answered with a 503, a little before uvicorn
+    would drop them with bare 500s.
+    """
+    import uvicorn
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    in_flight: InFlight = app.state.in_flight
+
+    class HeaderDeadline(H11Protocol):
+        """h11, closing a connection whose next request line and headers take over ``header_seconds`` to arrive."""
+
+        deadline: Any = None
+        awaited: Any = None  # the request cycle current when the deadline was set
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self.arm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self.arm()
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.deadline is not None and self.cycle is not self.awaited:  # a whole request has arrived
+                self.disarm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self.disarm()
+            super().connection_lost(exc)
+
+        def arm(self) -> None:
+            self.disarm()
+            self.awaited = self.cycle
+            self.deadline = self.loop.call_later(limits.header_seconds, self.late)
+
+        def disarm(self) -> None:
+            if self.deadline is not None:
+                self.deadline.cancel()
+                self.deadline = None
+
+        def late(self) -> None:
+            self.deadline = None
+            if self.cycle is self.awaited and not self.transport.is_closing():
+                self.transport.close()
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            if not in_flight.stopping:
+                count = in_flight.stop()
+                print(
+                    f"stopping: {count} request(s) in flight get up to {graceful_timeout:g} s to finish",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                timer = threading.Timer(graceful_timeout, in_flight.cancel_all, args=("the server is stopping",))
+                timer.daemon = True
+                timer.start()
+            super().handle_exit(sig, frame)
+
+    config = uvicorn.Config(
+        app,
+        http=HeaderDeadline,
+        log_level="warning",
+        # uvicorn's own deadline comes after ours, so that every request left is ours to answer (a 503)
+        timeout_graceful_shutdown=int(graceful_timeout) + 10,
+        limit_concurrency=1024,  # connections: a bound on sockets; requests are bounded by max_in_flight
+    )
+    Server(config).run(sockets=[listening])
 
 
 async def _read_body(request: Any, limit: int) -> bytes:

@@ -18,6 +18,7 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "localjudge._lazy",
         "localjudge._text",
+        "localjudge.cancellation",
         "localjudge.errors",
         "localjudge.paths",
         "localjudge.cpu",

@@ -75,7 +75,9 @@ def test_naming_the_plugin_with_p_as_well_as_installing_it_is_fine(pytester: pyt
     pytester.makepyfile(test_plain="def test_nothing_judged():\n    assert True\n")
     result = pytester.runpytest_subprocess("-p", "localjudge.pytest_plugin", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
-    assert "--judge-model=SPEC" in pytester.runpytest_subprocess("-p", "localjudge.pytest_plugin", "--help").stdout.str()
+    assert (
+        "--judge-model=SPEC" in pytester.runpytest_subprocess("-p", "localjudge.pytest_plugin", "--help").stdout.str()
+    )
 
 
 def test_a_bad_judge_model_fails_the_tests_that_use_it_with_the_reason(pytester: pytest.Pytester):

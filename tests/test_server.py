@@ -195,16 +195,14 @@ def test_the_app_refuses_what_would_get_past_its_limits_and_shapes_every_error()
 KEY = "test-key-0123"
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    """`localjudge serve` with the default model, as a process, on a free port."""
+def start_serve(folder, *options: str):
+    """`localjudge serve` with the tiny model, as a process, on a free port: (process, base URL, log path)."""
     pytest.importorskip("uvicorn")
     from process_helpers import die_with_parent
 
-    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    log = folder / "serve.log"
     env = {**os.environ, "LOCALJUDGE_SERVER_KEY": KEY}
-    command = [sys.executable, "-m", "localjudge", "serve", "--port", "0", "--max-tokens-limit", "512",
-               "--max-body-bytes", "20000", "--parallel", "2"]  # fmt: skip
+    command = [sys.executable, "-m", "localjudge", "serve", "--port", "0", *options]
     with open(log, "wb") as out:
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, preexec_fn=die_with_parent)
     deadline, base = time.monotonic() + 120, None
@@ -222,15 +220,23 @@ def served(tmp_path_factory):
                 break
         except httpx.HTTPError:
             time.sleep(0.25)
+    return process, base, log
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    process, base, log = start_serve(
+        tmp_path_factory.mktemp("serve"), "--max-tokens-limit", "512", "--max-body-bytes", "20000", "--parallel", "2"
+    )
     yield process, base, log
     if process.poll() is None:
         process.kill()
         process.wait(10)
 
 
-def _post(base, body, *, key=KEY, **kwargs):
+def _post(base, body, *, key=KEY, timeout=120, **kwargs):
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return httpx.post(f"{base}/v1/chat/completions", headers=headers, timeout=120, **kwargs, json=body)
+    return httpx.post(f"{base}/v1/chat/completions", headers=headers, timeout=timeout, **kwargs, json=body)
 
 
 @pytest.mark.model
@@ -303,5 +309,86 @@ def test_sigterm_stops_it_cleanly(served):
     process.send_signal(signal.SIGTERM)
     # uvicorn shuts down gracefully, then ends by the signal it caught, as a supervisor expects
     assert process.wait(timeout=30) in (0, -signal.SIGTERM)
-    assert "stopped serving tiny: requests in flight answered, model closed" in log.read_text()
+    assert "stopped serving tiny: 0 request(s) in flight answered, 0 cancelled" in log.read_text()
     assert KEY not in log.read_text()
+
+
+# -- hostile clients, against real processes ------------------------------------------------
+
+STORY = {"messages": [{"role": "user", "content": "Write a very long story about a lighthouse."}], "max_tokens": 2000}
+SHORT = {"messages": MESSAGES, "max_tokens": 4}
+
+
+@pytest.fixture
+def serving(tmp_path):
+    """A fresh server per test, for tests that stop it or fill its one sequence."""
+    started = []
+
+    def start(*options):
+        started.append(start_serve(tmp_path, *options))
+        return started[-1]
+
+    yield start
+    for process, _, _ in started:
+        if process.poll() is None:
+            process.kill()
+            process.wait(10)
+
+
+@pytest.mark.model
+def test_a_client_that_hangs_up_frees_the_model_for_the_next_request(serving):
+    """One sequence: a story of 2,000 tokens holds it for a minute, unless hanging up cancels it."""
+    _, base, _ = serving("--parallel", "1")
+    with pytest.raises(httpx.ReadTimeout):
+        _post(base, STORY, timeout=1.5)  # the client gives up and closes its connection
+    started = time.monotonic()
+    answer = _post(base, SHORT)
+    waited = time.monotonic() - started
+    assert answer.status_code == 200 and waited < 5, waited
+
+
+@pytest.mark.model
+def test_slow_and_idle_connections_are_closed_and_never_starve_health(serving):
+    import socket
+
+    _, base, _ = serving("--header-timeout", "2")
+    host, port = base.removeprefix("http://").split(":")
+    loris = []
+    for _ in range(64):
+        sock = socket.create_connection((host, int(port)))
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n")  # and never the rest
+        loris.append(sock)
+    for _ in range(4):
+        assert httpx.get(f"{base}/health", timeout=2).status_code == 200
+        for sock in loris:
+            sock.sendall(b"X-Slow: 1\r\n")  # a header line now and then keeps no connection alive
+        time.sleep(0.4)
+    time.sleep(2.5)
+    for sock in loris:
+        sock.settimeout(2)
+        assert sock.recv(100) == b""  # closed by the server
+        sock.close()
+    assert httpx.get(f"{base}/health", timeout=2).status_code == 200
+
+
+@pytest.mark.model
+def test_sigterm_with_sixteen_in_flight_answers_each_with_its_verdict_or_a_503(serving):
+    process, base, log = serving("--parallel", "2", "--graceful-timeout", "3")
+    body = {"messages": MESSAGES, "max_tokens": 300}
+    with ThreadPoolExecutor(16) as pool:
+        answers = [pool.submit(_post, base, body) for _ in range(16)]
+        time.sleep(1.5)
+        stopped_at = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        statuses = [answer.result().status_code for answer in answers]
+        replies = [answer.result().json() for answer in answers]
+    assert set(statuses) <= {200, 503} and 503 in statuses, statuses
+    for status, reply in zip(statuses, replies, strict=True):
+        if status == 503:
+            assert reply["error"]["type"] == "server_error" and "stopping" in reply["error"]["message"]
+    assert process.wait(timeout=30) in (0, -signal.SIGTERM)
+    assert time.monotonic() - stopped_at < 15
+    text = log.read_text()
+    answered, cancelled = map(int, re.search(r"(\d+) request\(s\) in flight answered, (\d+) cancelled", text).groups())
+    assert cancelled == statuses.count(503) and answered + cancelled <= 16
+    assert re.search(r"stopping: \d+ request\(s\) in flight get up to 3 s", text)

@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ContextOverflowError, ModelError
+from .. import cancellation
+from ..errors import ContextOverflowError, ModelError, RequestCancelledError
 from ..runtimes.base import Group, Runtime
 from .steps import Extend, Generation, Probe, Start
 
@@ -48,6 +49,15 @@ class _Job:
         self.error: BaseException | None = None
         self.finished = threading.Event()
         self.abandoned = False  # its caller stopped waiting
+        self.cancel = cancellation.current()  # set by whoever made the request: a client that hung up
+
+    def stopped(self) -> BaseException | None:
+        """Why this job must end now, if it must."""
+        if self.abandoned:
+            return InterruptedError("its caller stopped waiting")
+        if self.cancel:
+            return RequestCancelledError(f"The request was cancelled: {self.cancel.reason}")
+        return None
 
     def advance(self, sent: Any = None, *, first: bool = False) -> None:
         """Send the step's result (or start); the next step, or the outcome."""
@@ -169,8 +179,9 @@ class Batcher:
             self._fail_all(ModelError(f"The model {self.runtime.path} was closed", backend=self.runtime.backend))
             return
         for seq, job in list(self._active.items()):
-            if job.abandoned:
-                job.fail(InterruptedError("its caller stopped waiting"))
+            reason = job.stopped()
+            if reason is not None:  # its sequence goes to the next request at this very round
+                job.fail(reason)
                 del self._active[seq]
         self._admit()
         starting = next((job for job in self._active.values() if isinstance(job.step, Start)), None)
@@ -186,11 +197,15 @@ class Batcher:
         free = [seq for seq in range(self.runtime.slots) if seq not in self._active]
         admitted = []
         with self._work:
+            stopped = [(job, job.stopped()) for job in self._waiting]
+            for job, reason in stopped:  # a queued request whose caller gave up is answered now, not when admitted
+                if reason is not None:
+                    self._waiting.remove(job)
+                    job.fail(reason)
             while free and self._waiting:
                 job = self._waiting.popleft()
-                if not job.abandoned:
-                    job.seq = free.pop(0)
-                    admitted.append(job)
+                job.seq = free.pop(0)
+                admitted.append(job)
         for job in admitted:
             job.advance(first=True)
             if not job.done:

@@ -20,6 +20,8 @@ import numpy as np
 
 from ..errors import ModelError
 from ..runtimes.vocabulary import TokenVocabulary
+from .index_build import build_in_child
+from .schema_limits import SCHEMA_LIMITS, estimated_states
 
 __all__ = ["Guide", "TokenVocabulary", "build_index", "guide_for", "outlines_vocabulary"]
 
@@ -37,12 +39,17 @@ def outlines_vocabulary(vocab: TokenVocabulary):
         return cached
     from outlines_core import Vocabulary
 
+    built = Vocabulary(vocab.eos_id, _token_ids_by_piece(vocab))
+    with _index_lock:
+        return _outlines_vocabularies.setdefault(vocab.key, built)
+
+
+def _token_ids_by_piece(vocab: TokenVocabulary) -> dict[bytes, list[int]]:
+    """What outlines-core's Vocabulary is made of: each piece of text and the tokens that spell it."""
     by_piece: dict[bytes, list[int]] = {}
     for token_id in np.flatnonzero(vocab.first_byte >= 0).tolist():
         by_piece.setdefault(vocab.pieces[token_id], []).append(token_id)
-    built = Vocabulary(vocab.eos_id, by_piece)
-    with _index_lock:
-        return _outlines_vocabularies.setdefault(vocab.key, built)
+    return by_piece
 
 
 def build_index(vocab: TokenVocabulary, regex: str):
@@ -66,10 +73,13 @@ def build_index(vocab: TokenVocabulary, regex: str):
         except Exception:
             index = None
     if index is None:
-        try:
-            index = Index(regex, outlines_vocabulary(vocab))
-        except Exception as exc:  # outlines-core raises plain ValueError/RuntimeError
-            raise ModelError(f"Could not build the token index for the output grammar: {exc}") from exc
+        if estimated_states(regex) > SCHEMA_LIMITS.in_process_states:  # not plainly small: bounded, elsewhere
+            index = Index.from_binary(build_in_child(regex, vocab.eos_id, _token_ids_by_piece(vocab), SCHEMA_LIMITS))
+        else:
+            try:
+                index = Index(regex, outlines_vocabulary(vocab))
+            except Exception as exc:  # outlines-core raises plain ValueError/RuntimeError
+                raise ModelError(f"Could not build the token index for the output grammar: {exc}") from exc
         disk_cache.store("index", parts, _index_bytes(index))
     with _index_lock:
         _index_cache[key] = index

@@ -10,14 +10,21 @@ and from the regex it compiles to, and refused past a limit with an error
 that names the keyword, the path and the limit.
 
 Measured on this machine (2 cores; Gemma's 262k-token vocabulary, the largest
-we ship; ``make stress-faults`` prints the figures again):
+we ship), building one index:
 
-- a string ``maxLength`` of 16 is ~150 states, 12 s and +200 MB;
-- a ``const`` of 800 characters is ~800 states and 9 s, with no memory to speak of;
-- the six default score schemas are under 40 estimated states each, 0.2 s.
+- a lone string of ``maxLength`` 16: 147 states, 8 s, +200 MB; of 20: over
+  90 s and 3.8 GB before we stopped it; of 32: 8 minutes and 13 GB, then
+  outlines-core gave up;
+- the same string of 32 as an object's property: 297 states, 4.7 s, +87 MB;
+  two of them: 592 states, 7.3 s;
+- a ``const`` of 800 characters: 803 states, 9 s, no memory to speak of;
+- the six default score schemas: 15 to 52 estimated states, 0.2 s.
 
-The limits keep the worst schema they admit to about a minute and 1 GB on that
-vocabulary, and the refusal itself to milliseconds.
+So size is not plain from a schema, and the limits work in two steps. The
+counts here refuse, in milliseconds, whatever is plainly too large; a regex
+that passes them but is not plainly small is built in a child process bounded
+in memory and time (:mod:`.index_build`), so a surprise costs at most
+``index_seconds``, never this process.
 """
 
 from __future__ import annotations
@@ -37,10 +44,15 @@ class SchemaLimits:
     properties: int = 64  # per object
     enum_values: int = 256  # per enum
     branches: int = 32  # per anyOf
-    length_bound: int = 32  # minLength / maxLength: each character is ~9 states that admit free text
+    length_bound: int = 16  # minLength / maxLength: each character is ~9 states that admit free text
     items_bound: int = 32  # minItems / maxItems: each item repeats the item's states
     regex_chars: int = 200_000  # the compiled regex, checked at every level
     states: int = 3_000  # the automaton's estimated states (see :func:`estimated_states`)
+    # A regex estimated above this many states is built in a child process (:mod:`.index_build`), bounded
+    # by the two limits below; the default score schemas are 15 to 52 and build here in 0.2 s.
+    in_process_states: int = 120
+    index_seconds: float = 30.0
+    index_memory_bytes: int = 2 << 30
 
     def check(self, name: str, value: int, *, path: str, keyword: str, why: str) -> None:
         limit = getattr(self, name)

@@ -85,7 +85,7 @@ def test_refusal_message_hides_credentials_in_the_url():
 
 @pytest.mark.parametrize("url", [f"http://user:{CANARY}@127.0.0.1:8000/v1", f"http://{CANARY}@127.0.0.1:8000/v1"])
 def test_credentials_in_the_url_are_refused_without_showing_them(url):
-    with pytest.raises(UsageError, match="holds credentials before its host.*api_key=") as info:
+    with pytest.raises(UsageError, match=r"holds credentials before its host.*api_key=") as info:
         OpenAICompatibleClient(url)
     assert CANARY not in str(info.value)
 

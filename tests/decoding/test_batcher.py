@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import pytest
@@ -144,3 +145,65 @@ def test_closing_the_runtime_fails_what_is_queued_instead_of_touching_it():
     runtime = ClosingRuntime(evaluations=3)
     results = Batcher(runtime).run_all([generation(runtime, p, None, max_tokens=20) for p in PROMPTS[:3]])
     assert all(isinstance(r, ModelError) and "closed" in str(r) for r in results)
+
+
+def endless(steps: list[int], cancel_after: int | None = None, token=None):
+    """A generation that never finishes by itself; it counts its steps, and may set ``token`` at one."""
+    logits = yield Start([1, 2, 3])
+    while True:
+        steps.append(1)
+        if token is not None and len(steps) == cancel_after:
+            token.set("the client disconnected")
+        logits = yield Extend([int(logits.argmax())])
+
+
+def test_a_cancelled_request_ends_at_the_next_step_and_frees_its_sequence_for_the_next():
+    from localjudge.cancellation import Cancel, cancellable
+    from localjudge.errors import RequestCancelledError
+
+    runtime = ToyRuntime(slots=1)
+    batcher = Batcher(runtime)
+    token, steps, found = Cancel(), [], {}
+
+    def hung_up() -> None:
+        with cancellable(token):
+            try:
+                batcher.run(endless(steps, cancel_after=5, token=token))
+            except RequestCancelledError as exc:
+                found["error"] = exc
+
+    caller = threading.Thread(target=hung_up)
+    caller.start()
+    waiting = batcher.run(generation(runtime, PROMPTS[0]))  # queued behind it on the only sequence
+    caller.join(10)
+    assert "the client disconnected" in str(found["error"])
+    assert len(steps) == 5  # the token was set during step 5; no step after it was evaluated
+    assert outcome(waiting) == alone(PROMPTS[0], BOOLEAN, 0)
+
+
+def test_a_queued_request_cancelled_before_its_turn_is_answered_without_running():
+    from localjudge.cancellation import Cancel, cancellable
+    from localjudge.errors import RequestCancelledError
+
+    runtime = ToyRuntime(slots=1)
+    batcher = Batcher(runtime)
+    holder, queued, steps = Cancel(), Cancel(), []
+    first = threading.Thread(target=lambda: _run_ignoring(batcher, endless(steps), holder))
+    first.start()
+    while not steps:  # the only sequence is taken
+        threading.Event().wait(0.01)
+    never: list[int] = []
+    queued.set("the client disconnected")
+    with cancellable(queued), pytest.raises(RequestCancelledError):
+        batcher.run(endless(never))
+    holder.set("done with it")
+    first.join(10)
+    assert never == [] and not first.is_alive()
+
+
+def _run_ignoring(batcher, generation, token):
+    from localjudge.cancellation import cancellable
+    from localjudge.errors import RequestCancelledError
+
+    with cancellable(token), contextlib.suppress(RequestCancelledError):
+        batcher.run(generation)

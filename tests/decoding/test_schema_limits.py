@@ -35,19 +35,26 @@ HOSTILE = {
     "minItems 1e6": (inside({"type": "array", "items": {"type": "boolean"}, "minItems": 10**6}), "minItems", None),
     "maxItems 1e4": (inside({"type": "array", "items": {"type": "string"}, "maxItems": 10_000}), "maxItems", None),
     "enum of 20,000": (inside({"enum": [f"value {i}" for i in range(20_000)]}), "enum", "#/properties/answer"),
-    "5,000 properties": ({"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(5000)}},
-                         "properties", "#"),  # fmt: skip
+    "5,000 properties": (
+        {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(5000)}},
+        "properties",
+        "#",
+    ),
     "depth 200": (nested(200), "properties", None),
     "depth 5,000": (nested(5000), "properties", None),
     "anyOf of 1,000": (inside({"anyOf": [{"const": i} for i in range(1000)]}), "anyOf", "#/properties/answer"),
     "arrays of arrays": (
-        inside({"type": "array", "maxItems": 30, "items": {"type": "array", "maxItems": 30, "items": {"type": "integer"}}}),
-        "maxItems", "#/properties/answer",
-    ),  # fmt: skip
+        inside(
+            {"type": "array", "maxItems": 30, "items": {"type": "array", "maxItems": 30, "items": {"type": "integer"}}}
+        ),
+        "maxItems",
+        "#/properties/answer",
+    ),
     "many small strings": (
-        {"type": "object", "properties": {f"p{i}": {"type": "string", "maxLength": 30} for i in range(60)}},
-        "properties", "#",
-    ),  # fmt: skip
+        {"type": "object", "properties": {f"p{i}": {"type": "string", "maxLength": 12} for i in range(60)}},
+        "properties",
+        "#",
+    ),
 }
 
 
@@ -78,8 +85,11 @@ def test_the_depth_limit_names_where_it_was_passed():
         inside({"type": "array", "items": {"type": "boolean"}, "maxItems": SCHEMA_LIMITS.items_bound}),
         inside({"enum": [f"v{i}" for i in range(SCHEMA_LIMITS.enum_values)]}),
         {"type": "object", "properties": {f"p{i}": {"type": "boolean"} for i in range(30)}, "required": ["p0"]},
-        {"type": "object", "properties": {f"p{i}": {"type": "number"} for i in range(40)},
-         "required": [f"p{i}" for i in range(40)]},  # fmt: skip
+        {
+            "type": "object",
+            "properties": {f"p{i}": {"type": "number"} for i in range(40)},
+            "required": [f"p{i}" for i in range(40)],
+        },
     ],
     ids=["deepest", "longest string bound", "most items", "largest enum", "30 properties", "40 required"],
 )
