@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: install test test-fast lint demo check-judge bench-judging bench bench-batch bench-agreement bench-injection stress agreement grammars clean
+.PHONY: install test test-fast lint demo check-judge bench-judging bench bench-batch bench-agreement bench-injection stress stress-faults agreement grammars clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -48,6 +48,9 @@ bench-injection: $(BIN)/python  ## wrong answers that tell the judge to pass the
 
 stress: $(BIN)/python  ## 10,000 generations from random logits under 22 schemas; prints the counts
 	$(BIN)/python benchmarks/stress_grammar.py --generations 10000
+
+stress-faults: $(BIN)/python  ## hostile schemas, rows, files and clients of `serve`: a table of probe, outcome, time
+	$(BIN)/python benchmarks/stress_faults.py
 
 agreement: $(BIN)/python  ## the tiny model's verdicts through llama.cpp and transformers, side by side
 	$(BIN)/python benchmarks/engine_agreement.py

@@ -1,0 +1,401 @@
+"""Hostile inputs and faults, probed as a careless or hostile user would: one table of probe, outcome and time.
+
+Run: ``python benchmarks/stress_faults.py`` (``make stress-faults``; a few minutes, the tiny model).
+
+- schemas with huge bounds, in this process and through ``localjudge serve``,
+  and one whose automaton only a child build finds too large: each refused,
+  with the time and the memory this process grew by;
+- two ``batch`` runs on one results file, ten times: rows lost;
+- a row nested 990 levels deep, a byte order mark, a symlinked ``-o``, a
+  flipped cache entry, a damaged calibration file, a key in a URL, the
+  plugin named twice: what the user sees;
+- ``serve`` under bad values, 64 slow connections, a client that hangs up,
+  and SIGTERM with 16 requests in flight.
+
+Every probe states what it expects; the last column says whether it held.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import re
+import resource
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+ENV = {**os.environ, "LOCALJUDGE_MODEL": "tiny"}
+KEY = "stress-key"
+ROWS: list[tuple[str, str, float, bool]] = []  # probe, outcome, seconds, held
+
+
+def probe(name: str) -> Callable[[Callable[[], tuple[str, bool]]], None]:
+    """Run the decorated function now; it returns (outcome, held), and its row joins the table."""
+
+    def run(body: Callable[[], tuple[str, bool]]) -> None:
+        started = time.perf_counter()
+        try:
+            outcome, held = body()
+        except Exception as exc:  # a probe that crashed is a finding, not the end of the run
+            outcome, held = f"probe failed: {type(exc).__name__}: {exc}"[:120], False
+        ROWS.append((name, outcome, time.perf_counter() - started, held))
+        print(f"  {name}: {outcome}", file=sys.stderr, flush=True)
+
+    return run
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def inside(schema: dict) -> dict:
+    return {"type": "object", "properties": {"answer": schema}, "required": ["answer"]}
+
+
+def nested(levels: int) -> dict:
+    schema: dict = {"type": "boolean"}
+    for _ in range(levels):
+        schema = {"type": "object", "properties": {"a": schema}, "required": ["a"]}
+    return schema
+
+
+HOSTILE_SCHEMAS = {
+    "string minLength 1e7": inside({"type": "string", "minLength": 10**7}),
+    "string maxLength 1e7": inside({"type": "string", "maxLength": 10**7}),
+    "string maxLength 1e5": inside({"type": "string", "maxLength": 10**5}),
+    "array maxItems 1e9": inside({"type": "array", "items": {"type": "boolean"}, "maxItems": 10**9}),
+    "array minItems 1e6": inside({"type": "array", "items": {"type": "boolean"}, "minItems": 10**6}),
+    "array maxItems 1e4": inside({"type": "array", "items": {"type": "string"}, "maxItems": 10**4}),
+    "enum of 20,000 strings": inside({"enum": [f"value {i}" for i in range(20_000)]}),
+    "5,000 properties": {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(5000)}},
+    "nesting depth 200": nested(200),
+}
+
+
+def schema_probes() -> None:
+    from localjudge.decoding import check_schema
+    from localjudge.errors import SchemaTooLargeError
+
+    for name, schema in HOSTILE_SCHEMAS.items():
+
+        @probe(f"schema, in Python: {name}")
+        def _(schema: dict = schema) -> tuple[str, bool]:
+            before = rss_mb()
+            started = time.perf_counter()
+            try:
+                check_schema(schema)
+            except SchemaTooLargeError as exc:
+                took, grew = time.perf_counter() - started, rss_mb() - before
+                return f"refused ({exc.keyword} at {exc.path[:30]}), +{grew:.0f} MB", took < 1 and grew < 100
+            return "accepted", False
+
+    @probe("a regex past what counts foresee (a lone string of at most 32), built in a child")
+    def _() -> tuple[str, bool]:
+        from localjudge.decoding import schema_to_regex
+        from localjudge.decoding.guide import _token_ids_by_piece
+        from localjudge.decoding.index_build import build_in_child
+        from localjudge.decoding.schema_limits import SCHEMA_LIMITS
+        from localjudge.models import ensure_tiny_model
+        from localjudge.runtimes.llamacpp import LlamaCppRuntime
+
+        vocab = LlamaCppRuntime(ensure_tiny_model(), vocab_only=True).vocab
+        regex = schema_to_regex({"type": "string", "maxLength": 16}).replace("{0,16}", "{0,32}")
+        before = rss_mb()
+        try:
+            build_in_child(regex, vocab.eos_id, _token_ids_by_piece(vocab), SCHEMA_LIMITS)
+        except SchemaTooLargeError as exc:
+            grew = rss_mb() - before
+            why = re.search(r"over [\d,]+ (s|MB)", str(exc))
+            return f"refused by the child's limit ({why.group(0) if why else exc}), +{grew:.0f} MB here", grew < 100
+        return "built", False
+
+
+def two_writers() -> None:
+    @probe("two batch runs on one -o, 10 trials of 12 rows each")
+    def _() -> tuple[str, bool]:
+        folder = Path(tempfile.mkdtemp())
+        script = folder / "writer.py"
+        script.write_text(
+            "import sys, time\nfrom pathlib import Path\nfrom localjudge.batch import run_batch\n"
+            "from localjudge.rows import Row\n"
+            "def judge(**v):\n    time.sleep(0.01)\n    return {'score': True}\n"
+            "run_batch([Row(f'{sys.argv[2]}{i}', {'outputs': 'x'}) for i in range(12)], judge, Path(sys.argv[1]))\n",
+            encoding="utf-8",
+        )
+        lost = refused = 0
+        for trial in range(10):
+            results = folder / f"r{trial}.jsonl"
+            runs = {
+                prefix: subprocess.Popen(
+                    [sys.executable, str(script), str(results), prefix], stderr=subprocess.PIPE, text=True
+                )
+                for prefix in "ab"
+            }
+            for prefix, process in runs.items():
+                if process.wait(60) != 0:
+                    refused += 1
+                    assert "Another run" in process.stderr.read()
+                    subprocess.run([sys.executable, str(script), str(results), prefix], check=True, timeout=60)
+            ids = {json.loads(line)["id"] for line in results.read_text().splitlines()}
+            lost += 24 - len(ids)
+        return f"{lost} rows lost; {refused} second runs refused at once, then resumed", lost == 0
+
+
+def cli(*args: str, folder: Path, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "localjudge", *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+        input=stdin,
+    )
+
+
+def clean(done: subprocess.CompletedProcess) -> bool:
+    return "Traceback" not in done.stderr
+
+
+def row_probes() -> None:
+    folder = Path(tempfile.mkdtemp())
+
+    @probe("batch: a row nested 990 levels deep among two good ones")
+    def _() -> tuple[str, bool]:
+        rows = folder / "deep.jsonl"
+        deep = "[" * 990 + "]" * 990
+        rows.write_text(
+            '{"id": "a", "outputs": "4"}\n{"id": "deep", "outputs": ' + deep + '}\n{"id": "b", "outputs": "5"}\n'
+        )
+        done = cli("batch", str(rows), "-o", "out.jsonl", "--max-tokens", "8", "--no-reasoning", folder=folder)
+        records = [json.loads(line) for line in (folder / "out.jsonl").read_text().splitlines()]
+        kinds = ["result" if "result" in r else r["error"]["type"] for r in records]
+        held = done.returncode == 1 and kinds == ["result", "MalformedRowError", "result"] and clean(done)
+        return f"exit {done.returncode} (a row failed), rows: {kinds}", held
+
+    @probe("batch: a JSONL file that starts with a byte order mark")
+    def _() -> tuple[str, bool]:
+        rows = folder / "bom.jsonl"
+        rows.write_bytes('\ufeff{"id": "first", "outputs": "4"}\n'.encode())
+        done = cli("batch", str(rows), "-o", "bom-out.jsonl", "--max-tokens", "8", "--no-reasoning", folder=folder)
+        record = json.loads((folder / "bom-out.jsonl").read_text().splitlines()[0])
+        return f"exit {done.returncode}, row id {record['id']!r}", record["id"] == "first" and "result" in record
+
+    @probe("batch: -o is a symlink to another file")
+    def _() -> tuple[str, bool]:
+        target, link = folder / "precious.txt", folder / "link.jsonl"
+        target.write_text("keep\n")
+        link.symlink_to(target)
+        done = cli("batch", str(folder / "bom.jsonl"), "-o", str(link), folder=folder)
+        kept = target.read_text() == "keep\n"
+        first = done.stderr.strip().splitlines()[-1][:70]
+        return f"exit {done.returncode}: {first}", done.returncode == 2 and kept and clean(done)
+
+    @probe("batch: -o inside a path that is a file")
+    def _() -> tuple[str, bool]:
+        done = cli("batch", str(folder / "bom.jsonl"), "-o", str(folder / "bom.jsonl" / "out.jsonl"), folder=folder)
+        return f"exit {done.returncode}: {done.stderr.strip()[-70:]}", done.returncode == 2 and clean(done)
+
+
+def cache_and_files() -> None:
+    @probe("result cache: an entry whose verdict was flipped by hand")
+    def _() -> tuple[str, bool]:
+        from localjudge.result_cache import ResultCache
+
+        path = Path(tempfile.mkdtemp()) / "r.sqlite3"
+        cache = ResultCache(path)
+        answer = {"choices": [{"message": {"content": '{"score": false}'}, "finish_reason": "stop"}]}
+        cache.put("k", answer)
+        with sqlite3.connect(path) as db:
+            db.execute("UPDATE answers SET response = replace(response, 'false', 'true')")
+        found = cache.get("k")
+        return ("a miss: the digest no longer matches" if found is None else "returned"), found is None
+
+    @probe("calibration file: classes ['A', 'B']")
+    def _() -> tuple[str, bool]:
+        from localjudge.calibration_file import read_calibration
+        from localjudge.errors import UsageError
+
+        path = Path(tempfile.mkdtemp()) / "c.json"
+        document = {"format": 1, "classes": ["A", "B"], "chosen": None, "prior": None, "temperature": 1.0}
+        path.write_text(json.dumps({**document, "rows": 5, "validations": {}}))
+        try:
+            read_calibration(path)
+        except UsageError as exc:
+            return f"refused: {str(exc).split('(')[1][:60]}", True
+        return "read", False
+
+    @probe("remote judge: the key in the URL's userinfo")
+    def _() -> tuple[str, bool]:
+        from localjudge.clients.remote import OpenAICompatibleClient
+        from localjudge.errors import UsageError
+
+        try:
+            OpenAICompatibleClient("http://user:sk-secret-123@127.0.0.1:9/v1")
+        except UsageError as exc:
+            return "refused before connecting", "sk-secret-123" not in str(exc)
+        return "accepted", False
+
+    @probe("pytest -p localjudge.pytest_plugin (installed and named)")
+    def _() -> tuple[str, bool]:
+        folder = Path(tempfile.mkdtemp())
+        (folder / "test_x.py").write_text("def test_x():\n    assert True\n")
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "localjudge.pytest_plugin", "-p", "no:cacheprovider"],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        return f"exit {done.returncode}", done.returncode == 0
+
+
+def start_serve(*options: str) -> tuple[subprocess.Popen, str, Path]:
+    log = Path(tempfile.mkdtemp()) / "serve.log"
+    env = {**ENV, "LOCALJUDGE_SERVER_KEY": KEY}
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "localjudge", "serve", "--port", "0", *options],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        found = re.search(r"on (http://127\.0\.0\.1:\d+)/v1", log.read_text())
+        if found:
+            base = found.group(1)
+            for _ in range(100):
+                try:
+                    if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                        return process, base, log
+                except httpx.HTTPError:
+                    time.sleep(0.2)
+        time.sleep(0.1)
+    process.kill()
+    raise RuntimeError(f"serve did not start: {log.read_text()[-500:]}")
+
+
+def post(base: str, body: bytes | dict, timeout: float = 120) -> httpx.Response:
+    headers = {"Authorization": f"Bearer {KEY}", "Content-Type": "application/json"}
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return httpx.post(f"{base}/v1/chat/completions", content=content, headers=headers, timeout=timeout)
+
+
+MESSAGES = [{"role": "user", "content": "Is 2+2=4 right? Answer in JSON."}]
+
+
+def serve_probes() -> None:
+    process, base, _ = start_serve("--parallel", "1", "--n-ctx", "1024", "--header-timeout", "3")
+    try:
+        bad = {
+            "a 5000-digit integer": b'{"messages": [], "seed": ' + b"9" * 5000 + b"}",
+            "seed -5": {"messages": MESSAGES, "seed": -5},
+            "messages [1, 2]": {"messages": [1, 2]},
+            "frequency_penalty NaN": b'{"messages": [{"role": "user", "content": "x"}], "frequency_penalty": NaN}',
+            "prompt + max_tokens over n_ctx": {
+                "messages": [{"role": "user", "content": "word " * 1500}],
+                "max_tokens": 512,
+            },
+        }
+        for name, schema in HOSTILE_SCHEMAS.items():
+            fmt = {"type": "json_schema", "json_schema": {"name": "x", "schema": schema}}
+            bad[f"schema {name}"] = {"messages": MESSAGES, "response_format": fmt}
+        for name, body in bad.items():
+
+            @probe(f"serve: {name}")
+            def _(body: bytes | dict = body) -> tuple[str, bool]:
+                answer = post(base, body)
+                error = answer.json().get("error", {})
+                return f"{answer.status_code} {error.get('param') or ''} {error.get('message', '')[:50]}", (
+                    answer.status_code == 400
+                )
+
+        @probe("serve: 64 connections trickling headers; /health meanwhile")
+        def _() -> tuple[str, bool]:
+            host, port = base.removeprefix("http://").split(":")
+            socks = [socket.create_connection((host, int(port))) for _ in range(64)]
+            for sock in socks:
+                sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n")
+            statuses = []
+            for _ in range(5):
+                statuses.append(httpx.get(f"{base}/health", timeout=2).status_code)
+                for sock in socks:
+                    sock.sendall(b"X-Slow: 1\r\n")
+                time.sleep(0.5)
+            time.sleep(2)
+            closed = 0
+            for sock in socks:
+                sock.settimeout(3)
+                try:
+                    closed += sock.recv(10) == b""
+                except (TimeoutError, ConnectionError):
+                    pass
+                sock.close()
+            return f"/health {sorted(set(statuses))}; {closed}/64 closed by the server", statuses == [200] * 5 and (
+                closed == 64
+            )
+
+        @probe("serve: a client hangs up on a 2,000-token answer; the next request waits")
+        def _() -> tuple[str, bool]:
+            story = {"messages": [{"role": "user", "content": "Write a very long story."}], "max_tokens": 2000}
+            try:
+                post(base, story, timeout=1.5)
+            except httpx.ReadTimeout:
+                pass
+            started = time.monotonic()
+            status = post(base, {"messages": MESSAGES, "max_tokens": 4}).status_code
+            waited = time.monotonic() - started
+            return f"{status} after {waited:.2f} s (one sequence)", status == 200 and waited < 5
+    finally:
+        process.kill()
+        process.wait(10)
+
+    @probe("serve: SIGTERM with 16 requests in flight (2 sequences, 3 s grace)")
+    def _() -> tuple[str, bool]:
+        process, base, log = start_serve("--parallel", "2", "--graceful-timeout", "3")
+        body = {"messages": MESSAGES, "max_tokens": 40}
+        with concurrent.futures.ThreadPoolExecutor(16) as pool:
+            answers = [pool.submit(post, base, body) for _ in range(16)]
+            time.sleep(1.5)
+            stopped = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            statuses = [answer.result().status_code for answer in answers]
+        code = process.wait(60)
+        took = time.monotonic() - stopped
+        said = re.search(r"stopped serving .*", log.read_text())
+        counts = {status: statuses.count(status) for status in sorted(set(statuses))}
+        note = f"{counts}, exit {code} after {took:.1f} s; log: {said.group(0)[15:95] if said else '-'}"
+        return note, set(statuses) <= {200, 503} and took < 15
+
+
+def main() -> int:
+    print("probing (the tiny model; a few minutes)...", file=sys.stderr)
+    schema_probes()
+    two_writers()
+    row_probes()
+    cache_and_files()
+    serve_probes()
+    width = max(len(name) for name, *_ in ROWS)
+    print(f"\n{'probe':<{width}}  {'seconds':>7}  held  outcome")
+    for name, outcome, seconds, held in ROWS:
+        print(f"{name:<{width}}  {seconds:>7.2f}  {'yes' if held else 'NO':<4}  {outcome}")
+    failed = [name for name, _, _, held in ROWS if not held]
+    print(f"\n{len(ROWS) - len(failed)}/{len(ROWS)} probes held" + (f"; not: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
