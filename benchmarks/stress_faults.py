@@ -104,7 +104,6 @@ def schema_probes() -> None:
     @probe("a regex past what counts foresee (a lone string of at most 32), built in a child")
     def _() -> tuple[str, bool]:
         from localjudge.decoding import schema_to_regex
-        from localjudge.decoding.guide import _token_ids_by_piece
         from localjudge.decoding.index_build import build_in_child
         from localjudge.decoding.schema_limits import SCHEMA_LIMITS
         from localjudge.models import ensure_tiny_model
@@ -114,7 +113,7 @@ def schema_probes() -> None:
         regex = schema_to_regex({"type": "string", "maxLength": 16}).replace("{0,16}", "{0,32}")
         before = rss_mb()
         try:
-            build_in_child(regex, vocab.eos_id, _token_ids_by_piece(vocab), SCHEMA_LIMITS)
+            build_in_child(regex, vocab, SCHEMA_LIMITS)
         except SchemaTooLargeError as exc:
             grew = rss_mb() - before
             why = re.search(r"over [\d,]+ (s|MB)", str(exc))

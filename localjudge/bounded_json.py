@@ -15,7 +15,10 @@ the same for these, with no second ``except``.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
+from collections.abc import Iterator
 from typing import Any
 
 __all__ = ["MAX_DEPTH", "JSONLimitError", "depth", "loads", "raw_decode"]
@@ -32,28 +35,31 @@ class JSONLimitError(json.JSONDecodeError):
 
 def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH, allow_nan: bool = True) -> Any:
     """``json.loads``, refusing values nested more than ``max_depth`` levels (and NaN or Infinity, unless allowed)."""
-    try:
+    with _parsing(text, max_depth):
         value = json.loads(text, parse_constant=None if allow_nan else _refuse_constant)
-    except RecursionError:
-        raise _too_deep(text, max_depth) from None
-    except ValueError as exc:
-        if isinstance(exc, json.JSONDecodeError):
-            raise
-        raise _refused(text, f"a value JSON cannot hold here: {exc}") from None
     return _checked(value, text, max_depth)
 
 
 def raw_decode(text: str, start: int = 0, *, max_depth: int = MAX_DEPTH) -> tuple[Any, int]:
     """``JSONDecoder.raw_decode`` (the first value from ``start``, and where it ends), with the same bound."""
-    try:
+    with _parsing(text, max_depth):
         value, end = _DECODER.raw_decode(text, start)
+    return _checked(value, text, max_depth), end
+
+
+@contextlib.contextmanager
+def _parsing(text: str | bytes, max_depth: int) -> Iterator[None]:
+    """What the parser gives up with, as a :class:`JSONLimitError`: too deep to recurse, a number too long."""
+    try:
+        yield
     except RecursionError:
         raise _too_deep(text, max_depth) from None
     except ValueError as exc:
         if isinstance(exc, json.JSONDecodeError):
             raise
-        raise _refused(text, f"a value JSON cannot hold here: {exc}") from None
-    return _checked(value, text, max_depth), end
+        limit = sys.get_int_max_str_digits()
+        why = f"an integer of more than {limit:,} digits" if "integer string conversion" in str(exc) else str(exc)
+        raise _refused(text, f"a value JSON cannot hold here: {why}") from None
 
 
 def depth(value: Any) -> int:

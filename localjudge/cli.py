@@ -17,7 +17,7 @@ from .errors import LocalJudgeError, MissingDependencyError, UsageError
 
 
 def _handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Library errors become one line on stderr: exit 2 for misuse, 1 for runtime failures."""
+    """Library and OS errors become one line on stderr: exit 2 for misuse, 1 for runtime failures."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -29,6 +29,12 @@ def _handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
                 raise
             click.echo(f"error: {exc}", err=True)
             sys.exit(2 if isinstance(exc, UsageError) else 1)
+        except OSError as exc:  # a file we could not read or write: what and why, not a traceback
+            if debug:
+                raise
+            where = f" {exc.filename}" if exc.filename else ""
+            click.echo(f"error:{where}: {exc.strerror or exc} (--debug shows the traceback)", err=True)
+            sys.exit(1)
 
     return wrapper
 

@@ -7,10 +7,10 @@ model name), the rendered messages, the response schema and the sampling
 parameters. Only complete answers are kept (``finish_reason == "stop"``).
 
 SQLite in WAL mode lets two processes share the file. The file is not
-trusted: each row carries the sha256 of its key and answer, so a row edited
-or damaged since it was written (a verdict flipped by hand) is a miss, as is
+trusted: each row carries the sha256 of its key and answer, so a row damaged
+or edited since it was written (a verdict flipped in place) is a miss, as is
 one that does not decode to a chat completion; either is replaced by the next
-answer. A file that is not a database is set aside under a new name with a
+answer. A checksum stops accidents and edits, not someone who recomputes it. A file that is not a database is set aside under a new name with a
 warning, never read and never deleted. :class:`~localjudge.clients.cached.CachedClient`
 also checks a stored answer against the schema its request asks for.
 """
@@ -23,7 +23,7 @@ import sqlite3
 import threading
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +85,8 @@ class ResultCache:
                     )
             return _connect(self.path)
 
-    def get(self, key: str) -> dict[str, Any] | None:
+    def get(self, key: str, accept: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, Any] | None:
+        """The answer stored under ``key``, if intact (and, given ``accept``, one it accepts); a miss is None."""
         try:
             row = self._connection().execute("SELECT response, digest FROM answers WHERE key = ?", (key,)).fetchone()
         except sqlite3.Error as exc:  # the cache saves work; it never stops a run
@@ -93,6 +94,8 @@ class ResultCache:
             row = None
         intact = row is not None and isinstance(row[0], str) and row[1] == _digest(key, row[0])
         response = _checked(row[0]) if intact else None
+        if response is not None and accept is not None and not accept(response):
+            response = None
         with self._lock:
             if response is None:
                 self.misses += 1

@@ -78,6 +78,7 @@ class ResultsFile:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._lock = _lock(self.path)
             try:
+                _check_regular(self.path)  # again, now that no other run of ours can be changing it
                 for stale in self.path.parent.glob(f".{self.path.name}.*.tmp"):  # a compaction a kill cut short
                     stale.unlink(missing_ok=True)
                 if self.path.exists():
@@ -89,7 +90,8 @@ class ResultsFile:
                             out.truncate(len(whole))
                     for line in whole.splitlines():
                         self._read(line)
-                self._out = self.path.open("a", encoding="utf-8")
+                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW  # a symlink made since: refused
+                self._out = os.fdopen(os.open(self.path, flags, 0o644), "a", encoding="utf-8")
                 self._mode = self.path.stat().st_mode & 0o777  # kept by the compacted file (mkstemp's is 0600)
             except BaseException:
                 self._unlock()

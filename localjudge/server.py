@@ -44,6 +44,7 @@ from .errors import (
     JudgeRuntimeError,
     OutputParseError,
     RequestCancelledError,
+    SchemaTooLargeError,
     TruncatedOutputError,
     UnsupportedSchemaError,
     UsageError,
@@ -131,7 +132,8 @@ def judge_failure(exc: BaseException) -> ApiError:
             error.message = str(exc)
             return error
     if isinstance(exc, UnsupportedSchemaError):
-        return invalid(str(exc), param="response_format", code="unsupported_schema_keyword")
+        code = "schema_too_large" if isinstance(exc, SchemaTooLargeError) else "unsupported_schema_keyword"
+        return invalid(str(exc), param="response_format", code=code)
     if isinstance(exc, UsageError):
         return invalid(str(exc))
     if isinstance(exc, RequestCancelledError):
@@ -174,26 +176,25 @@ class InFlight:
             self._tokens.add(token)
             return token
 
-    def finish(self, token: Cancel) -> None:
+    def finish(self, token: Cancel, failure: BaseException | None) -> None:
+        """A request answered: with its verdict (``failure`` None), a 503 for its cancellation, or another error."""
         with self._lock:
             self._tokens.discard(token)
-            if self.stopping and not token:
-                self.answered_while_stopping += 1
+            if self.stopping:
+                self.answered_while_stopping += failure is None
+                self.cancelled_at_stop += isinstance(failure, RequestCancelledError)
 
     def stop(self) -> int:
-        """Take no more requests; how many are in flight."""
-        with self._lock:
-            self.stopping = True
-            return len(self._tokens)
+        """Take no more requests; how many are in flight. No lock: a signal handler calls it."""
+        self.stopping = True
+        return len(self._tokens)
 
-    def cancel_all(self, reason: str) -> int:
-        """Cancel every request still in flight (each then answers 503); how many there were."""
+    def cancel_all(self, reason: str) -> None:
+        """Cancel every request still in flight; each then answers 503."""
         with self._lock:
-            tokens = [token for token in self._tokens if not token]
-            self.cancelled_at_stop += len(tokens)
+            tokens = list(self._tokens)
         for token in tokens:
             token.set(reason)
-        return len(tokens)
 
 
 def checked_answer(request: Mapping[str, Any], response: Any, backend: str) -> dict[str, Any]:
@@ -284,7 +285,9 @@ def create_app(client: Any, *, model_id: str, api_key: str | None = None, limits
                     failure = exc
                 watching.cancel_scope.cancel()
         finally:
-            in_flight.finish(token)
+            in_flight.finish(token, failure)
+        if isinstance(failure, RequestCancelledError) and not in_flight.stopping:
+            print(f"cancelled a request: {token.reason}", file=sys.stderr, flush=True)
         if failure is not None:
             raise failure
         return JSONResponse({**answer, "model": model_id})
@@ -368,6 +371,8 @@ def run(app: Any, listening: Any, *, limits: Limits = Limits(), graceful_timeout
 
         def arm(self) -> None:
             self.disarm()
+            if self.cycle is not None and not self.cycle.response_complete:
+                return  # a pipelined request already arrived whole and runs; its end arms the deadline again
             self.awaited = self.cycle
             self.deadline = self.loop.call_later(limits.header_seconds, self.late)
 
@@ -381,18 +386,16 @@ def run(app: Any, listening: Any, *, limits: Limits = Limits(), graceful_timeout
             if self.cycle is self.awaited and not self.transport.is_closing():
                 self.transport.close()
 
+    def wind_down(count: int) -> None:  # on a thread of its own: a signal handler must not print or wait
+        print(f"stopping: {count} request(s) in flight get up to {graceful_timeout:g} s to finish", file=sys.stderr)
+        sys.stderr.flush()
+        threading.Event().wait(graceful_timeout)
+        in_flight.cancel_all("the server is stopping")
+
     class Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame: Any) -> None:
             if not in_flight.stopping:
-                count = in_flight.stop()
-                print(
-                    f"stopping: {count} request(s) in flight get up to {graceful_timeout:g} s to finish",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                timer = threading.Timer(graceful_timeout, in_flight.cancel_all, args=("the server is stopping",))
-                timer.daemon = True
-                timer.start()
+                threading.Thread(target=wind_down, args=(in_flight.stop(),), daemon=True).start()
             super().handle_exit(sig, frame)
 
     config = uvicorn.Config(
@@ -401,7 +404,7 @@ def run(app: Any, listening: Any, *, limits: Limits = Limits(), graceful_timeout
         log_level="warning",
         # uvicorn's own deadline comes after ours, so that every request left is ours to answer (a 503)
         timeout_graceful_shutdown=int(graceful_timeout) + 10,
-        limit_concurrency=1024,  # connections: a bound on sockets; requests are bounded by max_in_flight
+        limit_concurrency=512,  # connections, well under the usual 1,024 descriptors; requests: max_in_flight
     )
     Server(config).run(sockets=[listening])
 

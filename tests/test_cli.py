@@ -192,6 +192,20 @@ def test_runtime_error_exits_1_with_raw_output(scripted):
     assert "Traceback" not in result.stderr
 
 
+def test_an_os_error_is_one_line_naming_the_file():
+    @cli.main.command("fail-on-disk")
+    @cli._handle_errors
+    def fail_on_disk() -> None:
+        raise PermissionError(13, "Permission denied", "/data/rows.jsonl")
+
+    try:
+        result = CliRunner().invoke(cli.main, ["fail-on-disk"])
+    finally:
+        cli.main.commands.pop("fail-on-disk")
+    assert result.exit_code == 1 and "Traceback" not in result.stderr
+    assert "error: /data/rows.jsonl: Permission denied" in result.stderr
+
+
 def test_debug_shows_the_exception(scripted):
     scripted._script = iter(["not json at all"])
     result = run("--debug", "score", "--outputs", "x")

@@ -40,8 +40,8 @@ class CachedClient(WrappingClient):
 
     def _complete(self, request: dict[str, Any]) -> ChatCompletion:
         key = request_key(self.identity, request)
-        stored = self.cache.get(key)
-        if stored is not None and _answers(request, stored):
+        stored = self.cache.get(key, accept=lambda response: _answers(request, response))
+        if stored is not None:
             return ChatCompletion(stored)
         response = call_create(self.client, request)
         data = plain_data(response.model_dump() if hasattr(response, "model_dump") else response)

@@ -39,6 +39,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .. import bounded_json
 from ..chat_templates import text_in_markup
 from ..errors import ContextOverflowError, ModelError, UnsupportedSchemaError, UsageError
 from ..format_instructions import add_format_instructions
@@ -226,7 +227,7 @@ def _finish_reason(kind: str, text: str, completion_tokens: int, max_tokens: int
     if kind == "text":
         return "length" if completion_tokens >= max_tokens else "stop"
     try:
-        json.loads(text)
+        bounded_json.loads(text)
     except ValueError:
         return "length"
     return "stop"

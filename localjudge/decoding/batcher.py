@@ -55,7 +55,7 @@ class _Job:
         """Why this job must end now, if it must."""
         if self.abandoned:
             return InterruptedError("its caller stopped waiting")
-        if self.cancel:
+        if self.cancel is not None and self.cancel.is_set():
             return RequestCancelledError(f"The request was cancelled: {self.cancel.reason}")
         return None
 
@@ -198,9 +198,9 @@ class Batcher:
         admitted = []
         with self._work:
             stopped = [(job, job.stopped()) for job in self._waiting]
+            self._waiting = deque(job for job, reason in stopped if reason is None)
             for job, reason in stopped:  # a queued request whose caller gave up is answered now, not when admitted
                 if reason is not None:
-                    self._waiting.remove(job)
                     job.fail(reason)
             while free and self._waiting:
                 job = self._waiting.popleft()

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ModelError
+from ..errors import ModelError, SchemaTooLargeError
 from ..runtimes.vocabulary import TokenVocabulary
-from .index_build import build_in_child
+from .index_build import build_in_child, index_bytes, token_ids_by_piece
 from .schema_limits import SCHEMA_LIMITS, estimated_states
 
 __all__ = ["Guide", "TokenVocabulary", "build_index", "guide_for", "outlines_vocabulary"]
@@ -39,17 +39,9 @@ def outlines_vocabulary(vocab: TokenVocabulary):
         return cached
     from outlines_core import Vocabulary
 
-    built = Vocabulary(vocab.eos_id, _token_ids_by_piece(vocab))
+    built = Vocabulary(vocab.eos_id, token_ids_by_piece(vocab))
     with _index_lock:
         return _outlines_vocabularies.setdefault(vocab.key, built)
-
-
-def _token_ids_by_piece(vocab: TokenVocabulary) -> dict[bytes, list[int]]:
-    """What outlines-core's Vocabulary is made of: each piece of text and the tokens that spell it."""
-    by_piece: dict[bytes, list[int]] = {}
-    for token_id in np.flatnonzero(vocab.first_byte >= 0).tolist():
-        by_piece.setdefault(vocab.pieces[token_id], []).append(token_id)
-    return by_piece
 
 
 def build_index(vocab: TokenVocabulary, regex: str):
@@ -73,14 +65,16 @@ def build_index(vocab: TokenVocabulary, regex: str):
         except Exception:
             index = None
     if index is None:
-        if estimated_states(regex) > SCHEMA_LIMITS.in_process_states:  # not plainly small: bounded, elsewhere
-            index = Index.from_binary(build_in_child(regex, vocab.eos_id, _token_ids_by_piece(vocab), SCHEMA_LIMITS))
-        else:
-            try:
+        try:
+            if estimated_states(regex) > SCHEMA_LIMITS.in_process_states:  # not plainly small: bounded, elsewhere
+                index = Index.from_binary(build_in_child(regex, vocab, SCHEMA_LIMITS))
+            else:
                 index = Index(regex, outlines_vocabulary(vocab))
-            except Exception as exc:  # outlines-core raises plain ValueError/RuntimeError
-                raise ModelError(f"Could not build the token index for the output grammar: {exc}") from exc
-        disk_cache.store("index", parts, _index_bytes(index))
+        except SchemaTooLargeError:
+            raise
+        except Exception as exc:  # outlines-core raises plain ValueError/RuntimeError
+            raise ModelError(f"Could not build the token index for the output grammar: {exc}") from exc
+        disk_cache.store("index", parts, index_bytes(index))
     with _index_lock:
         _index_cache[key] = index
         while len(_index_cache) > _INDEX_CACHE_SIZE:
@@ -92,12 +86,6 @@ def _outlines_version() -> str:
     from importlib.metadata import version
 
     return version("outlines-core")
-
-
-def _index_bytes(index) -> bytes:
-    """The Index's own serialised form (what its pickle support carries)."""
-    _, args = index.__reduce__()[:2]
-    return bytes(args[0])
 
 
 @dataclass

@@ -20,20 +20,47 @@ from __future__ import annotations
 import pickle
 import subprocess
 import sys
+import threading
+from typing import Any
+
+import numpy as np
 
 from ..errors import SchemaTooLargeError
+from ..runtimes.vocabulary import TokenVocabulary
 from .schema_limits import SchemaLimits
 
-__all__ = ["build_in_child"]
+__all__ = ["build_in_child", "index_bytes", "token_ids_by_piece"]
+
+_builds = threading.Lock()
+_refused_before: dict[tuple[str, str], SchemaTooLargeError] = {}
+_REFUSALS_KEPT = 64
 
 
-def build_in_child(regex: str, eos_id: int, pieces: dict[bytes, list[int]], limits: SchemaLimits) -> bytes:
-    """The serialised Index of ``regex`` over the vocabulary ``pieces``, built within ``limits``."""
-    job = pickle.dumps((regex, eos_id, pieces, limits.index_memory_bytes), protocol=pickle.HIGHEST_PROTOCOL)
+def build_in_child(regex: str, vocab: TokenVocabulary, limits: SchemaLimits) -> bytes:
+    """The serialised Index of ``regex`` over ``vocab``, built within ``limits``.
+
+    One build runs at a time (each may take ``index_memory_bytes``), and a
+    regex refused once is refused again at once for the same vocabulary.
+    """
+    key = (vocab.key, regex)
+    with _builds:
+        if key in _refused_before:
+            raise _refused_before[key]
+        try:
+            return _build(regex, vocab, limits)
+        except SchemaTooLargeError as exc:
+            _refused_before[key] = exc
+            while len(_refused_before) > _REFUSALS_KEPT:
+                _refused_before.pop(next(iter(_refused_before)))
+            raise
+
+
+def _build(regex: str, vocab: TokenVocabulary, limits: SchemaLimits) -> bytes:
+    job = (regex, vocab.eos_id, token_ids_by_piece(vocab), limits.index_memory_bytes)
     try:
         done = subprocess.run(
             [sys.executable, "-m", __name__],
-            input=job,
+            input=pickle.dumps(job, protocol=pickle.HIGHEST_PROTOCOL),
             capture_output=True,
             timeout=limits.index_seconds,
             check=False,
@@ -47,6 +74,20 @@ def build_in_child(regex: str, eos_id: int, pieces: dict[bytes, list[int]], limi
             raise _refused(f"building it needed over {limits.index_memory_bytes >> 20:,} MB ({last})", limits)
         raise _refused(f"outlines-core could not build it: {last}", limits)
     return done.stdout
+
+
+def token_ids_by_piece(vocab: TokenVocabulary) -> dict[bytes, list[int]]:
+    """What outlines-core's Vocabulary is made of: each piece of text and the tokens that spell it."""
+    by_piece: dict[bytes, list[int]] = {}
+    for token_id in np.flatnonzero(vocab.first_byte >= 0).tolist():
+        by_piece.setdefault(vocab.pieces[token_id], []).append(token_id)
+    return by_piece
+
+
+def index_bytes(index: Any) -> bytes:
+    """An Index's own serialised form (what its pickle support carries), which ``Index.from_binary`` reads."""
+    _, args = index.__reduce__()[:2]
+    return bytes(args[0])
 
 
 def _refused(why: str, limits: SchemaLimits) -> SchemaTooLargeError:
@@ -65,9 +106,7 @@ def _main() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     from outlines_core import Index, Vocabulary
 
-    index = Index(regex, Vocabulary(eos_id, pieces))
-    _, args = index.__reduce__()[:2]
-    sys.stdout.buffer.write(bytes(args[0]))
+    sys.stdout.buffer.write(index_bytes(Index(regex, Vocabulary(eos_id, pieces))))
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from localjudge.decoding import schema_to_regex
-from localjudge.decoding.guide import _token_ids_by_piece, outlines_vocabulary
+from localjudge.decoding.guide import outlines_vocabulary
 from localjudge.decoding.index_build import build_in_child
 from localjudge.decoding.schema_limits import SchemaLimits
 from localjudge.errors import SchemaTooLargeError
@@ -27,19 +27,23 @@ def test_a_child_builds_the_same_index_as_this_process(vocab):
     from outlines_core import Index
 
     regex = schema_to_regex({"type": "object", "properties": {"score": {"enum": [1, 2, 3]}}, "required": ["score"]})
-    built = Index.from_binary(build_in_child(regex, vocab.eos_id, _token_ids_by_piece(vocab), SchemaLimits()))
+    built = Index.from_binary(build_in_child(regex, vocab, SchemaLimits()))
     here = Index(regex, outlines_vocabulary(vocab))
     assert built.get_transitions() == here.get_transitions() and built.get_final_states() == here.get_final_states()
 
 
 def test_a_build_past_its_limits_is_refused_and_this_process_does_not_grow(vocab):
     """A lone string of at most 32 characters: its automaton ran for 8 minutes up to 13 GB once."""
-    regex = schema_to_regex({"type": "string", "maxLength": 32})
+    regex = schema_to_regex({"type": "string", "maxLength": 16}).replace("{0,16}", "{0,32}")  # past the counts
     limits = SchemaLimits(index_seconds=5, index_memory_bytes=1 << 30)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.monotonic()
     with pytest.raises(SchemaTooLargeError, match="too large for local constrained decoding") as refused:
-        build_in_child(regex, vocab.eos_id, _token_ids_by_piece(vocab), limits)
+        build_in_child(regex, vocab, limits)
     assert time.monotonic() - started < 15
     assert "over 5 s" in str(refused.value) or "over 1,024 MB" in str(refused.value)
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100 * 1024  # KB: under 100 MB here
+    started = time.monotonic()
+    with pytest.raises(SchemaTooLargeError):  # refused once: refused again at once
+        build_in_child(regex, vocab, limits)
+    assert time.monotonic() - started < 0.1
