@@ -261,7 +261,9 @@ class HTTPStatusError(TransportError):
     def __init__(self, message: str, *, status_code: int, body: str = "", **context: Any) -> None:
         self.status_code = status_code
         self.body = body
-        context.setdefault("retryable", status_code in (408, 409, 429) or status_code >= 500)
+        # Another client may accept what this endpoint refused; whether to retry this one, or another
+        # server of the same model, is the status's to say (clients.failure_policy).
+        context.setdefault("retryable", True)
         super().__init__(message, **context)
 
 

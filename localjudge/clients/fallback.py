@@ -8,13 +8,12 @@ judge copies into the result's ``metadata``.
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import closing
 from typing import Any, Union
 
 from .._text import clip
-from ..errors import AllClientsFailedError, JudgeRuntimeError, LocalJudgeError, UsageError
+from ..errors import AllClientsFailedError, UsageError
 from .adapter import adapt_response_format
 from .base import (
     AsyncChatClient,
@@ -23,47 +22,20 @@ from .base import (
     acall_create,
     call_create,
 )
+from .failure_policy import another_client
 from .formats import check_answer
 
-__all__ = ["FALLBACK_FIELD", "AsyncFallbackClient", "FallbackClient", "should_fall_back"]
+__all__ = ["FALLBACK_FIELD", "AsyncFallbackClient", "FallbackClient"]
 
 #: the response field that names the client that answered and why the others did not
 FALLBACK_FIELD = "localjudge"
 
 FallbackOn = Union[type, tuple, Callable[[BaseException], bool], None]
 
-# Exception classes of other libraries (the openai SDK, httpx) that mean the
-# endpoint failed, matched by name so neither library has to be installed.
-_FOREIGN_TRANSPORT_ERRORS = frozenset(
-    {"APIConnectionError", "APITimeoutError", "APIStatusError", "APIError", "HTTPError", "TransportError"}
-)
-
-
-def network_failed(exc: BaseException) -> bool:
-    """Another library's error about the network: a refused or dropped connection, a timeout."""
-    if isinstance(exc, (ConnectionError, builtins.TimeoutError)):
-        return True
-    return any(cls.__name__ in _FOREIGN_TRANSPORT_ERRORS for cls in type(exc).__mro__)
-
-
-def should_fall_back(exc: BaseException) -> bool:
-    """The default rule: move on when the next client may succeed where this one failed.
-
-    Our runtime errors say so with ``retryable`` (transport, timeouts, model load
-    and parse failures do; a prompt too long for the context does not). Usage
-    errors never move on: the next client would get the same bad call. Errors
-    from other libraries move on when they are about the network or a server.
-    """
-    if isinstance(exc, JudgeRuntimeError):
-        return bool(exc.retryable)
-    if isinstance(exc, LocalJudgeError):
-        return False
-    return isinstance(getattr(exc, "status_code", None), int) or network_failed(exc)
-
 
 def _predicate(fallback_on: FallbackOn) -> Callable[[BaseException], bool]:
     if fallback_on is None:
-        return should_fall_back
+        return another_client
     if isinstance(fallback_on, type) and issubclass(fallback_on, BaseException):
         fallback_on = (fallback_on,)
     if isinstance(fallback_on, tuple):
@@ -110,7 +82,7 @@ class _Chain:
         # Foreign clients (the openai SDK) learn which schema form each server takes.
         self.clients = [adapt_response_format(c) for c in clients]
         self.fallback_on = fallback_on
-        self.should_fall_back = _predicate(fallback_on)
+        self.moves_on = _predicate(fallback_on)
 
     def attempts(self) -> Iterator[tuple[str, Any]]:
         """The clients to try for one request, in order (a pool reorders them per request)."""
@@ -129,7 +101,7 @@ class _Chain:
         return None if identities is None else {"chain": identities}
 
     def failed(self, failures: list[tuple[str, BaseException]], name: str, exc: BaseException) -> None:
-        if not self.should_fall_back(exc):
+        if not self.moves_on(exc):
             raise exc
         failures.append((name, exc))
 
@@ -175,7 +147,7 @@ class FallbackClient(ChatClient):
     """``FallbackClient(primary, secondary, ...)``: the first client that answers wins.
 
     A client's failure moves the call on when ``fallback_on`` says so (by
-    default :func:`should_fall_back`; or give exception classes, or a predicate
+    default :func:`~localjudge.clients.failure_policy.another_client`; or give exception classes, or a predicate
     taking the exception). Any other error propagates at once. When every
     client fails, ``AllClientsFailedError`` lists each failure in order.
     """

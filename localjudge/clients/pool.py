@@ -18,11 +18,12 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..errors import TransportError, UsageError
+from ..errors import UsageError
 from .base import ChatClient
-from .fallback import AsyncFallbackClient, FallbackClient, FallbackOn, _Chain, network_failed
+from .failure_policy import another_server
+from .fallback import AsyncFallbackClient, FallbackClient, FallbackOn, _Chain
 
-__all__ = ["AsyncPoolClient", "PoolClient", "pool_order", "server_failed"]
+__all__ = ["AsyncPoolClient", "PoolClient", "pool_order"]
 
 #: seconds a member whose server failed is tried only after the others
 DEFAULT_REST = 30.0
@@ -36,16 +37,6 @@ def pool_order(in_flight: Sequence[int], resting_until: Sequence[float], now: fl
     """
     rotated = [(turn + step) % len(in_flight) for step in range(len(in_flight))]
     return sorted(rotated, key=lambda i: (resting_until[i] > now, in_flight[i]))
-
-
-def server_failed(exc: BaseException) -> bool:
-    """The pool's rule: move on when the server failed, not when the model's answer did."""
-    if isinstance(exc, TransportError):
-        return bool(exc.retryable)
-    status = getattr(exc, "status_code", None)
-    if isinstance(status, int):
-        return status in (408, 429) or status >= 500
-    return network_failed(exc)
 
 
 class _PoolState:
@@ -67,7 +58,7 @@ class _Pool(_Chain):
     def __init__(
         self, clients: Sequence[Any], fallback_on: FallbackOn, names: Sequence[str] | None, state: _PoolState
     ) -> None:
-        super().__init__(clients, server_failed if fallback_on is None else fallback_on, names)
+        super().__init__(clients, another_server if fallback_on is None else fallback_on, names)
         self.fallback_on = fallback_on
         self.state = state
 
@@ -134,7 +125,7 @@ class PoolClient(_Pooled, FallbackClient):
     Members are any clients (usually :class:`OpenAICompatibleClient` over
     servers of the same model); ``rest`` is how long a member whose server
     failed waits at the back of the queue; ``fallback_on`` replaces the rule
-    for moving on (by default :func:`server_failed`); ``names`` label members.
+    for moving on (by default :func:`~localjudge.clients.failure_policy.another_server`); ``names`` label members.
     """
 
     name = "pool"

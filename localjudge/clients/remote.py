@@ -36,6 +36,7 @@ from ..errors import (
 )
 from .base import AsyncChatClient, ChatClient, ChatCompletion
 from .endpoint import Endpoint, Secret, resolve_api_key, safe_url
+from .failure_policy import retry_endpoint
 from .formats import (
     FIXED_TEMPERATURE,
     FORMATS,
@@ -48,7 +49,7 @@ from .formats import (
 )
 from .guarded_network import guarded_async_client, guarded_client
 from .request import check_max_tokens
-from .retry import RetryPolicy, is_retryable_status, parse_retry_after
+from .retry import RetryPolicy, parse_retry_after
 
 __all__ = ["AsyncOpenAICompatibleClient", "OpenAICompatibleClient"]
 
@@ -349,14 +350,14 @@ class _RemoteBase:
             return _Verdict(note, retry_here=False, error=HTTPStatusError, extra=extra)
         if text:
             note += f": {clip(text, 300)}"
-        retry = is_retryable_status(status)
+        retry = retry_endpoint(status)
         retry_after = parse_retry_after(reply.headers) if retry else None
         return _Verdict(note, retry_here=retry, error=HTTPStatusError, extra=extra, retry_after=retry_after)
 
     def _give_up(self, call: _Call, attempts: list[str], verdict: _Verdict) -> TransportError:
         count = len(attempts)
         message = f"POST {safe_url(call.url)} failed after {count} attempt{'s' * (count != 1)}: {attempts[-1]}"
-        # Another endpoint may well succeed where this one failed, whatever the status.
+        # Another client may well succeed where this one failed, whatever the status (failure_policy).
         return verdict.error(
             message,
             attempts=attempts,

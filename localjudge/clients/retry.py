@@ -1,4 +1,4 @@
-"""When to try a remote call again, and how long to wait first.
+"""How long to wait before trying a remote call again (whether to: :mod:`.failure_policy`).
 
 Kept free of I/O so the sync and async clients make identical decisions and the
 rules can be tested without a network.
@@ -12,14 +12,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["RETRY_STATUSES", "RetryPolicy", "is_retryable_status", "parse_retry_after"]
-
-# Request timeout, conflict (a busy lock upstream), rate limit; 5xx are added below.
-RETRY_STATUSES = frozenset({408, 409, 429})
-
-
-def is_retryable_status(status_code: int) -> bool:
-    return status_code in RETRY_STATUSES or 500 <= status_code <= 599
+__all__ = ["RetryPolicy", "parse_retry_after"]
 
 
 def parse_retry_after(headers: Mapping[str, str], now: Callable[[], float] = time.time) -> float | None:

@@ -11,7 +11,8 @@ from fault_server import completion
 from remote_helpers import FAST, REQUEST
 
 from localjudge.clients.base import AsyncChatClient, ScriptedClient, make_chat_completion
-from localjudge.clients.fallback import FALLBACK_FIELD, AsyncFallbackClient, FallbackClient, should_fall_back
+from localjudge.clients.failure_policy import another_client
+from localjudge.clients.fallback import FALLBACK_FIELD, AsyncFallbackClient, FallbackClient
 from localjudge.clients.remote import OpenAICompatibleClient
 from localjudge.errors import (
     AllClientsFailedError,
@@ -124,12 +125,12 @@ def test_names_are_made_unique():
 def test_foreign_errors_follow_the_default_rule():
     openai = pytest.importorskip("openai")
     request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
-    assert should_fall_back(openai.APIConnectionError(request=request))
-    assert should_fall_back(openai.APITimeoutError(request=request))
+    assert another_client(openai.APIConnectionError(request=request))
+    assert another_client(openai.APITimeoutError(request=request))
     status = openai.InternalServerError("boom", response=httpx.Response(500, request=request), body=None)
-    assert should_fall_back(status)
-    assert not should_fall_back(ValueError("a bug"))
-    assert not should_fall_back(TypeError("a bug"))
+    assert another_client(status)
+    assert not another_client(ValueError("a bug"))
+    assert not another_client(TypeError("a bug"))
 
 
 class _SdkLikeResponse:
