@@ -418,13 +418,14 @@ def batch(
     scorer: Callable[..., Any] = score_rows
     shapes = {RowJudge.shape(row.values) for row in rows if row.error is None}
     if engine == "ray":
+        from .models import names_local_model
         from .ray_batch import score_on_ray
 
         if settings["calibrated"]:
             raise UsageError("--calibrated is for the local engine: a Ray actor cannot see this machine's calibrations")
 
         settings = absolute_paths(settings)
-        if settings["n_threads"] is None and not settings["model_spec"].startswith("openai:"):
+        if settings["n_threads"] is None and names_local_model(settings["model_spec"]):
             settings["n_threads"] = CPUS_PER_ACTOR  # as many threads as Ray gives the actor CPUs, not every core
         judge = RowJudge(settings, use_cache=not no_cache, cache_file=cache_file.resolve() if cache_file else None)
         judge.check(shapes)  # each actor loads its own model; nothing is loaded here
@@ -541,7 +542,9 @@ def calibrate(
     given = [option for option, value in refused.items() if value]
     if given:
         raise UsageError(f"calibrate fits one local model's verdicts; it does not take {', '.join(given)}")
-    if settings["model_spec"].startswith("openai:") or "," in settings["model_spec"]:
+    from .models import spec_engines
+
+    if spec_engines(settings["model_spec"]) not in (["llama.cpp"], ["transformers"]):
         raise UsageError(
             "calibrate needs one local model (the default, a GGUF file or an hf: model): "
             "a server gives no probabilities"

@@ -50,7 +50,9 @@ def build_judge(
 
 def default_parallel(settings: dict[str, Any], concurrency: int, *, pairwise: bool) -> None:
     """Sequences for a local model to decode side by side, unless --parallel said: a pair is two (its orders)."""
-    local = not settings["model_spec"].startswith("openai:")
+    from .models import names_local_model
+
+    local = names_local_model(settings["model_spec"])
     if settings["parallel"] is None and (concurrency > 1 or pairwise) and local:
         settings["parallel"] = min(concurrency * (2 if pairwise else 1), MAX_DEFAULT_PARALLEL)
 

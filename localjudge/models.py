@@ -169,6 +169,25 @@ def resolve_model(
     return _cached_client(engine, path, {**settings, **options}, load=load)
 
 
+#: the engines that run a model in this process
+LOCAL_ENGINES = frozenset({"llama.cpp", "transformers"})
+
+
+def spec_engines(spec: str) -> list[str]:
+    """The engine of each model ``spec`` names, in order: "llama.cpp", "transformers", "remote" or "langchain".
+
+    The one place a spec is classified; callers ask it instead of reading prefixes.
+    """
+    spec = spec.strip()
+    parts = spec.split(",") if "," in spec and not Path(spec).expanduser().exists() else [spec]
+    return [_engine_and_target(part.strip())[0] for part in parts]
+
+
+def names_local_model(spec: str) -> bool:
+    """Whether any model ``spec`` names runs here, so that local options (--parallel, --n-threads) apply."""
+    return any(engine in LOCAL_ENGINES for engine in spec_engines(spec))
+
+
 def _engine_and_target(spec: str) -> tuple[str, str]:
     prefix, _, rest = spec.partition(":")
     if prefix == "openai" and rest:
@@ -239,7 +258,7 @@ def resolve_chain(specs: Sequence[str], *, base_url: Union[str, Sequence[str], N
     options = _given(options)
     remote_options = {k: v for k, v in options.items() if k not in ENGINE_OPTIONS - SHARED_OPTIONS}
     local_options = {k: v for k, v in options.items() if k in ENGINE_OPTIONS}
-    if local_options and all(s.startswith("openai:") for s in specs):
+    if local_options and not any(_engine_and_target(s)[0] in LOCAL_ENGINES for s in specs):
         _refuse(local_options, ENGINE_OPTIONS - SHARED_OPTIONS, ",".join(specs), "a chain of servers' models")
     clients = []
     for spec in specs:

@@ -119,7 +119,8 @@ def test_model_loading_options_reach_the_resolver(scripted, tmp_path):
 @pytest.mark.parametrize(
     ("options", "parallel"),
     [([], None), (["-j", "3"], 3), (["-j", "40"], cli.MAX_DEFAULT_PARALLEL), (["-j", "3", "--parallel", "2"], 2),
-     (["-j", "3", "--model", "openai:m"], None)],
+     (["-j", "3", "--model", "openai:m"], None), (["-j", "3", "--model", "anthropic:claude-3"], None),
+     (["-j", "3", "--model", "tiny,openai:m"], 3)],
 )  # fmt: skip
 def test_batch_gives_a_local_model_a_sequence_per_row_in_flight(scripted, tmp_path, options, parallel):
     data = tmp_path / "rows.jsonl"
@@ -127,6 +128,15 @@ def test_batch_gives_a_local_model_a_sequence_per_row_in_flight(scripted, tmp_pa
     result = run("batch", str(data), *options)
     assert result.exit_code == 0, result.output
     assert scripted.model_options["parallel"] == parallel
+
+
+def test_a_provider_model_with_rows_in_flight_is_not_given_local_options(tmp_path):
+    """Through the real spec resolution: once `-j 4` set --parallel for a LangChain model, which refused it."""
+    data = tmp_path / "rows.jsonl"
+    data.write_text('{"outputs": "4"}\n', encoding="utf-8")
+    result = run("batch", str(data), "-o", str(tmp_path / "out.jsonl"), "-m", "anthropic:claude-3", "-j", "4")
+    assert "--parallel" not in result.stderr
+    assert "langchain-anthropic" in result.stderr  # the one thing missing to run it here
 
 
 def test_build_judge_reads_a_template_file_and_refuses_misplaced_options(tmp_path):
