@@ -182,7 +182,9 @@ class Scoring:
         if row.error is not None:
             return error_record(row.id, row.error)
         try:
-            return {"id": row.id, "result": self._evaluator(**row.values)}
+            result = self._evaluator(**row.values)
+            dump = getattr(result, "model_dump", None)  # a Pydantic output_schema's instance, as its JSON
+            return {"id": row.id, "result": dump(mode="json") if callable(dump) else result}
         except LocalJudgeError as exc:
             return error_record(row.id, exc)
 

@@ -6,7 +6,7 @@ hiding the other::
 
     LocalJudgeError
     ├── UsageError (ValueError)            a bad argument; fix the call
-    │   ├── MissingTemplateVariableError   a {placeholder} has no value
+    │   ├── MissingTemplateVariableError   a {placeholder} has no value (also a KeyError, as in OpenEvals)
     │   ├── UnsupportedSchemaError         a schema keyword cannot be enforced
     │   │   └── SchemaTooLargeError        a bound past the decoder's limits
     │   ├── ModelSpecError                 a model spec that names nothing usable
@@ -79,7 +79,9 @@ class UsageError(LocalJudgeError, ValueError):
     """The call itself is wrong; the message says what to change."""
 
 
-class MissingTemplateVariableError(UsageError):
+class MissingTemplateVariableError(UsageError, KeyError):
+    """Also a ``KeyError``: OpenEvals raises one, and code written for it catches one."""
+
     def __init__(self, variable: str, available: Sequence[str] = ()) -> None:
         self.variable = variable
         self.available = sorted(available)
@@ -89,6 +91,9 @@ class MissingTemplateVariableError(UsageError):
             f"(values given: {given}). Pass {variable}=... when calling the "
             f"evaluator, or remove the placeholder (write {{{{{variable}}}}} for a literal brace)."
         )
+
+    def __str__(self) -> str:  # the message as written, not KeyError's repr of it
+        return str(self.args[0])
 
 
 class BadRowError(UsageError):

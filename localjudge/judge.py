@@ -8,6 +8,7 @@ worker thread). Nothing else differs between the two.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Union
@@ -80,10 +81,11 @@ class JudgeCore:
     def backend(self) -> str:
         return getattr(self.client, "name", type(self.client).__name__)
 
-    def read_result(self, response: Any) -> dict[str, Any]:
+    def read_result(self, response: Any) -> Any:
+        """The evaluator's result: the default score dict, or the answer in the shape of a custom schema."""
         parsed = self.read_parsed(response)
         if not self.schema.is_default:
-            return parsed
+            return self.schema.instance(parsed)
         metadata = response_metadata(response, "score")
         if self.calibration is not None:
             parsed, metadata = recalibrate(parsed, metadata, "score", self.calibration, backend=self.backend)
@@ -261,7 +263,12 @@ def build_core(
 def _check_few_shot_examples(
     examples: Sequence[Mapping[str, Any]], schema: OutputSchema, verdict_field: Optional[str], shape: ExampleShape
 ) -> None:
-    """Bad examples fail when the evaluator is built, not on the first call."""
+    """Examples that cannot be shown fail when the evaluator is built; odd verdicts are a warning.
+
+    OpenEvals writes examples into the prompt without checking them (its own
+    tests give a boolean judge scores of 0.0 and 1.0), so an example verdict
+    this judge could never give is allowed, with a warning that says so.
+    """
     format_few_shot_examples(examples, shape=shape)  # raises on a missing field
     if verdict_field is None:
         return
@@ -271,9 +278,11 @@ def _check_few_shot_examples(
             continue
         problem = validate(example[shape.verdict], verdict_schema)
         if problem:
-            raise UsageError(
+            warnings.warn(
                 f"few_shot_examples[{number}] has {shape.verdict} {example[shape.verdict]!r}, which this judge "
-                f"could never give: {problem.removeprefix('at (root): ')}"
+                f"could never give ({problem.removeprefix('at (root): ')}); it is shown to the model as it is",
+                UserWarning,
+                stacklevel=4,
             )
 
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from . import bounded_json
 from .errors import UsageError
 
 __all__ = ["OutputSchema", "default_output_schema", "normalise_output_schema"]
@@ -86,6 +87,11 @@ class OutputSchema:
     is_default: bool
     model_type: Any = None  # a Pydantic model or TypedDict to validate with, when one was given
 
+    def instance(self, parsed: dict[str, Any]) -> Any:
+        """The answer as the caller's type: an instance of a Pydantic model (as OpenEvals gives), else the dict."""
+        build = getattr(self.model_type, "model_validate", None)
+        return build(parsed) if callable(build) else parsed
+
     def response_format(self) -> dict[str, Any]:
         return {
             "type": "json_schema",
@@ -96,6 +102,8 @@ class OutputSchema:
 def normalise_output_schema(output_schema: Any) -> OutputSchema:
     """Accept a JSON-schema dict, a Pydantic model class or a TypedDict class."""
     if isinstance(output_schema, Mapping):
+        if bounded_json.depth(dict(output_schema)) > bounded_json.MAX_DEPTH:  # before deepcopy recurses into it
+            raise UsageError(f"output_schema nests more than {bounded_json.MAX_DEPTH} levels deep")
         schema = copy.deepcopy(dict(output_schema))
         if schema.get("type", "object") != "object" and "properties" not in schema:
             raise UsageError(

@@ -38,7 +38,7 @@ from localjudge.errors import (
 
 PARENTS = {
     UsageError: (LocalJudgeError, ValueError),
-    MissingTemplateVariableError: (UsageError,),
+    MissingTemplateVariableError: (UsageError, KeyError),
     UnsupportedSchemaError: (UsageError,),
     SchemaTooLargeError: (UnsupportedSchemaError,),
     ResultsFileError: (UsageError, OSError),
@@ -83,9 +83,16 @@ def test_the_docstring_draws_every_exception_in_all():
         "ValueError",
         "ImportError",
         "OSError",
+        "KeyError",
     }
     assert set(errors.__all__) == drawn
     assert set(errors.__all__) == {c.__name__ for c in PARENTS} | {"LocalJudgeError"}
+
+
+def test_a_missing_template_variable_is_also_the_key_error_openevals_raises():
+    error = errors.MissingTemplateVariableError("focus", ["inputs", "outputs"])
+    assert isinstance(error, KeyError) and isinstance(error, ValueError)
+    assert str(error).startswith("The prompt uses {focus} but no value was given")  # not KeyError's repr
 
 
 def test_the_package_exports_the_main_exceptions():

@@ -238,11 +238,14 @@ class PlainTDVerdict(typing.TypedDict):
 
 
 @pytest.mark.parametrize("output_schema", [DICT_SCHEMA, PydanticVerdict, TDVerdict, PlainTDVerdict])
-def test_custom_output_schema_returns_the_parsed_dict(output_schema):
+def test_custom_output_schema_returns_the_answer_in_its_shape(output_schema):
+    """A dict, or for a Pydantic model an instance of it, as OpenEvals gives."""
     client = ScriptedClient(['{"correct": true, "points": 3}'])
     result = evaluate_sync(client, output_schema=output_schema, model="m")
-    assert result == {"correct": True, "points": 3}
-    assert type(result) is dict
+    if output_schema is PydanticVerdict:
+        assert type(result) is PydanticVerdict and result.model_dump() == {"correct": True, "points": 3}
+    else:
+        assert result == {"correct": True, "points": 3} and type(result) is dict
     response_format = client.requests[0]["response_format"]
     assert response_format["type"] == "json_schema"
     assert response_format["json_schema"]["strict"] is True
@@ -599,20 +602,28 @@ def test_sync_chatclient_subclass_is_a_judge():
     assert evaluate_sync(Fixed())["score"] is True
 
 
+def test_a_few_shot_example_that_cannot_be_shown_fails_when_the_evaluator_is_built():
+    client = ScriptedClient([])
+    with pytest.raises(UsageError, match="missing outputs"):
+        create_llm_as_judge(prompt=PROMPT, judge=client, few_shot_examples=[{"inputs": "q", "score": True}])
+    assert client.requests == []
+
+
 @pytest.mark.parametrize(
-    ("options", "example", "message"),
+    ("options", "example"),
     [
-        ({}, {"inputs": "q", "outputs": "a", "score": 0.5}, "could never give"),
-        ({"choices": [0.0, 1.0]}, {"inputs": "q", "outputs": "a", "score": 0.5}, "could never give"),
-        ({"continuous": True}, {"inputs": "q", "outputs": "a", "score": 1.5}, "could never give"),
-        ({}, {"inputs": "q", "score": True}, "missing outputs"),
+        ({}, {"inputs": "q", "outputs": "a", "score": 0.0}),  # OpenEvals' own test gives a boolean judge 0.0 and 1.0
+        ({"choices": [0.0, 1.0]}, {"inputs": "q", "outputs": "a", "score": 0.5}),
+        ({"continuous": True}, {"inputs": "q", "outputs": "a", "score": 1.5}),
     ],
 )
-def test_bad_few_shot_examples_fail_when_the_evaluator_is_built(options, example, message):
-    client = ScriptedClient([])
-    with pytest.raises(UsageError, match=message):
-        create_llm_as_judge(prompt=PROMPT, judge=client, few_shot_examples=[example], **options)
-    assert client.requests == []
+def test_an_example_verdict_the_judge_could_never_give_is_shown_with_a_warning(options, example):
+    client = ScriptedClient([answer(0.0 if options else True)])
+    with pytest.warns(UserWarning, match="could never give"):
+        evaluator = create_llm_as_judge(prompt=PROMPT, judge=client, few_shot_examples=[example], **options)
+    evaluator(inputs="2+2?", outputs="4")
+    shown = "".join(message["content"] for message in client.requests[0]["messages"])
+    assert str(example["score"]) in shown
 
 
 def test_a_local_readout_and_a_fallback_chain_share_the_metadata():

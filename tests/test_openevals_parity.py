@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import copy
 import json
+import warnings
 
+import pydantic
 import pytest
 
 openevals_llm = pytest.importorskip("openevals.llm")
@@ -80,3 +82,70 @@ def test_the_same_arguments_send_the_same_messages_as_openevals(case):
     if options.get("continuous"):  # our grammar also bounds a continuous score; the words are OpenEvals'
         assert schema["properties"]["score"].pop("minimum") == 0 and schema["properties"]["score"].pop("maximum") == 1
     assert schema == theirs_schema
+
+
+class Grade(pydantic.BaseModel):
+    correct: bool
+    points: int
+
+
+TYPED_CASES = {
+    "default boolean": ({"prompt": PROMPT}, '{"reasoning": "Fine.", "score": true}'),
+    "continuous": ({"prompt": PROMPT, "continuous": True}, '{"reasoning": "Fine.", "score": 0.5}'),
+    "a dict output schema": (
+        {"prompt": PROMPT, "output_schema": Grade.model_json_schema()},
+        '{"correct": true, "points": 3}',
+    ),
+    "few-shot scores of 0.0 and 1.0 on a boolean judge": (
+        {
+            "prompt": PROMPT,
+            "few_shot_examples": [
+                {"inputs": "a", "outputs": "b", "score": 1.0},
+                {"inputs": "c", "outputs": "d", "score": 0.0},
+            ],
+        },
+        '{"reasoning": "Fine.", "score": true}',
+    ),
+}
+# A Pydantic output_schema: OpenEvals refuses it with an OpenAI-shaped judge, and gives an instance of it
+# through a LangChain model; ours gives the instance with any judge (tests/test_judge.py).
+
+
+def _shape(value):
+    """A result's types, all the way down: what code written against OpenEvals reads."""
+    if isinstance(value, dict):
+        return {key: _shape(inner) for key, inner in value.items()}
+    if isinstance(value, pydantic.BaseModel):
+        return (type(value), _shape(value.model_dump()))
+    return type(value)
+
+
+@pytest.mark.parametrize("case", list(TYPED_CASES))
+def test_the_same_arguments_give_results_of_the_same_types_as_openevals(case):
+    options, answer = TYPED_CASES[case]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ours warns about verdicts its judge could never give; theirs says nothing
+        theirs = openevals_llm.create_llm_as_judge(**options, judge=ScriptedClient([answer]), model="openai:judge")
+        ours = create_llm_as_judge(**options, judge=ScriptedClient([answer]), model="judge")
+    expected, found = theirs(**CALL), ours(**CALL)
+    assert _shape(found) == _shape(expected)
+    assert (found.model_dump() if isinstance(found, pydantic.BaseModel) else found) == (
+        expected.model_dump() if isinstance(expected, pydantic.BaseModel) else expected
+    )
+
+
+@pytest.mark.parametrize(
+    ("call", "options"),
+    [
+        ({"inputs": "q", "outputs": "a"}, {"prompt": PROMPT}),  # no {reference_outputs}, no {focus}
+        ({"outputs": "a", "reference_outputs": "r", "focus": "x"}, {"prompt": PROMPT}),  # no {inputs}
+    ],
+)
+def test_a_missing_variable_raises_the_exception_class_openevals_raises(call, options):
+    theirs = openevals_llm.create_llm_as_judge(**options, judge=ScriptedClient(["{}"]), model="openai:judge")
+    ours = create_llm_as_judge(**options, judge=ScriptedClient(["{}"]), model="judge")
+    with pytest.raises(Exception) as expected:
+        theirs(**call)
+    with pytest.raises(Exception) as found:
+        ours(**call)
+    assert isinstance(found.value, type(expected.value))
