@@ -15,6 +15,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .schema import stated_bounds
+
 __all__ = ["add_format_instructions", "describe_schema"]
 
 
@@ -68,7 +70,7 @@ def _kind(field: Mapping[str, Any]) -> str:
         "null": "null",
     }
     kind = " or ".join(words.get(k, k) for k in kinds) or "any JSON value"
-    low, high = field.get("minimum"), field.get("maximum")
+    low, high = stated_bounds(field)
     if low is not None and high is not None:
         kind += f" from {low} to {high}"
     elif low is not None:

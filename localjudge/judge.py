@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from .clients.base import acall_create, call_create, field_of, plain_data, read_choice
-from .errors import JudgeRuntimeError, UsageError
+from .errors import JudgeRuntimeError, OutputParseError, UsageError
 from .parsing import parse_json_output, validate
 from .prompting import FEW_SHOT_PLACEMENTS, SINGLE_EXAMPLE, ExampleShape, build_messages, format_few_shot_examples
 from .schema import OutputSchema, default_output_schema, normalise_output_schema
@@ -86,6 +86,14 @@ class JudgeCore:
         parsed = self.read_parsed(response)
         if not self.schema.is_default:
             return self.schema.instance(parsed)
+        if self.continuous and not 0 <= parsed["score"] <= 1:  # a remote judge is not held by our grammar
+            content, _ = read_choice(response)
+            raise OutputParseError(
+                f"The judge's score {parsed['score']!r} is outside 0 to 1, the range its schema states",
+                raw_output=content,
+                schema=self.schema.json_schema,
+                backend=self.backend,
+            )
         metadata = response_metadata(response, "score")
         if self.calibration is not None:
             parsed, metadata = recalibrate(parsed, metadata, "score", self.calibration, backend=self.backend)
@@ -231,7 +239,7 @@ def build_core(
         raise UsageError(f"few_shot_placement must be one of {FEW_SHOT_PLACEMENTS}, got {few_shot_placement!r}")
     verdict_field = verdict_field or ("score" if schema.is_default else None)
     if few_shot_examples:
-        _check_few_shot_examples(few_shot_examples, schema, verdict_field, few_shot_shape)
+        _check_few_shot_examples(few_shot_examples, schema, verdict_field, few_shot_shape, continuous=continuous)
     client = _resolve_client(judge, model)
     if cache is not None and cache is not False:  # a ResultCache is falsy while empty
         from .clients.cached import CachedClient
@@ -261,7 +269,12 @@ def build_core(
 
 
 def _check_few_shot_examples(
-    examples: Sequence[Mapping[str, Any]], schema: OutputSchema, verdict_field: Optional[str], shape: ExampleShape
+    examples: Sequence[Mapping[str, Any]],
+    schema: OutputSchema,
+    verdict_field: Optional[str],
+    shape: ExampleShape,
+    *,
+    continuous: bool,
 ) -> None:
     """Examples that cannot be shown fail when the evaluator is built; odd verdicts are a warning.
 
@@ -276,7 +289,10 @@ def _check_few_shot_examples(
     for number, example in enumerate(examples):
         if shape.verdict not in example:  # OpenEvals shows an example without its verdict as it is
             continue
-        problem = validate(example[shape.verdict], verdict_schema)
+        verdict = example[shape.verdict]
+        problem = validate(verdict, verdict_schema)
+        if not problem and continuous and not 0 <= verdict <= 1:
+            problem = f"{verdict!r} is outside 0 to 1, the range the score's description states"
         if problem:
             warnings.warn(
                 f"few_shot_examples[{number}] has {shape.verdict} {example[shape.verdict]!r}, which this judge "

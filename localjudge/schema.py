@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from . import bounded_json
-from .errors import UsageError
+from .errors import SchemaTooLargeError, UsageError
 
-__all__ = ["OutputSchema", "default_output_schema", "normalise_output_schema"]
+__all__ = ["OutputSchema", "default_output_schema", "normalise_output_schema", "stated_bounds"]
 
 # These strings are part of the OpenEvals interface: models and users see them verbatim.
 REASONING_DESCRIPTION = (
@@ -27,6 +27,20 @@ CONTINUOUS_DESCRIPTION = (
     "1.0 means the criteria are met perfectly. 0.0 means none of the criteria are met, 0.5 means exactly "
     "half of the criteria are met."
 )
+
+
+def stated_bounds(field: Mapping[str, Any]) -> tuple[Any, Any]:
+    """A number field's ``(minimum, maximum)``, each None when not given, read as the decoder reads them.
+
+    OpenEvals' continuous score states its range in words only ("from 0.0 to
+    1.0", no ``minimum`` or ``maximum``), and a small model takes the missing
+    bound at its word (200000000000000.0 was seen): a field described by that
+    text is held to [0, 1]. The schema a remote judge is sent stays OpenEvals'.
+    """
+    low, high = field.get("minimum"), field.get("maximum")
+    if low is None and high is None and field.get("description") == CONTINUOUS_DESCRIPTION:
+        return 0, 1
+    return low, high
 
 
 def default_output_schema(
@@ -46,7 +60,8 @@ def default_output_schema(
         score: dict[str, Any] = {"type": "number", "description": description, "enum": choices}
     elif continuous:
         description = CONTINUOUS_DESCRIPTION
-        score = {"type": "number", "description": description, "minimum": 0, "maximum": 1}
+        # OpenEvals' schema exactly, as a remote judge gets it; our decoder reads the range from the words
+        score = {"type": "number", "description": description}
     else:
         description = BOOLEAN_DESCRIPTION
         score = {"type": "boolean", "description": description}
@@ -102,8 +117,15 @@ class OutputSchema:
 def normalise_output_schema(output_schema: Any) -> OutputSchema:
     """Accept a JSON-schema dict, a Pydantic model class or a TypedDict class."""
     if isinstance(output_schema, Mapping):
-        if bounded_json.depth(dict(output_schema)) > bounded_json.MAX_DEPTH:  # before deepcopy recurses into it
-            raise UsageError(f"output_schema nests more than {bounded_json.MAX_DEPTH} levels deep")
+        levels = bounded_json.depth(dict(output_schema))
+        if levels > bounded_json.MAX_DEPTH:  # before deepcopy recurses into it
+            raise SchemaTooLargeError(
+                f"output_schema nests {levels} levels deep; at most {bounded_json.MAX_DEPTH} are accepted",
+                path="#",
+                keyword="properties",
+                limit=bounded_json.MAX_DEPTH,
+                value=levels,
+            )
         schema = copy.deepcopy(dict(output_schema))
         if schema.get("type", "object") != "object" and "properties" not in schema:
             raise UsageError(

@@ -119,12 +119,22 @@ def test_choices_without_reasoning():
 
 
 @pytest.mark.parametrize("use_reasoning", [True, False])
-def test_continuous_states_the_zero_to_one_range(use_reasoning):
+def test_continuous_states_the_zero_to_one_range_in_words_and_the_decoder_holds_it(use_reasoning):
+    import re
+
+    from localjudge.decoding import schema_to_regex
+
     schema, description = default_output_schema(continuous=True, use_reasoning=use_reasoning)
     score = schema["properties"]["score"]
-    assert score["type"] == "number"
-    assert score["minimum"] == 0 and score["maximum"] == 1
+    assert score["type"] == "number" and "minimum" not in score and "maximum" not in score  # OpenEvals' own
     assert "0.0" in score["description"] and "1.0" in score["description"]
+    regex = schema_to_regex(schema)
+    start = '{"reasoning":"ok",' if use_reasoning else "{"
+    assert re.fullmatch(regex, start + '"score":0.75}') and re.fullmatch(regex, start + '"score":1}')
+    assert not re.fullmatch(regex, start + '"score":200000000000000.0}')
+    assert re.fullmatch(
+        schema_to_regex({"type": "object", "properties": {"score": {"type": "number"}}}), '{"score":2.5}'
+    )
     assert description == score["description"]
     assert "enum" not in score
     assert schema["additionalProperties"] is False
@@ -153,12 +163,21 @@ def test_every_variant_is_a_valid_closed_schema_with_reasoning_first(continuous,
     assert not validator.is_valid({**value, "extra": 1})
 
 
-def test_continuous_schema_rejects_scores_outside_the_range():
-    validator = jsonschema.Draft202012Validator(default_output_schema(continuous=True)[0])
-    assert validator.is_valid({"reasoning": "r", "score": 0.0})
-    assert validator.is_valid({"reasoning": "r", "score": 1})
-    assert not validator.is_valid({"reasoning": "r", "score": 1.01})
-    assert not validator.is_valid({"reasoning": "r", "score": -0.5})
+def test_a_continuous_score_outside_the_stated_range_is_an_error_with_the_raw_text():
+    """A remote judge is not held by our grammar; OpenEvals would hand on its 200000000000000.0 as a score."""
+    from localjudge import create_llm_as_judge
+    from localjudge.clients.base import ScriptedClient
+    from localjudge.errors import OutputParseError
+
+    for score, ok in ((0.0, True), (1, True), (1.01, False), (-0.5, False), (2e14, False)):
+        answer = json.dumps({"reasoning": "r", "score": score})
+        judge = create_llm_as_judge(prompt="Judge {outputs}", judge=ScriptedClient([answer]), continuous=True)
+        if ok:
+            assert judge(outputs="x")["score"] == score
+        else:
+            with pytest.raises(OutputParseError, match="outside 0 to 1") as caught:
+                judge(outputs="x")
+            assert caught.value.raw_output == answer
 
 
 def test_each_call_returns_a_fresh_schema():
@@ -287,12 +306,12 @@ def test_bad_output_schemas_are_usage_errors(bad):
 
 
 def test_continuous_variants_exact_json():
-    description = (  # OpenEvals' words; the bounds are ours (the grammar keeps the score in them)
+    description = (  # OpenEvals' words, and no bounds: the decoder reads the range from the words
         "A number that represents the degree to which the criteria in the prompt are met, from 0.0 to 1.0. "
         "1.0 means the criteria are met perfectly. 0.0 means none of the criteria are met, 0.5 means exactly "
         "half of the criteria are met."
     )
-    score = {"type": "number", "description": description, "minimum": 0, "maximum": 1}
+    score = {"type": "number", "description": description}
     assert default_output_schema(continuous=True) == (
         {
             "type": "object",

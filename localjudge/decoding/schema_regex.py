@@ -14,6 +14,10 @@ are unbounded unless the schema says otherwise; their length is held by a
 token budget at decode time (see :mod:`localjudge.decoding.guide`), since a
 ``maxLength`` in the regex makes the token index slow and large.
 
+A number's bounds are read by :func:`localjudge.schema.stated_bounds`, so
+OpenEvals' continuous score, whose range is in its description only, is
+decoded within [0, 1]; the answer stays valid under the schema as sent.
+
 The regex dialect is the common subset understood by Python's ``re`` and by
 outlines-core (Rust ``regex-automata``), so tests can check instances here
 with ``re.fullmatch``.
@@ -27,6 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import UnsupportedSchemaError
+from ..schema import stated_bounds
 from .schema_limits import SCHEMA_LIMITS, SchemaLimits, estimated_states
 
 __all__ = [
@@ -373,7 +378,7 @@ class _Compiler:
         return f'"{STRING_CHAR}{{{low},{"" if high is None else high}}}"'
 
     def number(self, schema: Mapping[str, Any], path: str, *, integer: bool) -> str:
-        low, high = schema.get("minimum"), schema.get("maximum")
+        low, high = stated_bounds(schema)
         for key, value in (("minimum", low), ("maximum", high)):
             if value is not None and not _is_number(value):
                 raise UnsupportedSchemaError(f"{key} must be a number", path=path, keyword=key)
