@@ -96,6 +96,27 @@ def test_bodies_json_cannot_hold_are_400s(body, words):
     assert answer.status_code == 400 and words in answer.json()["error"]["message"]
 
 
+def test_requests_in_flight_are_bounded_and_a_stop_answers_each_one():
+    from localjudge.errors import RequestCancelledError
+    from localjudge.server import InFlight
+
+    in_flight = InFlight(limit=2)
+    first, second = in_flight.admit(), in_flight.admit()
+    with pytest.raises(ApiError) as busy:
+        in_flight.admit()
+    assert (busy.value.status, busy.value.code) == (503, "busy")
+    assert in_flight.stop() == 2
+    with pytest.raises(ApiError) as stopping:
+        in_flight.admit()
+    assert stopping.value.code == "shutting_down"
+    in_flight.finish(first, None)  # answered within the grace period
+    in_flight.cancel_all("the server is stopping")
+    assert second.is_set() and second.reason == "the server is stopping" and not first.is_set()
+    in_flight.finish(second, RequestCancelledError("The request was cancelled: the server is stopping"))
+    assert (in_flight.answered_while_stopping, in_flight.cancelled_at_stop) == (1, 1)
+    assert judge_failure(RequestCancelledError("cancelled")).status == 503
+
+
 def test_a_prompt_past_the_context_is_the_callers_400():
     error = judge_failure(ContextOverflowError("The prompt (900 tokens) and max_tokens (200) exceed n_ctx 1024"))
     assert (error.status, error.param, error.code) == (400, "max_tokens", "context_length_exceeded")
