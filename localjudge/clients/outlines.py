@@ -44,6 +44,7 @@ from ..chat_templates import text_in_markup
 from ..errors import ContextOverflowError, ModelError, UnsupportedSchemaError, UsageError
 from ..format_instructions import add_format_instructions
 from ..runtimes.base import check_fits, refuse_what_cannot_fit
+from ..schema import stated_bounds
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
 from .local import DEFAULT_MAX_TOKENS
 from .outlines_engines import engine_for
@@ -211,6 +212,13 @@ def _refuse_what_outlines_ignores(schema: Any, path: str) -> None:
                     path=path,
                     keyword=keyword,
                 )
+        if stated_bounds(schema) != (None, None):  # a range stated in words, as OpenEvals' continuous score's
+            raise UnsupportedSchemaError(
+                "This number's description states a range (0 to 1), which outlines' schema compiler "
+                "cannot hold; use schema_compiler='localjudge' (the default)",
+                path=path,
+                keyword="description",
+            )
         for key, value in schema.items():
             if key in ("properties", "$defs", "definitions") and isinstance(value, Mapping):
                 for name, sub in value.items():  # names here are property names, not keywords

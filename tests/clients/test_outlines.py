@@ -57,10 +57,13 @@ def test_the_finish_reason_follows_from_the_text():
 
 
 def test_keywords_outlines_ignores_are_refused_where_they_are():
-    schema, _ = default_output_schema(continuous=True)
-    with pytest.raises(UnsupportedSchemaError, match="'minimum'") as info:
+    schema, _ = default_output_schema(continuous=True)  # its range is in its description's words
+    with pytest.raises(UnsupportedSchemaError, match="states a range") as info:
         _refuse_what_outlines_ignores(schema, "#")
     assert info.value.path == "#/properties/score"
+    bounded = {"type": "object", "properties": {"n": {"type": "number", "minimum": 0}}}
+    with pytest.raises(UnsupportedSchemaError, match="'minimum'"):
+        _refuse_what_outlines_ignores(bounded, "#")
     _refuse_what_outlines_ignores(default_output_schema()[0], "#")
     named = {"type": "object", "properties": {"minimum": {"type": "string"}}}  # a property called minimum
     _refuse_what_outlines_ignores(named, "#")
