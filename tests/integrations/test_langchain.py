@@ -111,7 +111,7 @@ class Grade(pydantic.BaseModel):
 def test_structured_prompt_with_a_pydantic_schema_validates():
     prompt = _structured(Grade)
     ok = create_llm_as_judge(prompt=prompt, judge=ScriptedClient(['{"correct": true, "points": 2}']))(outputs="x")
-    assert ok == {"correct": True, "points": 2}
+    assert ok == Grade(correct=True, points=2)  # an instance, as the prompt's structured output gives one
     bad = '{"correct": true, "points": "two"}'
     with pytest.raises(OutputParseError) as info:
         create_llm_as_judge(prompt=prompt, judge=ScriptedClient([bad]))(outputs="x")
