@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 
 import pytest
 
@@ -253,13 +254,13 @@ def test_few_shot_pairs_are_shown_in_both_orders_and_checked_when_built():
     first = create_pairwise_judge(judge=judge, few_shot_examples=[example], few_shot_placement="start")
     first(inputs="Capital?", outputs_a=GOOD, outputs_b=BAD)
     assert judge.requests[-1]["messages"][-1]["content"].startswith("<example>\n<input>2+2?</input>")
-    for bad, message in [
-        ({**example, "winner": "tie"}, "has winner 'tie', which this judge could never give"),
-        ({k: v for k, v in example.items() if k != "outputs_b"}, "few_shot_examples\\[0\\] is missing outputs_b"),
-    ]:
-        with pytest.raises(UsageError, match=message):
-            create_pairwise_judge(judge=judge, few_shot_examples=[bad])
-    create_pairwise_judge(judge=judge, few_shot_examples=[{**example, "winner": "tie"}], allow_ties=True)
+    with pytest.raises(UsageError, match="few_shot_examples\\[0\\] is missing outputs_b"):
+        create_pairwise_judge(judge=judge, few_shot_examples=[{k: v for k, v in example.items() if k != "outputs_b"}])
+    with pytest.warns(UserWarning, match="has winner 'tie', which this judge could never give"):
+        create_pairwise_judge(judge=judge, few_shot_examples=[{**example, "winner": "tie"}])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        create_pairwise_judge(judge=judge, few_shot_examples=[{**example, "winner": "tie"}], allow_ties=True)
 
 
 def test_compare_takes_few_shot_pairs(rule_judge, tmp_path):
