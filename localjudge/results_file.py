@@ -56,6 +56,8 @@ def writing_to(path: Path) -> Iterator[None]:
             errno.ENOSPC: "free some disk space, then run again: the rows written so far are kept",
             errno.EACCES: "choose a results path you may write (-o)",
             errno.EROFS: "choose a results path on a writable disk (-o)",
+            errno.EEXIST: "a part of the path is a file, not a folder; check the path (-o)",
+            errno.ENOTDIR: "a part of the path is a file, not a folder; check the path (-o)",
         }.get(exc.errno or 0, "check the path (-o)")
         raise ResultsFileError(f"Cannot write {path}: {exc.strerror or exc}; {advice}") from exc
 
