@@ -856,7 +856,7 @@ def describe_check(reports: list[Any], *, judge: str, split: str) -> str:
     type=click.FloatRange(min=0),
     default=30.0,
     show_default=True,
-    help="On SIGTERM, seconds for requests in flight to finish; the rest are answered with a 503.",
+    help="On SIGTERM or Ctrl-C, seconds for requests in flight to finish; the rest get a 503 (a second signal: now).",
 )
 @model_options
 @_handle_errors

@@ -76,7 +76,11 @@ class LocalJudgeError(Exception):
 
 
 class UsageError(LocalJudgeError, ValueError):
-    """The call itself is wrong; the message says what to change."""
+    """The call itself is wrong; the message says what to change, and ``param`` which request field, if one."""
+
+    def __init__(self, *args: Any, param: str | None = None) -> None:
+        super().__init__(*args)
+        self.param = param
 
 
 class MissingTemplateVariableError(UsageError, KeyError):

@@ -59,7 +59,8 @@ def writing_to(path: Path) -> Iterator[None]:
             errno.EEXIST: "a part of the path is a file, not a folder; check the path (-o)",
             errno.ENOTDIR: "a part of the path is a file, not a folder; check the path (-o)",
         }.get(exc.errno or 0, "check the path (-o)")
-        raise ResultsFileError(f"Cannot write {path}: {exc.strerror or exc}; {advice}") from exc
+        why = "" if exc.errno in (errno.EEXIST, errno.ENOTDIR) else f": {exc.strerror or exc}"  # mkdir's words mislead
+        raise ResultsFileError(f"Cannot write {path}{why}; {advice}") from exc
 
 
 class ResultsFile:
@@ -176,8 +177,8 @@ def _lock(path: Path) -> int:
         holder = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip() or "unknown"
         os.close(descriptor)
         raise ResultsFileError(
-            f"Another run (process {holder}) is writing {path}. Two runs on one results file would lose rows: "
-            "wait for it to finish (this run then resumes where it stopped), or give this run another -o"
+            f"Another run (process {holder}) is writing {path}, and two runs on one results file would lose rows. "
+            "Run this again once it has finished (it then resumes where that run stopped), or give it another -o"
         ) from None
     except BaseException:
         os.close(descriptor)

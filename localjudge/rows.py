@@ -159,6 +159,8 @@ def _jsonl(path: Path, name: str | None = None) -> Iterator[tuple[int, str, Any]
                 continue
             try:
                 yield number, where, bounded_json.loads(text.removeprefix("\ufeff") if number == 1 else text)
+            except bounded_json.JSONLimitError as exc:
+                yield number, where, MalformedRowError(f"is valid JSON, but {exc.msg}; flatten the row", where=where)
             except json.JSONDecodeError as exc:
                 yield (
                     number,

@@ -135,7 +135,7 @@ def judge_failure(exc: BaseException) -> ApiError:
         code = "schema_too_large" if isinstance(exc, SchemaTooLargeError) else "unsupported_schema_keyword"
         return invalid(str(exc), param="response_format", code=code)
     if isinstance(exc, UsageError):
-        return invalid(str(exc))
+        return invalid(str(exc), param=exc.param)
     if isinstance(exc, RequestCancelledError):
         return unavailable(exc.message, code="cancelled")
     if isinstance(exc, ContextOverflowError):  # the caller can ask for less, as OpenAI's 400 says
@@ -339,7 +339,8 @@ def run(app: Any, listening: Any, *, limits: Limits = Limits(), graceful_timeout
     On the signal the server stops accepting; requests in flight get
     ``graceful_timeout`` seconds to finish, then each one left is cancelled
     at its next decode step and answered with a 503, a little before uvicorn
-    would drop them with bare 500s.
+    would drop them with bare 500s. A second signal cancels them at once
+    (503s still); only a third lets uvicorn drop whatever is left.
     """
     import uvicorn
     from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -392,10 +393,18 @@ def run(app: Any, listening: Any, *, limits: Limits = Limits(), graceful_timeout
         threading.Event().wait(graceful_timeout)
         in_flight.cancel_all("the server is stopping")
 
+    signals = 0
+
     class Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame: Any) -> None:
-            if not in_flight.stopping:
+            nonlocal signals
+            signals += 1
+            if signals == 1:
                 threading.Thread(target=wind_down, args=(in_flight.stop(),), daemon=True).start()
+            elif signals == 2:  # stop now, still answering each request: uvicorn's forced exit would 500 them
+                cancel = threading.Thread(target=in_flight.cancel_all, args=("the server is stopping now",))
+                cancel.start()
+                return
             super().handle_exit(sig, frame)
 
     config = uvicorn.Config(

@@ -58,17 +58,18 @@ def test_requests_the_server_refuses_say_why(body, param, words):
 
 
 @pytest.mark.parametrize(
-    ("body", "words"),
+    ("body", "param", "words"),
     [
-        ({"messages": MESSAGES, "seed": -5}, "seed must be an integer from 0"),
-        ({"messages": MESSAGES, "seed": 10**5000}, "an integer of about 5001 digits"),
-        ({"messages": [1, 2]}, "messages[0] must be an object with a role"),
-        ({"messages": MESSAGES, "frequency_penalty": 3}, "frequency_penalty must be between -2 and 2"),
-        ({"messages": MESSAGES, "presence_penalty": 10**400}, "presence_penalty must be a finite number"),
-        ({"messages": MESSAGES, "temperature": "hot"}, "temperature must be a number"),
+        ({"messages": MESSAGES, "seed": -5}, "seed", "seed must be an integer from 0"),
+        ({"messages": MESSAGES, "seed": 10**5000}, "seed", "an integer of about 5001 digits"),
+        ({"messages": [1, 2]}, "messages", "messages[0] must be an object with a role"),
+        ({"messages": MESSAGES, "frequency_penalty": 3}, "frequency_penalty", "must be between -2 and 2"),
+        ({"messages": MESSAGES, "presence_penalty": 10**400}, "presence_penalty", "must be a finite number"),
+        ({"messages": MESSAGES, "temperature": "hot"}, "temperature", "temperature must be a number"),
     ],
 )
-def test_bad_values_are_400s_that_name_the_field(body, words):
+def test_bad_values_are_400s_that_name_the_field(body, param, words):
+    """In the message, and in OpenAI's ``param``."""
     """Each reaches the judge's own checks (the same in Python), and comes back as the caller's mistake."""
     from localjudge.clients.request import read_request
 
@@ -76,6 +77,7 @@ def test_bad_values_are_400s_that_name_the_field(body, words):
         read_request(body, "the local client")
     error = judge_failure(refused.value)
     assert error.status == 400 and words in error.message and len(error.message) < 300
+    assert error.param == param
 
 
 @pytest.mark.parametrize(
@@ -414,3 +416,21 @@ def test_sigterm_with_sixteen_in_flight_answers_each_with_its_verdict_or_a_503(s
     answered, cancelled = map(int, re.search(r"(\d+) request\(s\) in flight answered, (\d+) cancelled", text).groups())
     assert cancelled == statuses.count(503) and answered + cancelled <= 16
     assert re.search(r"stopping: \d+ request\(s\) in flight get up to 3 s", text)
+
+
+@pytest.mark.model
+def test_a_second_signal_cancels_what_is_left_at_once_still_in_openai_shape(serving):
+    process, base, log = serving("--parallel", "2", "--graceful-timeout", "60")
+    with ThreadPoolExecutor(4) as pool:
+        answers = [pool.submit(_post, base, STORY) for _ in range(4)]
+        time.sleep(1.5)
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        stopped_at = time.monotonic()
+        process.send_signal(signal.SIGINT)  # Ctrl-C twice: do not wait out the grace period
+        replies = [answer.result() for answer in answers]
+    assert [reply.status_code for reply in replies] == [503] * 4
+    assert all(reply.json()["error"]["code"] == "cancelled" for reply in replies)
+    assert process.wait(timeout=30) is not None and time.monotonic() - stopped_at < 15
+    assert "stopped serving tiny: 0 request(s) in flight answered, 4 cancelled" in log.read_text()
+    assert "Traceback" not in log.read_text()

@@ -71,21 +71,23 @@ def read_request(
         raise UsageError(f"{client} does not support the request fields {sorted(unknown)}")
     messages = request.get("messages")
     if not isinstance(messages, (list, tuple)) or not messages:
-        raise UsageError("messages must be a non-empty list of chat messages")
+        raise UsageError("messages must be a non-empty list of chat messages", param="messages")
     for number, message in enumerate(messages):
         if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
-            raise UsageError(f"messages[{number}] must be an object with a role, got {clip(message, 60)}")
+            raise UsageError(
+                f"messages[{number}] must be an object with a role, got {clip(message, 60)}", param="messages"
+            )
     if request.get("n") not in (None, 1):
-        raise UsageError(f"{client} generates one choice per request (n=1)")
+        raise UsageError(f"{client} generates one choice per request (n=1)", param="n")
     if request.get("logprobs") and not logprobs:
-        raise UsageError(f"{client} does not return logprobs")
+        raise UsageError(f"{client} does not return logprobs", param="logprobs")
     top = request.get("top_logprobs")
     if top is not None and (isinstance(top, bool) or not isinstance(top, int) or not 0 <= top <= 20):
-        raise UsageError(f"top_logprobs must be an integer from 0 to 20, got {top!r}")
+        raise UsageError(f"top_logprobs must be an integer from 0 to 20, got {top!r}", param="top_logprobs")
     if top is not None and not request.get("logprobs"):
-        raise UsageError("top_logprobs needs logprobs=True")
+        raise UsageError("top_logprobs needs logprobs=True", param="top_logprobs")
     if request.get("stream"):
-        raise UsageError(f"{client} does not stream; call without stream=True")
+        raise UsageError(f"{client} does not stream; call without stream=True", param="stream")
     given = [request[k] for k in ("max_tokens", "max_completion_tokens") if request.get(k) is not None]
     if len(set(given)) > 1:
         raise UsageError(f"max_tokens and max_completion_tokens disagree ({given[0]} and {given[1]}); give one")
@@ -93,21 +95,21 @@ def read_request(
     temperature = _number(request, "temperature", 0.0)
     top_p = _number(request, "top_p", 1.0)
     if not 0 <= temperature <= 2:
-        raise UsageError(f"temperature must be between 0 and 2, got {temperature!r}")
+        raise UsageError(f"temperature must be between 0 and 2, got {temperature!r}", param="temperature")
     if not 0 < top_p <= 1:
-        raise UsageError(f"top_p must be in (0, 1], got {top_p!r}")
+        raise UsageError(f"top_p must be in (0, 1], got {top_p!r}", param="top_p")
     stop = request.get("stop") or ()
     if isinstance(stop, str):
         stop = (stop,)
     if not isinstance(stop, (list, tuple)) or not all(isinstance(s, str) for s in stop):
-        raise UsageError(f"stop must be a string or a list of strings, got {request.get('stop')!r}")
+        raise UsageError(f"stop must be a string or a list of strings, got {request.get('stop')!r}", param="stop")
     seed = request.get("seed")
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32):
-        raise UsageError(f"seed must be an integer from 0 to 2**32 - 1, got {clip(seed, 60)}")
+        raise UsageError(f"seed must be an integer from 0 to 2**32 - 1, got {clip(seed, 60)}", param="seed")
     penalties = {name: _number(request, name, 0.0) for name in ("frequency_penalty", "presence_penalty")}
     for name, value in penalties.items():
         if not -2 <= value <= 2:
-            raise UsageError(f"{name} must be between -2 and 2, got {value!r}")
+            raise UsageError(f"{name} must be between -2 and 2, got {value!r}", param=name)
     return list(messages), RequestOptions(
         max_tokens=max_tokens,
         temperature=temperature,
@@ -125,13 +127,13 @@ def _number(request: Mapping[str, Any], key: str, default: float) -> float:
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise UsageError(f"{key} must be a number, got {clip(value, 60)}")
+        raise UsageError(f"{key} must be a number, got {clip(value, 60)}", param=key)
     try:
         number = float(value)
     except OverflowError:  # an integer past any float
         number = math.inf
     if not math.isfinite(number):
-        raise UsageError(f"{key} must be a finite number, got {clip(value, 60)}")
+        raise UsageError(f"{key} must be a finite number, got {clip(value, 60)}", param=key)
     return number
 
 
@@ -145,7 +147,7 @@ def answer_length(options: RequestOptions, default: int, n_ctx: int | None, n_pr
 
 def check_max_tokens(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise UsageError(f"max_tokens must be a positive integer, got {value!r}")
+        raise UsageError(f"max_tokens must be a positive integer, got {value!r}", param="max_tokens")
     return value
 
 
