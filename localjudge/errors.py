@@ -7,6 +7,7 @@ hiding the other::
     LocalJudgeError
     ├── UsageError (ValueError)            a bad argument; fix the call
     │   ├── MissingTemplateVariableError   a {placeholder} has no value (also a KeyError, as in OpenEvals)
+    │   ├── InvalidTrajectoryError (TypeError)  a trajectory's message or tool call is malformed
     │   ├── UnsupportedSchemaError         a schema keyword cannot be enforced
     │   │   └── SchemaTooLargeError        a bound past the decoder's limits
     │   ├── ModelSpecError                 a model spec that names nothing usable
@@ -50,6 +51,7 @@ __all__ = [
     "DuplicateIdError",
     "HTTPStatusError",
     "InvalidEncodingError",
+    "InvalidTrajectoryError",
     "JudgeRuntimeError",
     "LocalJudgeError",
     "MalformedRowError",
@@ -98,6 +100,15 @@ class MissingTemplateVariableError(UsageError, KeyError):
 
     def __str__(self) -> str:  # the message as written, not KeyError's repr of it
         return str(self.args[0])
+
+
+class InvalidTrajectoryError(UsageError, TypeError):
+    """A trajectory (an agent's messages) that cannot be shown to a judge; the message says which item and why.
+
+    Also a ``TypeError``: OpenEvals raises a ``ValueError`` or a ``TypeError``
+    for a malformed trajectory, depending on the fault, and code written for
+    it catches either.
+    """
 
 
 class BadRowError(UsageError):

@@ -8,7 +8,7 @@ from typing import Any
 
 from .errors import UsageError
 
-__all__ = ["Part", "message_text", "render_value"]
+__all__ = ["Part", "is_langchain_message", "langchain_to_openai", "message_text", "render_value"]
 
 Part = tuple[str, bool]  # (text, is_markup) of a rendered prompt: markup may spell special tokens, text may not
 
@@ -47,22 +47,28 @@ def render_value(value: Any) -> str:
         raise UsageError(f"Could not serialise a prompt value to JSON: {exc}") from exc
 
 
-def _is_langchain_message(value: Any) -> bool:
+def is_langchain_message(value: Any) -> bool:
+    """A LangChain message object (told by its module, so LangChain need not be imported to ask)."""
     return type(value).__module__.startswith("langchain_core.messages")
+
+
+def langchain_to_openai(message: Any) -> dict[str, Any]:
+    """One LangChain message as OpenAI's message dict, its id kept, as OpenEvals converts it."""
+    from langchain_core.messages import convert_to_openai_messages
+
+    converted = convert_to_openai_messages([message])[0]
+    if getattr(message, "id", None) is not None and converted.get("id") is None:
+        converted["id"] = message.id
+    return converted
 
 
 def _openai_messages(value: Any) -> Any:
     """LangChain messages as OpenAI's message dicts, where OpenEvals converts them: the value itself, the
     items of a list, or the ``messages`` of a dict (an agent's run)."""
-    if _is_langchain_message(value):
-        from langchain_core.messages import convert_to_openai_messages
-
-        converted = convert_to_openai_messages([value])[0]
-        if getattr(value, "id", None) is not None and converted.get("id") is None:
-            converted["id"] = value.id
-        return converted
+    if is_langchain_message(value):
+        return langchain_to_openai(value)
     if isinstance(value, list):
-        return [_openai_messages(item) if _is_langchain_message(item) else item for item in value]
+        return [_openai_messages(item) if is_langchain_message(item) else item for item in value]
     if isinstance(value, dict) and isinstance(value.get("messages"), list):
         return {**value, "messages": _openai_messages(value["messages"])}
     return value

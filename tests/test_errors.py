@@ -16,6 +16,7 @@ from localjudge.errors import (
     DuplicateIdError,
     HTTPStatusError,
     InvalidEncodingError,
+    InvalidTrajectoryError,
     JudgeRuntimeError,
     LocalJudgeError,
     MalformedRowError,
@@ -39,6 +40,7 @@ from localjudge.errors import (
 PARENTS = {
     UsageError: (LocalJudgeError, ValueError),
     MissingTemplateVariableError: (UsageError, KeyError),
+    InvalidTrajectoryError: (UsageError, TypeError),
     UnsupportedSchemaError: (UsageError,),
     SchemaTooLargeError: (UnsupportedSchemaError,),
     ResultsFileError: (UsageError, OSError),
@@ -84,6 +86,7 @@ def test_the_docstring_draws_every_exception_in_all():
         "ImportError",
         "OSError",
         "KeyError",
+        "TypeError",
     }
     assert set(errors.__all__) == drawn
     assert set(errors.__all__) == {c.__name__ for c in PARENTS} | {"LocalJudgeError"}
