@@ -363,6 +363,12 @@ def score(
 @click.option("--allow-ties", is_flag=True, help="--pairwise: let the judge answer that neither is better.")
 @ON_DISAGREEMENT_OPTION
 @click.option(
+    "--trajectory",
+    is_flag=True,
+    help="Judge agents' trajectories: each row's outputs (and reference_outputs) is a list of messages, "
+    "tool calls included, or an object holding them under messages.",
+)
+@click.option(
     "--engine",
     type=click.Choice(["local", "ray"]),
     default="local",
@@ -390,6 +396,7 @@ def batch(
     summary_file: Optional[Path],
     pairwise: bool,
     allow_ties: bool,
+    trajectory: bool,
     engine: str,
     actors: Optional[int],
     **settings: Any,
@@ -397,6 +404,7 @@ def batch(
     """Score every row of a JSONL, CSV or Parquet file (inputs, outputs, reference_outputs, other variables, an id).
 
     With --pairwise each row is a pair (inputs, outputs_a, outputs_b), judged in both orders.
+    With --trajectory each row's outputs is an agent's messages, judged as a trajectory.
 
     A row that cannot be judged is an error line in the results; exit 0 when
     every row is scored, 1 when any failed, 2 for misuse.
@@ -404,7 +412,7 @@ def batch(
     from .batch import run_batch, score_rows, write_csv
     from .rows import parse_mapping, read_rows
 
-    settings.update(pairwise=pairwise, allow_ties=allow_ties)
+    settings.update(pairwise=pairwise, allow_ties=allow_ties, trajectory=trajectory)
     rows = list(read_rows(data, file_format=file_format, mapping=parse_mapping(mapping), id_field=id_field))
     results = results or data.with_name(data.stem + ".results.jsonl")
     if results.resolve() == data.resolve():

@@ -105,7 +105,9 @@ def make_evaluator(
         ]
         return create_ensemble_judge(*members)
 
-    pairwise = bool(settings.get("pairwise"))
+    pairwise, trajectory = bool(settings.get("pairwise")), bool(settings.get("trajectory"))
+    if trajectory:
+        _check_trajectory_options(settings)
     for name in ("allow_ties", "on_disagreement"):
         if settings.get(name) and not pairwise:
             flag = "--" + name.replace("_", "-")
@@ -167,6 +169,17 @@ def make_evaluator(
             reference=has_reference,
             **shared,
         )
+    elif trajectory:
+        from .trajectory.llm import FEEDBACK_KEY, create_trajectory_llm_as_judge
+
+        evaluator = create_trajectory_llm_as_judge(
+            prompt=prompt,  # None: ours, with the sections each row's values need
+            feedback_key=feedback_key or FEEDBACK_KEY,
+            continuous=continuous,
+            choices=settings["choices"],
+            output_schema=read_json(settings["output_schema"]) if settings["output_schema"] else None,
+            **shared,
+        )
     else:
         evaluator = create_llm_as_judge(
             prompt=prompt if prompt is not None else default_prompt(has_inputs=has_inputs, has_reference=has_reference),
@@ -183,6 +196,16 @@ def make_evaluator(
         evaluator.core.use_calibration(correction)
         click.echo(note, err=True)
     return evaluator
+
+
+def _check_trajectory_options(settings: dict[str, Any]) -> None:
+    """--trajectory judges one agent's messages: options for pairs, ready-made evaluators and calibration do not fit."""
+    for name, flag in (("pairwise", "--pairwise"), ("evaluator", "--evaluator"), ("calibrated", "--calibrated")):
+        if settings.get(name):
+            raise UsageError(
+                f"{flag} does not go with --trajectory, which judges an agent's messages with the trajectory "
+                "judge (give --prompt or --prompt-file for prompts of your own)"
+            )
 
 
 def read_jsonl(path: Path) -> list[Any]:

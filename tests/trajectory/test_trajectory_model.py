@@ -37,3 +37,24 @@ def test_a_local_judge_gives_reasoning_and_one_of_the_choices(engines):
     result = create_trajectory_llm_as_judge(judge=client, choices=[0.0, 0.5, 1.0])(outputs={"messages": TRAJECTORY})
     assert result["score"] in (0.0, 0.5, 1.0) and isinstance(result["score"], float)
     assert isinstance(result["comment"], str) and result["comment"]
+
+
+def test_batch_judges_trajectory_rows_on_the_default_model(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from localjudge import cli
+
+    rows = [
+        {"id": "state", "outputs": {"messages": TRAJECTORY}, "reference_outputs": TRAJECTORY},
+        {"id": "no-role", "outputs": [{"content": "Paris."}]},
+    ]
+    data = tmp_path / "runs.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    result = CliRunner().invoke(cli.main, ["batch", str(data), "--trajectory", "--no-reasoning", "--no-cache"])
+    assert result.exit_code == 1, result.output  # one row failed
+    scored, failed = map(json.loads, (tmp_path / "runs.results.jsonl").read_text().splitlines())
+    assert scored["result"]["key"] == "trajectory_accuracy" and isinstance(scored["result"]["score"], bool)
+    assert set(scored["result"]["metadata"]["probabilities"]) == {"true", "false"}
+    assert failed["error"]["type"] == "InvalidTrajectoryError" and "has no 'role'" in failed["error"]["message"]
