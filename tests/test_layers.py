@@ -41,6 +41,8 @@ LAYERS: list[tuple[str, ...]] = [
         "localjudge.cards",
         "localjudge.model_files",
         "localjudge.trajectory.text",
+        "localjudge.specs",
+        "localjudge.specs.*",
     ),
     ("localjudge.chat_templates", "localjudge.runtimes", "localjudge.runtimes.*"),
     ("localjudge.decoding", "localjudge.decoding.*"),

@@ -31,12 +31,13 @@ from typing import Any
 import numpy as np
 
 from ..runtimes.base import Runtime
+from ..specs.options import DEFAULT_READOUT_TOLERANCE
 from .guide import Guide
 from .steps import Generation, Probe, run
 
 __all__ = ["DEFAULT_TOLERANCE", "Readout", "read_values", "readout", "readout_fields", "value_probabilities"]
 
-DEFAULT_TOLERANCE = 0.01
+DEFAULT_TOLERANCE = DEFAULT_READOUT_TOLERANCE
 MAX_ROUNDS = 6
 MAX_BRANCHES = 16  # nodes whose logits are read in one round
 _DECODER = json.JSONDecoder()

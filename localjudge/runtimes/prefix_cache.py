@@ -28,10 +28,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..specs.options import DEFAULT_PREFIX_CACHE_BYTES
+
 __all__ = ["CHUNK", "DEFAULT_BUDGET_BYTES", "Plan", "PrefixCache", "chunks"]
 
 CHUNK = 128  # tokens: prefixes are kept at multiples of this; prompts are evaluated in chunks of it
-DEFAULT_BUDGET_BYTES = 256 * 1024 * 1024
+DEFAULT_BUDGET_BYTES = DEFAULT_PREFIX_CACHE_BYTES
 _SEEN_LIMIT = 65_536  # boundary digests remembered from earlier prompts
 
 
