@@ -12,8 +12,10 @@ from typing import Any, Optional
 
 import click
 
-from .command_judge import MAX_DEFAULT_PARALLEL, RowJudge, absolute_paths, default_parallel, make_evaluator
+from .command_judge import RowJudge, absolute_paths, default_parallel, make_evaluator
 from .errors import LocalJudgeError, MissingDependencyError, UsageError
+from .specs import ModelOptions, Option, parse_spec
+from .specs.registry import command_line_options
 
 
 def _handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -140,45 +142,29 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 metavar="SPEC",
                 help="Try this model spec when the one before fails (repeatable).",
             ),
-            click.option(
-                "--chat-template",
-                metavar="NAME|FILE",
-                help="Local models: a built-in template (gemma, chatml, llama-3), gguf, or a Jinja file.",
-            ),
-            click.option("--n-ctx", type=click.IntRange(min=16), help="Local models: context size in tokens."),
-            click.option("--n-threads", type=click.IntRange(min=1), help="Local models: CPU threads."),
-            click.option(
-                "--max-tokens",
-                type=click.IntRange(min=1),
-                help="The most tokens an answer may take (local models: default the model card's, else 1024, "
-                "less when the context has less room; servers: sent with each request).",
-            ),
-            click.option(
-                "--parallel",
-                type=click.IntRange(min=1),
-                help="Local models: requests decoded side by side, each with its own n_ctx of memory "
-                f"(batch: defaults to -j, at most {MAX_DEFAULT_PARALLEL}).",
-            ),
-            click.option(
-                "--no-format-instructions",
-                is_flag=True,
-                help="Local models: do not tell the model in words what the answer's fields mean.",
-            ),
-            click.option(
-                "--n-gpu-layers",
-                type=click.IntRange(min=-1),
-                help="llama.cpp: layers to offload to the GPU (-1: all; needs a CUDA or Metal build).",
-            ),
-            click.option("--device", help="transformers: cpu, cuda, cuda:N or mps (default: cuda when present)."),
-            click.option("--dtype", help="transformers: float32, bfloat16 or float16 (default: float32 on CPU)."),
+            *map(_model_flag, command_line_options()),
         ]
     ):
         command = option(command)
     return command
 
 
+def _model_flag(option: Option) -> Callable[..., Any]:
+    """The click option for a declared model option; not given, it passes None (the engine's default)."""
+    if option.type is bool:  # the flag sets the opposite of the default: --no-format-instructions
+        return click.option(option.flag, option.name, flag_value=not option.default, default=None, help=option.help)
+    kind: Any = option.type
+    if option.type is int and option.minimum is not None:
+        kind = click.IntRange(min=option.minimum)
+    return click.option(option.flag, option.name, type=kind, metavar=option.metavar, help=option.help)
+
+
 def _one_judge_or_an_ensemble(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--model`` given once, or several times with ``--ensemble``: ``model_spec`` and ``ensemble_specs``."""
+    """``--model`` given once, or several times with ``--ensemble``: ``model_spec`` and ``ensemble_specs``.
+
+    The model flags given become one ``model_options`` (:class:`~localjudge.specs.ModelOptions`).
+    """
+    names = [option.name for option in command_line_options()]
 
     @functools.wraps(command)
     def wrapper(*args: Any, model_specs: tuple[str, ...], ensemble: bool, **kwargs: Any) -> Any:
@@ -189,7 +175,11 @@ def _one_judge_or_an_ensemble(command: Callable[..., Any]) -> Callable[..., Any]
             raise click.UsageError("--model is given more than once: add --ensemble to combine their verdicts")
         if ensemble and len(model_specs) < 2:
             raise click.UsageError("--ensemble needs two or more --model")
-        return command(*args, model_spec=model_specs[0], ensemble_specs=model_specs[1:], **kwargs)
+        flags = {name: kwargs.pop(name) for name in names}
+        options = ModelOptions.of({name: value for name, value in flags.items() if value is not None})
+        return command(
+            *args, model_spec=model_specs[0], ensemble_specs=model_specs[1:], model_options=options, **kwargs
+        )
 
     return wrapper
 
@@ -426,15 +416,14 @@ def batch(
     scorer: Callable[..., Any] = score_rows
     shapes = {RowJudge.shape(row.values) for row in rows if row.error is None}
     if engine == "ray":
-        from .models import names_local_model
         from .ray_batch import score_on_ray
 
         if settings["calibrated"]:
             raise UsageError("--calibrated is for the local engine: a Ray actor cannot see this machine's calibrations")
 
         settings = absolute_paths(settings)
-        if settings["n_threads"] is None and names_local_model(settings["model_spec"]):
-            settings["n_threads"] = CPUS_PER_ACTOR  # as many threads as Ray gives the actor CPUs, not every core
+        if parse_spec(settings["model_spec"]).runs_here:  # as many threads as Ray gives the actor CPUs, not every core
+            settings["model_options"] = settings["model_options"].with_default("n_threads", CPUS_PER_ACTOR)
         judge = RowJudge(settings, use_cache=not no_cache, cache_file=cache_file.resolve() if cache_file else None)
         judge.check(shapes)  # each actor loads its own model; nothing is loaded here
         scorer = functools.partial(score_on_ray, actors=actors or DEFAULT_ACTORS, cpus_per_actor=CPUS_PER_ACTOR)
@@ -550,9 +539,8 @@ def calibrate(
     given = [option for option, value in refused.items() if value]
     if given:
         raise UsageError(f"calibrate fits one local model's verdicts; it does not take {', '.join(given)}")
-    from .models import spec_engines
-
-    if spec_engines(settings["model_spec"]) not in (["llama.cpp"], ["transformers"]):
+    spec = parse_spec(settings["model_spec"])
+    if spec.kind != "local":
         raise UsageError(
             "calibrate needs one local model (the default, a GGUF file or an hf: model): "
             "a server gives no probabilities"

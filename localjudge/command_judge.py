@@ -1,8 +1,9 @@
 """The judge a command's options describe: the client, the evaluator, and the batch run's row judge.
 
 ``score``, ``batch``, ``compare`` and ``calibrate`` take the same judge
-options; this module turns them (a ``settings`` dict, as click passes them)
-into a judge, so the commands only parse and print.
+options; this module turns them (a ``settings`` dict, as click passes them,
+whose ``model_options`` is a :class:`~localjudge.specs.ModelOptions`) into a
+judge, so the commands only parse and print.
 """
 
 from __future__ import annotations
@@ -18,21 +19,17 @@ import click
 from . import bounded_json
 from .errors import LocalJudgeError, UsageError
 from .evaluators import default_prompt
+from .specs import parse_spec
+from .specs.options import MAX_DEFAULT_PARALLEL
 
-__all__ = ["MODEL_OPTION_NAMES", "RowJudge", "absolute_paths", "build_judge", "judge_from_settings", "make_evaluator"]
-
-#: the most sequences ``batch -j N`` gives a local model unless --parallel says otherwise (each costs n_ctx of memory)
-MAX_DEFAULT_PARALLEL = 16
-MODEL_OPTION_NAMES = (
-    "chat_template",
-    "n_ctx",
-    "n_threads",
-    "max_tokens",
-    "parallel",
-    "n_gpu_layers",
-    "device",
-    "dtype",
-)
+__all__ = [
+    "MAX_DEFAULT_PARALLEL",
+    "RowJudge",
+    "absolute_paths",
+    "build_judge",
+    "judge_from_settings",
+    "make_evaluator",
+]
 
 
 def build_judge(
@@ -42,7 +39,9 @@ def build_judge(
     from .chat_templates import read_template_option
     from .models import resolve_chain, resolve_model
 
-    model_options["chat_template"] = read_template_option(model_options.get("chat_template"))
+    template = read_template_option(model_options.pop("chat_template", None))
+    if template is not None:
+        model_options["chat_template"] = template
     if fallbacks:
         return resolve_chain([model_spec, *fallbacks], base_url=base_urls, **model_options)
     return resolve_model(model_spec, base_url=base_urls, load=load, **model_options)
@@ -50,18 +49,14 @@ def build_judge(
 
 def default_parallel(settings: dict[str, Any], concurrency: int, *, pairwise: bool) -> None:
     """Sequences for a local model to decode side by side, unless --parallel said: a pair is two (its orders)."""
-    from .models import names_local_model
-
-    local = names_local_model(settings["model_spec"])
-    if settings["parallel"] is None and (concurrency > 1 or pairwise) and local:
-        settings["parallel"] = min(concurrency * (2 if pairwise else 1), MAX_DEFAULT_PARALLEL)
+    if (concurrency > 1 or pairwise) and parse_spec(settings["model_spec"]).runs_here:
+        parallel = min(concurrency * (2 if pairwise else 1), MAX_DEFAULT_PARALLEL)
+        settings["model_options"] = settings["model_options"].with_default("parallel", parallel)
 
 
 def judge_from_settings(settings: dict[str, Any], *, load: bool = True) -> Any:
     """The judge client the model options name."""
-    options = {name: settings[name] for name in MODEL_OPTION_NAMES}
-    if settings.get("no_format_instructions"):
-        options["format_instructions"] = False
+    options = dict(settings["model_options"])
     return build_judge(settings["model_spec"], settings["base_urls"], settings["fallbacks"], load=load, **options)
 
 
@@ -320,16 +315,26 @@ def absolute_paths(settings: dict[str, Any]) -> dict[str, Any]:
     def absolute(value: Any) -> Any:
         if isinstance(value, Path):
             return value.resolve()
-        if isinstance(value, str):
-            prefix, sep, rest = value.partition(":") if value.startswith(("gguf:", "hf:")) else ("", "", value)
-            if Path(rest).expanduser().exists():
-                return f"{prefix}{sep}{Path(rest).expanduser().resolve()}"
+        if isinstance(value, str) and Path(value).expanduser().exists():
+            return str(Path(value).expanduser().resolve())
         return value
 
-    paths = {name: absolute(settings[name]) for name in ("prompt_file", "few_shot", "output_schema", "chat_template")}
+    def absolute_spec(text: str) -> str:
+        spec = parse_spec(text)
+        if spec.kind == "chain":
+            return ",".join(absolute_spec(member.text) for member in spec.members)
+        if spec.kind != "local" or not Path(spec.target).expanduser().exists():
+            return spec.text
+        prefix = spec.text[: len(spec.text) - len(spec.target)]  # gguf:, hf:, or none
+        return prefix + absolute(spec.target)
+
+    paths = {name: absolute(settings[name]) for name in ("prompt_file", "few_shot", "output_schema")}
+    options = settings["model_options"]
+    if options.get("chat_template") is not None:
+        options = options.replace(chat_template=absolute(options["chat_template"]))
     specs = {
-        "model_spec": absolute(settings["model_spec"]),
-        "fallbacks": tuple(map(absolute, settings["fallbacks"])),
-        "ensemble_specs": tuple(map(absolute, settings.get("ensemble_specs", ()))),
+        "model_spec": absolute_spec(settings["model_spec"]),
+        "fallbacks": tuple(map(absolute_spec, settings["fallbacks"])),
+        "ensemble_specs": tuple(map(absolute_spec, settings.get("ensemble_specs", ()))),
     }
-    return {**settings, **paths, **specs}
+    return {**settings, **paths, **specs, "model_options": options}

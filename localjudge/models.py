@@ -15,7 +15,8 @@ Specs users type::
                             ollama:..., ...), as OpenEvals passes such strings on (extra: langchain)
     SPEC,SPEC,...           a fallback chain: each is tried when the one before fails
 
-Every backend plugs in here and nowhere else.
+Each engine, its spec prefix and its options are declared in :mod:`localjudge.specs`; this
+module turns a parsed spec into its client.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ from .cards import ModelCard, find_card, load_cards
 from .errors import MissingDependencyError, ModelSpecError
 from .model_files import ensure_card_model, verify_file
 from .paths import cache_dir
+from .specs import Engine, Spec, engine_named, parse_spec
+from .specs.registry import check_options, given_options
 
 __all__ = [
     "ModelCard",
@@ -55,12 +58,6 @@ BASE_URL_ENV = "LOCALJUDGE_BASE_URL"
 #: where openai:NAME goes without a base URL, in order: the openai SDK's variable, ours, then OpenAI's API
 OPENAI_BASE_URL_ENV = "OPENAI_BASE_URL"
 OPENAI_API_URL = "https://api.openai.com/v1"
-#: the providers LangChain's init_chat_model knows by prefix, when LangChain cannot be asked (openai: is ours)
-LANGCHAIN_PROVIDERS = frozenset(
-    "anthropic anthropic_bedrock azure_ai azure_openai baseten bedrock bedrock_converse cohere deepseek fireworks "
-    "google_anthropic_vertex google_genai google_vertexai groq huggingface ibm litellm meta mistralai nvidia ollama "
-    "openrouter perplexity together upstage xai".split()
-)
 
 
 def ensure_default_model() -> Path:
@@ -88,36 +85,6 @@ def default_model_spec() -> str:
 _client_cache: dict[tuple, Any] = {}
 _client_cache_lock = threading.Lock()
 
-# Options by who takes them: every local engine, one engine only, or a remote client.
-LOCAL_OPTIONS = frozenset(
-    {
-        "chat_template",
-        "n_ctx",
-        "n_threads",
-        "parallel",
-        "max_tokens",
-        "reasoning_budget",
-        "close_loops",
-        "format_instructions",
-    }
-)
-LLAMACPP_OPTIONS = frozenset({"n_gpu_layers", "n_batch", "use_extra_bufts", "prefix_cache_bytes", "verbose"})
-TRANSFORMERS_OPTIONS = frozenset({"device", "dtype"})
-ENGINE_OPTIONS = LOCAL_OPTIONS | LLAMACPP_OPTIONS | TRANSFORMERS_OPTIONS
-#: the local options a server's model takes too (sent with each request)
-SHARED_OPTIONS = frozenset({"max_tokens"})
-# The options the command line passes as None when not given (a None there is not "no limit").
-_NONE_IS_UNSET = frozenset(
-    {"chat_template", "n_ctx", "n_threads", "max_tokens", "parallel", "n_gpu_layers", "device", "dtype"}
-)
-_OPTION_FLAGS = {name: "--" + name.replace("_", "-") for name in ENGINE_OPTIONS} | {
-    "format_instructions": "--no-format-instructions"
-}
-
-
-def _given(options: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in options.items() if v is not None or k not in _NONE_IS_UNSET}
-
 
 def resolve_model(
     spec: str,
@@ -131,32 +98,27 @@ def resolve_model(
 
     ``options`` go to the client: ``n_ctx``, ``n_threads``, ``parallel``,
     ``chat_template`` for any local model; ``n_gpu_layers`` for llama.cpp; ``device`` and
-    ``dtype`` for transformers; timeouts and retries for a remote one. An
+    ``dtype`` for transformers; timeouts and retries for a remote one (every
+    engine's options are declared in :mod:`localjudge.specs.options`). An
     option the spec's engine does not take is an error, not ignored. For the
     loading options a None means "not given". ``load=False`` makes every
     check but loads no local model (and returns None for one): for a run
     whose judges load elsewhere.
     """
-    if not isinstance(spec, str) or not spec.strip():
-        raise ModelSpecError(f"A model spec must be a non-empty string, got {spec!r}")
-    spec = spec.strip()
-    options = _given(options)
-    if "," in spec and not Path(spec).expanduser().exists():
-        return resolve_chain(spec.split(","), base_url=base_url, api_key=api_key, **options)
-    engine, target = _engine_and_target(spec)
-    if engine == "langchain":
-        _refuse(options, ENGINE_OPTIONS, spec, "a LangChain chat model")
-        if base_url:
-            raise ModelSpecError(f"--base-url (base_url=) is for openai:NAME specs; {spec!r} is a LangChain model")
-        return _langchain_client(spec)
-    if engine == "remote":
-        _refuse(options, ENGINE_OPTIONS - SHARED_OPTIONS, spec, "a server's model")
-        return _remote_client(target, base_url=base_url, api_key=api_key, **options)
-    refused = TRANSFORMERS_OPTIONS if engine == "llama.cpp" else LLAMACPP_OPTIONS
-    _refuse(options, refused, spec, f"a {engine} model")
-    if base_url:
-        raise ModelSpecError(f"--base-url (base_url=) is for openai:NAME specs; {spec!r} is a local {engine} model")
-    path, card = _local_target(target, hf=engine == "transformers")
+    parsed = parse_spec(spec)
+    options = given_options(options)
+    if parsed.kind == "chain":
+        return resolve_chain([member.text for member in parsed.members], base_url=base_url, api_key=api_key, **options)
+    engine = engine_named(parsed.engine or "")
+    check_options(parsed.text, [engine], options, what=engine.describe)
+    if engine.kind != "server" and base_url:
+        what = f"a local {engine.name} model" if engine.kind == "local" else engine.describe
+        raise ModelSpecError(f"--base-url (base_url=) is for openai:NAME specs; {parsed.text!r} is {what}")
+    if engine.kind == "provider":
+        return _langchain_client(parsed.text)
+    if engine.kind == "server":
+        return _remote_client(parsed.target, base_url=base_url, api_key=api_key, **options)
+    path, card = _local_target(parsed, engine)
     settings: dict[str, Any] = {}
     if card is not None:
         settings = {
@@ -165,74 +127,22 @@ def resolve_model(
             "chat_template": card.chat_template,
             "model_name": card.name,
         }
-    settings = {k: v for k, v in settings.items() if v is not None}
+    settings = {k: v for k, v in settings.items() if v is not None and engine.takes(k)}
     return _cached_client(engine, path, {**settings, **options}, load=load)
 
 
-#: the engines that run a model in this process
-LOCAL_ENGINES = frozenset({"llama.cpp", "transformers"})
-
-
-def spec_engines(spec: str) -> list[str]:
-    """The engine of each model ``spec`` names, in order: "llama.cpp", "transformers", "remote" or "langchain".
-
-    The one place a spec is classified; callers ask it instead of reading prefixes.
-    """
-    spec = spec.strip()
-    parts = spec.split(",") if "," in spec and not Path(spec).expanduser().exists() else [spec]
-    return [_engine_and_target(part.strip())[0] for part in parts]
-
-
-def names_local_model(spec: str) -> bool:
-    """Whether any model ``spec`` names runs here, so that local options (--parallel, --n-threads) apply."""
-    return any(engine in LOCAL_ENGINES for engine in spec_engines(spec))
-
-
-def _engine_and_target(spec: str) -> tuple[str, str]:
-    prefix, _, rest = spec.partition(":")
-    if prefix == "openai" and rest:
-        return "remote", rest
-    if prefix in ("hf", "transformers") and rest:
-        return "transformers", rest
-    if prefix == "gguf" and rest:
-        return "llama.cpp", rest
-    if rest and prefix.isidentifier() and prefix in _langchain_providers() and not Path(spec).expanduser().exists():
-        return "langchain", spec
-    return "llama.cpp", spec
-
-
-@functools.lru_cache(maxsize=1)
-def _langchain_providers() -> frozenset[str]:
-    """LangChain's own list where it is installed (it grows), else ours."""
-    try:
-        from langchain.chat_models.base import _BUILTIN_PROVIDERS  # LangChain's table; no public accessor
-    except ImportError:
-        return LANGCHAIN_PROVIDERS
-    return (frozenset(_BUILTIN_PROVIDERS) | LANGCHAIN_PROVIDERS) - {"openai"}
-
-
-def _local_target(target: str, *, hf: bool) -> tuple[Path, Optional[ModelCard]]:
+def _local_target(spec: Spec, engine: Engine) -> tuple[Path, Optional[ModelCard]]:
     """The file (or directory) a local spec names, and its card when it names one."""
-    path = Path(target).expanduser()
-    looks_like_path = path.exists() or target.lower().endswith(".gguf") or os.sep in target
-    if looks_like_path:
-        return path, None
-    card = find_card(target)
+    if spec.names_a_path:
+        return Path(spec.target).expanduser(), None
+    card = find_card(spec.target)
     if card is not None:
         return ensure_card_model(card), card
     names = ", ".join(sorted({c.name for c in load_cards()} | {a for c in load_cards() for a in c.aliases}))
-    what = "a transformers directory or GGUF file" if hf else "a path to a .gguf file"
     raise ModelSpecError(
-        f"Unknown model spec {target!r}. Use one of: {names}; {what}; hf:DIR for transformers; "
+        f"Unknown model spec {spec.target!r}. Use one of: {names}; {engine.target}; hf:DIR for transformers; "
         "or openai:NAME with a base URL"
     )
-
-
-def _refuse(options: dict[str, Any], names: frozenset[str], spec: str, what: str) -> None:
-    wrong = sorted(set(options) & names)
-    if wrong:
-        flags = ", ".join(_OPTION_FLAGS.get(name, name) for name in wrong)
-        raise ModelSpecError(f"{flags} does not apply to {spec!r}, {what}")
 
 
 def deferred_client(spec: str, **options: Any) -> Any:
@@ -242,49 +152,52 @@ def deferred_client(spec: str, **options: Any) -> Any:
     return DeferredClient(spec, functools.partial(resolve_model, spec, **options), local=True)
 
 
-def resolve_chain(specs: Sequence[str], *, base_url: Union[str, Sequence[str], None] = None, **options: Any) -> Any:
+def resolve_chain(
+    specs: Sequence[str],
+    *,
+    base_url: Union[str, Sequence[str], None] = None,
+    api_key: Optional[str] = None,
+    **options: Any,
+) -> Any:
     """A FallbackClient over ``specs`` in order (``"default,openai:NAME"`` says the same).
 
     Local models load on first use, so a missing or broken one is a failure the
     chain moves past; remote specs resolve now, so a missing base URL is reported
-    before anything runs. Local options (``n_ctx``, ``chat_template``, ...) go to
-    the local members only.
+    before anything runs. Each member gets the options its engine takes
+    (``n_ctx``, ``chat_template``, ... go to the local members only); one
+    that no member takes is an error.
     """
     from .clients.fallback import FallbackClient
 
     specs = [s.strip() for s in specs]
     if len(specs) < 2 or not all(specs):
         raise ModelSpecError(f"A fallback chain needs two or more non-empty specs, got {specs!r}")
-    options = _given(options)
-    remote_options = {k: v for k, v in options.items() if k not in ENGINE_OPTIONS - SHARED_OPTIONS}
-    local_options = {k: v for k, v in options.items() if k in ENGINE_OPTIONS}
-    if local_options and not any(_engine_and_target(s)[0] in LOCAL_ENGINES for s in specs):
-        _refuse(local_options, ENGINE_OPTIONS - SHARED_OPTIONS, ",".join(specs), "a chain of servers' models")
+    options = given_options(options)
+    members = [parse_spec(spec) for spec in specs]
+    engines = [engine_named(engine) for member in members for engine in member.engines]
+    check_options(",".join(specs), engines, options, what="a chain whose models do not take it")
     clients = []
-    for spec in specs:
-        engine = _engine_and_target(spec)[0]
-        if engine == "remote":
-            clients.append(resolve_model(spec, base_url=base_url, **remote_options))
-        elif engine == "langchain":  # made now, like a server's: a missing package is reported before anything runs
-            clients.append(resolve_model(spec))
+    for member, engine in zip(members, engines, strict=True):
+        own = {name: value for name, value in options.items() if engine.takes(name)}
+        if engine.kind == "server":
+            clients.append(resolve_model(member.text, base_url=base_url, api_key=api_key, **own))
+        elif engine.kind == "provider":  # made now, like a server's: a missing package is reported before anything runs
+            clients.append(resolve_model(member.text, **own))
         else:
-            clients.append(deferred_client(spec, **local_options))
+            clients.append(deferred_client(member.text, **own))
     return FallbackClient(*clients)
 
 
-def _cached_client(engine: str, path: Path, settings: dict[str, Any], *, load: bool = True) -> Any:
+def _cached_client(engine: Engine, path: Path, settings: dict[str, Any], *, load: bool = True) -> Any:
     """Each model is loaded once per process and shared by every evaluator that names it."""
-    if engine == "transformers":
-        from .clients.transformers import TransformersClient as client_class
-    else:
-        from .clients.llamacpp import LlamaCppClient as client_class
+    client_class = engine.client_class()
     try:
         inspect.signature(client_class).bind(path, **settings)
     except TypeError as exc:
         raise ModelSpecError(f"{client_class.__name__} does not take these options: {exc}") from None
     if not load:
         return None
-    key = (engine, str(path.resolve()), tuple(sorted(settings.items())))
+    key = (engine.name, str(path.resolve()), tuple(sorted(settings.items())))
     with _client_cache_lock:
         if key not in _client_cache:
             _client_cache[key] = client_class(path, **settings)

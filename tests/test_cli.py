@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from localjudge import cli, command_judge
 from localjudge.clients.base import ChatClient, ScriptedClient, make_chat_completion
+from localjudge.specs import ModelOptions
 
 ANSWER = '{"reasoning": "Four is right. Thus, the score should be: true.", "score": true}'
 
@@ -109,7 +110,6 @@ def test_model_loading_options_reach_the_resolver(scripted, tmp_path):
         "n_threads": 3,
         "max_tokens": 64,
         "parallel": 2,
-        "n_gpu_layers": None,
         "device": "cpu",
         "dtype": "bfloat16",
         "load": True,
@@ -118,7 +118,7 @@ def test_model_loading_options_reach_the_resolver(scripted, tmp_path):
 
 @pytest.mark.parametrize(
     ("options", "parallel"),
-    [([], None), (["-j", "3"], 3), (["-j", "40"], cli.MAX_DEFAULT_PARALLEL), (["-j", "3", "--parallel", "2"], 2),
+    [([], None), (["-j", "3"], 3), (["-j", "40"], command_judge.MAX_DEFAULT_PARALLEL), (["-j", "3", "--parallel", "2"], 2),
      (["-j", "3", "--model", "openai:m"], None), (["-j", "3", "--model", "anthropic:claude-3"], None),
      (["-j", "3", "--model", "tiny,openai:m"], 3)],
 )  # fmt: skip
@@ -127,7 +127,7 @@ def test_batch_gives_a_local_model_a_sequence_per_row_in_flight(scripted, tmp_pa
     data.write_text('{"outputs": "4"}\n', encoding="utf-8")
     result = run("batch", str(data), *options)
     assert result.exit_code == 0, result.output
-    assert scripted.model_options["parallel"] == parallel
+    assert scripted.model_options.get("parallel") == parallel
 
 
 def test_a_provider_model_with_rows_in_flight_is_not_given_local_options(tmp_path):
@@ -394,17 +394,20 @@ def test_a_ray_run_passes_on_every_file_it_names_as_an_absolute_path(tmp_path, m
         "prompt_file": Path("prompt.txt"),
         "few_shot": None,
         "output_schema": None,
-        "chat_template": "t.jinja",
+        "model_options": ModelOptions.of({"chat_template": "t.jinja", "n_ctx": 512}),
         "model_spec": "gguf:judge.gguf",
-        "fallbacks": ("backup.gguf", "openai:m"),
-        "n_ctx": 512,
+        "fallbacks": ("backup.gguf", "openai:m", "hf:judge.gguf,openai:n"),
     }
     absolute = command_judge.absolute_paths(settings)
     assert absolute["prompt_file"] == tmp_path / "prompt.txt"
-    assert absolute["chat_template"] == str(tmp_path / "t.jinja")
+    assert absolute["model_options"] == {"chat_template": str(tmp_path / "t.jinja"), "n_ctx": 512}
     assert absolute["model_spec"] == f"gguf:{tmp_path / 'judge.gguf'}"
-    assert absolute["fallbacks"] == (str(tmp_path / "backup.gguf"), "openai:m")  # a server spec stays as given
-    assert absolute["n_ctx"] == 512 and absolute["few_shot"] is None and settings["model_spec"] == "gguf:judge.gguf"
+    assert absolute["fallbacks"] == (  # a server spec stays as given
+        str(tmp_path / "backup.gguf"),
+        "openai:m",
+        f"hf:{tmp_path / 'judge.gguf'},openai:n",
+    )
+    assert absolute["few_shot"] is None and settings["model_spec"] == "gguf:judge.gguf"
 
 
 def _batch_settings(**changes):
@@ -422,7 +425,7 @@ def _batch_settings(**changes):
         "few_shot_first": False,
         "output_schema": None,
         "feedback_key": "score",
-        **{name: None for name in command_judge.MODEL_OPTION_NAMES},
+        "model_options": ModelOptions(),
     }
     return {**settings, **changes}
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..runtimes.prefix_cache import DEFAULT_BUDGET_BYTES
-from .local import DEFAULT_MAX_TOKENS, DEFAULT_REASONING_BUDGET, LocalClient
+from ..specs.options import DEFAULT_MAX_TOKENS, DEFAULT_PREFIX_CACHE_BYTES, DEFAULT_REASONING_BUDGET
+from .local import LocalClient
 
 __all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "LlamaCppClient"]
 
@@ -25,7 +25,8 @@ class LlamaCppClient(LocalClient):
     cache's memory grows with ``parallel * n_ctx``). ``prefix_cache_bytes`` bounds the evaluated
     prompt starts kept for later calls that share them (0: none). ``use_extra_bufts=False`` avoids the AMX
     repacking crash of llama-cpp-python 0.3.36 source builds; ``load_info()``
-    reports it. The decoding options are :class:`LocalClient`'s.
+    reports it. Every other keyword is a decoding option, :class:`LocalClient`'s
+    (``chat_template``, ``max_tokens``, ``reasoning_budget``, ``readout_tolerance``, ...).
     """
 
     def __init__(
@@ -37,15 +38,10 @@ class LlamaCppClient(LocalClient):
         n_batch: int = 512,
         n_gpu_layers: int = 0,
         parallel: int = 1,
-        chat_template: str | None = None,
-        reasoning_budget: int | None = DEFAULT_REASONING_BUDGET,
-        close_loops: bool = True,
-        format_instructions: bool = True,
         use_extra_bufts: bool = False,
-        prefix_cache_bytes: int = DEFAULT_BUDGET_BYTES,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        model_name: str | None = None,
+        prefix_cache_bytes: int = DEFAULT_PREFIX_CACHE_BYTES,
         verbose: bool = False,
+        **decoding: Any,
     ) -> None:
         from ..runtimes.llamacpp import LlamaCppRuntime
 
@@ -60,15 +56,7 @@ class LlamaCppClient(LocalClient):
             prefix_cache_bytes=prefix_cache_bytes,
             verbose=verbose,
         )
-        super().__init__(
-            runtime,
-            chat_template=chat_template,
-            reasoning_budget=reasoning_budget,
-            close_loops=close_loops,
-            format_instructions=format_instructions,
-            max_tokens=max_tokens,
-            model_name=model_name,
-        )
+        super().__init__(runtime, **decoding)
 
     def runtime_info(self) -> dict[str, Any]:
         """``load_info()`` plus the CPU facts behind the AMX workaround."""

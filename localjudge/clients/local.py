@@ -31,13 +31,13 @@ from ..decoding.readout import DEFAULT_TOLERANCE, readout_fields
 from ..errors import ContextOverflowError, ModelError, UsageError
 from ..format_instructions import add_format_instructions
 from ..runtimes.base import Runtime
+from ..specs.options import DECODING_OPTIONS, DEFAULT_MAX_TOKENS, DEFAULT_REASONING_BUDGET
+from ..specs.registry import identity_options
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
 from .request import answer_length, check_max_tokens, read_request, refuse_special_spellings
 
 __all__ = ["DECODE_STATS_FIELD", "DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "READOUT_FIELD", "LocalClient"]
 
-DEFAULT_MAX_TOKENS = 1024
-DEFAULT_REASONING_BUDGET = 256
 #: the response field that says how the answer was decoded
 DECODE_STATS_FIELD = "decode_stats"
 #: the response field with the probabilities of each boolean, enum or number field's values
@@ -259,18 +259,16 @@ class LocalClient(ChatClient):
             decoder = version("localjudge")
         except PackageNotFoundError:  # a source tree that was never installed
             decoder = "unknown"
+        # the options declared to decide an answer: the client's decoding ones as it holds them,
+        # the engine's loading ones as the runtime reports them (the device it chose, not "default")
+        identity = identity_options()
+        decoding = {option.name for option in DECODING_OPTIONS} & identity
         loading = self.runtime.load_info()
         return {
             "engine": self.runtime.backend,
             "model": model_identity(self.runtime.path),
-            "loading": {k: loading[k] for k in ("device", "dtype", "n_gpu_layers") if k in loading},
-            "chat_template": self.template.source,
-            "reasoning_budget": self.reasoning_budget,
-            "close_loops": self.close_loops,
-            "format_instructions": self.format_instructions,
-            "readout": self.readout,
-            "readout_tolerance": self.readout_tolerance,
-            "max_tokens": self.max_tokens,
+            "loading": {k: loading[k] for k in sorted(identity - decoding) if k in loading},
+            **{name: self.template.source if name == "chat_template" else getattr(self, name) for name in decoding},
             "decoder": decoder,
         }
 

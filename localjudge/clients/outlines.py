@@ -45,6 +45,7 @@ from ..errors import ContextOverflowError, ModelError, UnsupportedSchemaError, U
 from ..format_instructions import add_format_instructions
 from ..runtimes.base import check_fits, refuse_what_cannot_fit
 from ..schema import stated_bounds
+from ..specs.options import WHITESPACE_PATTERN
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
 from .local import DEFAULT_MAX_TOKENS
 from .outlines_engines import engine_for
@@ -52,8 +53,6 @@ from .request import RequestOptions, answer_length, check_max_tokens, read_reque
 
 __all__ = ["WHITESPACE_PATTERN", "OutlinesClient"]
 
-#: JSON whitespace outlines may write between tokens: at most one space
-WHITESPACE_PATTERN = r"[ ]?"
 _GENERATOR_CACHE_SIZE = 16
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .local import DEFAULT_MAX_TOKENS, DEFAULT_REASONING_BUDGET, LocalClient
+from .local import LocalClient
 
 __all__ = ["TransformersClient"]
 
@@ -23,7 +23,8 @@ class TransformersClient(LocalClient):
     GPU is present. ``n_ctx`` defaults to the model's
     ``max_position_embeddings``. ``n_threads`` sets torch's (process-wide)
     thread count. ``parallel`` requests in flight each keep a cache of their
-    own (evaluated one after another). The decoding options are :class:`LocalClient`'s.
+    own (evaluated one after another). Every other keyword is a decoding option,
+    :class:`LocalClient`'s (``chat_template``, ``max_tokens``, ``readout_tolerance``, ...).
     """
 
     def __init__(
@@ -35,27 +36,14 @@ class TransformersClient(LocalClient):
         device: str | None = None,
         dtype: str | None = None,
         parallel: int = 1,
-        chat_template: str | None = None,
-        reasoning_budget: int | None = DEFAULT_REASONING_BUDGET,
-        close_loops: bool = True,
-        format_instructions: bool = True,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        model_name: str | None = None,
+        **decoding: Any,
     ) -> None:
         from ..runtimes.transformers import TransformersRuntime
 
         runtime = TransformersRuntime(
             model_path, n_ctx=n_ctx, device=device, dtype=dtype, n_threads=n_threads, parallel=parallel
         )
-        super().__init__(
-            runtime,
-            chat_template=chat_template,
-            reasoning_budget=reasoning_budget,
-            close_loops=close_loops,
-            format_instructions=format_instructions,
-            max_tokens=max_tokens,
-            model_name=model_name,
-        )
+        super().__init__(runtime, **decoding)
 
     def runtime_info(self) -> dict[str, Any]:
         """``load_info()`` plus the torch and transformers versions in use."""
