@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .cpu import cpu_features
 from .errors import LocalJudgeError
+from .specs import Spec, engine_named, parse_spec
 
 __all__ = ["Check", "run_checks"]
 
@@ -90,9 +91,13 @@ def run_checks(model_spec: str = "default", base_url: str | None = None) -> Iter
 def _model_checks(model_spec: str, base_url: str | None = None) -> Iterator[Check]:
     from .models import find_card, verify_file
 
-    prefix, _, target = model_spec.partition(":")
-    transformers = prefix in ("hf", "transformers") and bool(target)
-    card = find_card(target if transformers else model_spec)
+    try:
+        spec = parse_spec(model_spec)
+    except LocalJudgeError as exc:
+        yield Check("model spec", "fail", str(exc))
+        return
+    transformers = spec.engine == "transformers"
+    card = find_card(spec.target) if spec.kind == "local" and not spec.names_a_path else None
     if card is not None:
         if card.is_present():
             good = verify_file(card.path, card.sha256, trust_stamp=False)  # hashed now, whatever the mtime says
@@ -104,7 +109,8 @@ def _model_checks(model_spec: str, base_url: str | None = None) -> Iterator[Chec
         else:
             yield Check("model file", "info", f"{card.path} not present yet; it is assembled on first use")
     if transformers:
-        yield from _conversion_check(card.path if card is not None else Path(target).expanduser())
+        yield from _conversion_check(card.path if card is not None else Path(spec.target).expanduser())
+    yield from _option_checks(spec)
     timeout = CONVERSION_TIMEOUT_S if transformers else SMOKE_TIMEOUT_S
     try:
         result = subprocess.run(
@@ -130,6 +136,23 @@ def _model_checks(model_spec: str, base_url: str | None = None) -> Iterator[Chec
         "ok",
         f"loaded in {report['load_s']} s; one token ({report['text']!r}) in {report['decode_s']} s",
     )
+
+
+def _option_checks(spec: Spec) -> Iterator[Check]:
+    """For each engine the spec names: the options it takes, as flags and as keywords with their defaults."""
+    for name in dict.fromkeys(spec.engines):
+        engine = engine_named(name)
+        flags = [option.flag for option in engine.options if option.flag]
+        keywords = [f"{option.name}={option.default!r}" for option in engine.options if not option.flag]
+        detail = "; ".join(
+            part
+            for part in (
+                f"flags {' '.join(flags)}" if flags else "",
+                f"library keywords {', '.join(keywords)}" if keywords else "",
+            )
+            if part
+        )
+        yield Check(f"{name} options", "info", detail or "none")
 
 
 def _conversion_check(gguf: Path) -> Iterator[Check]:
