@@ -8,17 +8,18 @@ from typing import Any
 import pytest
 from fault_server import Blackhole, FaultServer
 
+from localjudge.clients.bound import BOUND_FIELD
 from localjudge.clients.formats import FIXED_TEMPERATURE, FORMATS
 
 
 @pytest.fixture(autouse=True)
 def _fresh_format_memo() -> Iterator[None]:
-    """Each test negotiates response_format from scratch."""
-    FORMATS.forget()
-    FIXED_TEMPERATURE.forget()
+    """Each test negotiates response_format (and the bound's field) from scratch."""
+    for memo in (FORMATS, FIXED_TEMPERATURE, BOUND_FIELD):
+        memo.forget()
     yield
-    FORMATS.forget()
-    FIXED_TEMPERATURE.forget()
+    for memo in (FORMATS, FIXED_TEMPERATURE, BOUND_FIELD):
+        memo.forget()
 
 
 @pytest.fixture

@@ -36,6 +36,17 @@ LLAMA_REJECTION = {
     }
 }
 
+# OpenAI's answer to max_tokens from a reasoning model (o1, o3, o4-mini, gpt-5).
+O_SERIES_REFUSAL = {
+    "error": {
+        "message": "Unsupported parameter: 'max_tokens' is not supported with this model. "
+        "Use 'max_completion_tokens' instead.",
+        "type": "invalid_request_error",
+        "param": "max_tokens",
+        "code": "unsupported_parameter",
+    }
+}
+
 # Small waits so a fault test takes about a second, not a minute.
 FAST = {"max_retries": 2, "backoff": 0.01, "max_backoff": 0.05, "timeout": 5.0, "connect_timeout": 1.0}
 
