@@ -1,7 +1,7 @@
 """A judge on any OpenAI-compatible server (vLLM, llama.cpp's server, Ollama, OpenAI).
 
-All decisions (request body, retries, backoff, ``response_format``
-negotiation, reading and checking the answer) live in ``_RemoteBase.plan``, a
+All decisions (request body, retries, backoff, ``response_format`` and
+answer-bound negotiation, reading and checking the answer) live in ``_RemoteBase.plan``, a
 generator that yields what to do next: send this request, or sleep this long.
 The sync client and its async twin only carry those steps out with httpx,
 as httpx itself keeps its logic apart from its I/O.
@@ -35,6 +35,7 @@ from ..errors import (
     UsageError,
 )
 from .base import AsyncChatClient, ChatClient, ChatCompletion
+from .bound import BOUND_FIELD, MAX_COMPLETION_TOKENS, MAX_TOKENS, has_bound, is_max_tokens_refusal, with_bound
 from .endpoint import Endpoint, Secret, resolve_api_key, safe_url
 from .failure_policy import retry_endpoint
 from .formats import (
@@ -71,6 +72,7 @@ class _Call:
     form: str
     context: dict[str, Any]  # what errors carry as ``request``: the body, never headers
     temperature_added: bool  # the body's temperature is this client's default, not the caller's
+    bound_added: str | None  # the field of the bound this client added (None: the caller's, or the client's setting)
     deadline: float  # seconds for the whole attempt
     read_timeout: float  # seconds to wait for the next bytes, never longer than the deadline
 
@@ -141,7 +143,7 @@ class _RemoteBase:
         ):
             raise UsageError(f"temperature must be a number from 0 to 2, or None, got {temperature!r}")
         self.temperature = temperature
-        # sent with requests that set no limit of their own; the server's default otherwise
+        # sent with requests that set no bound of their own, as given; our default bound otherwise (bound.py)
         self.max_tokens = check_max_tokens(max_tokens) if max_tokens is not None else None
         self._api_key: Secret | None = resolve_api_key(api_key)
         if model is not None and (not isinstance(model, str) or not model):
@@ -228,8 +230,6 @@ class _RemoteBase:
         form = FORMATS.get(self.endpoint.base_url)
         kind, schema, wire = wire_response_format(body.pop("response_format", None), form)
         body = {k: v for k, v in body.items() if v is not None}
-        if self.max_tokens is not None and "max_tokens" not in body and "max_completion_tokens" not in body:
-            body["max_tokens"] = self.max_tokens
         # The model this client was configured with wins: a fallback chain or a
         # spec resolver passes one request to several clients, each its own model.
         model = self.model or body.get("model")
@@ -238,10 +238,15 @@ class _RemoteBase:
         if wire is not None:
             body["response_format"] = wire
         body.update(extra_body)
+        bound_added = None
+        if self.max_tokens is not None and not has_bound(body):
+            body["max_tokens"] = self.max_tokens
+        else:  # bounded by the caller, or else by us (bound.py), in the field this endpoint and model take
+            body, bound_added = with_bound(body, BOUND_FIELD.get(self._model_key(body.get("model"))))
         temperature_added = (
             "temperature" not in body
             and self.temperature is not None
-            and not FIXED_TEMPERATURE.get(self._temperature_key(body.get("model")))
+            and not FIXED_TEMPERATURE.get(self._model_key(body.get("model")))
         )
         if temperature_added:
             body["temperature"] = self.temperature
@@ -264,11 +269,12 @@ class _RemoteBase:
             form=form,
             context={"url": self.base_url, **body},
             temperature_added=temperature_added,
+            bound_added=bound_added,
             deadline=float(deadline) if deadline is not None else self.timeout,
             read_timeout=min(self.read_timeout, float(deadline) if deadline is not None else self.timeout),
         )
 
-    def _temperature_key(self, model: Any) -> str:
+    def _model_key(self, model: Any) -> str:
         return f"{self.endpoint.base_url}#{model or ''}"
 
     # -- the decisions -----------------------------------------------------------
@@ -277,7 +283,7 @@ class _RemoteBase:
         """Yield each step of one completion; the driver sends back each step's outcome."""
         call = self._build(request)
         attempts: list[str] = []
-        negotiated = temperature_dropped = False
+        negotiated = temperature_dropped = bound_renamed = False
         retries = 0
         while True:  # each pass uses up a retry, or the one format switch
             outcome = yield call
@@ -306,12 +312,26 @@ class _RemoteBase:
                     call = self._build(request)
                     continue
                 if (
+                    not bound_renamed
+                    and call.bound_added == MAX_TOKENS
+                    and is_max_tokens_refusal(outcome.status_code, text)
+                ):
+                    bound_renamed = True
+                    BOUND_FIELD.set(self._model_key(call.context.get("model")), MAX_COMPLETION_TOKENS)
+                    attempts.append(
+                        f"HTTP {outcome.status_code}: the model takes max_completion_tokens, not max_tokens; "
+                        "sending the bound as max_completion_tokens"
+                    )
+                    logger.info("%s takes max_completion_tokens for this model; switching", self.base_url)
+                    call = self._build(request)
+                    continue
+                if (
                     not temperature_dropped
                     and call.temperature_added
                     and is_temperature_rejection(outcome.status_code, text)
                 ):
                     temperature_dropped = True
-                    FIXED_TEMPERATURE.set(self._temperature_key(call.context.get("model")), True)
+                    FIXED_TEMPERATURE.set(self._model_key(call.context.get("model")), True)
                     attempts.append(
                         f"HTTP {outcome.status_code}: the model takes no temperature but its own; "
                         "sending the request without one"

@@ -11,12 +11,13 @@ import logging
 
 import pytest
 from fault_server import completion, completion_body, echo_headers, hang, respond
-from remote_helpers import FAST, LLAMA_REJECTION, REQUEST, SCORE_SCHEMA, run
+from remote_helpers import FAST, LLAMA_REJECTION, O_SERIES_REFUSAL, REQUEST, SCORE_SCHEMA, run
 
+from localjudge.clients.bound import BOUND_FIELD, DEFAULT_MAX_COMPLETION_TOKENS, DEFAULT_MAX_TOKENS
 from localjudge.clients.endpoint import Endpoint, resolve_api_key
 from localjudge.clients.fallback import FallbackClient
 from localjudge.clients.formats import FORMATS, LLAMA_FORM, OPENAI_FORM, is_schema_rejection
-from localjudge.clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient
+from localjudge.clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient, _Reply
 from localjudge.clients.retry import RetryPolicy, parse_retry_after
 from localjudge.errors import (
     AllClientsFailedError,
@@ -515,7 +516,81 @@ def test_a_client_max_tokens_is_sent_with_requests_that_set_none(asked, sent):
     client = OpenAICompatibleClient("http://127.0.0.1:9/v1", max_tokens=50)
     body = json.loads(client._build({**request, **asked}).content)
     assert body.get("max_tokens") == sent
-    assert "max_tokens" not in json.loads(OpenAICompatibleClient("http://127.0.0.1:9/v1")._build(request).content)
+    assert body.get("max_completion_tokens") == asked.get("max_completion_tokens")  # the caller's, untouched
+
+
+def test_without_a_bound_of_its_own_a_request_gets_the_default_one():
+    request = {k: v for k, v in REQUEST.items() if k != "max_tokens"}
+    body = json.loads(OpenAICompatibleClient("http://127.0.0.1:9/v1")._build(request).content)
+    assert body["max_tokens"] == DEFAULT_MAX_TOKENS and "max_completion_tokens" not in body
+    given = json.loads(OpenAICompatibleClient("http://127.0.0.1:9/v1")._build({**request, "max_tokens": 7}).content)
+    assert given["max_tokens"] == 7
+
+
+def _reply(status: int, body: dict) -> _Reply:
+    return _Reply(status, "X", {}, json.dumps(body).encode())
+
+
+def _body(call) -> dict:
+    return json.loads(call.content)
+
+
+def test_the_plan_sends_the_bound_as_max_completion_tokens_once_max_tokens_is_refused_and_remembers():
+    request = {k: v for k, v in REQUEST.items() if k != "max_tokens"}
+    client = OpenAICompatibleClient("http://127.0.0.1:9/v1", model="o-reasoner", max_retries=0)
+    plan = client.plan(request)
+    first = next(plan)
+    assert _body(first)["max_tokens"] == DEFAULT_MAX_TOKENS
+    second = plan.send(_reply(400, O_SERIES_REFUSAL))  # no retry is used up: max_retries=0
+    assert "max_tokens" not in _body(second)
+    assert _body(second)["max_completion_tokens"] == DEFAULT_MAX_COMPLETION_TOKENS
+    assert {k: v for k, v in _body(second).items() if k != "max_completion_tokens"} == {
+        k: v for k, v in _body(first).items() if k != "max_tokens"
+    }
+    with pytest.raises(StopIteration) as done:
+        plan.send(_reply(200, completion_body('{"score": true}')))
+    assert done.value.value.choices[0].message.content == '{"score": true}'
+    assert BOUND_FIELD.get("http://127.0.0.1:9/v1#o-reasoner") == "max_completion_tokens"
+    assert "max_completion_tokens" in _body(next(client.plan(request)))  # remembered for the endpoint and model
+    other = OpenAICompatibleClient("http://127.0.0.1:9/v1", model="chat")
+    assert _body(next(other.plan(request)))["max_tokens"] == DEFAULT_MAX_TOKENS  # another model keeps max_tokens
+
+
+@pytest.mark.parametrize(
+    ("request_bound", "client_bound"), [({"max_tokens": 20}, None), ({}, 50), ({"extra_body": {"max_tokens": 9}}, None)]
+)
+def test_the_plan_never_renames_a_bound_the_caller_gave(request_bound, client_bound):
+    request = {**{k: v for k, v in REQUEST.items() if k != "max_tokens"}, **request_bound}
+    client = OpenAICompatibleClient("http://127.0.0.1:9/v1", max_retries=0, max_tokens=client_bound)
+    plan = client.plan(request)
+    sent = _body(next(plan))["max_tokens"]
+    assert sent == (client_bound or request_bound.get("max_tokens") or 9)
+    with pytest.raises(HTTPStatusError) as caught:
+        plan.send(_reply(400, O_SERIES_REFUSAL))
+    assert caught.value.status_code == 400 and "max_completion_tokens" in str(caught.value)
+    assert BOUND_FIELD.get("http://127.0.0.1:9/v1#judge") == "max_tokens"
+
+
+def test_a_refusal_after_the_switch_is_the_server_s_error():
+    request = {k: v for k, v in REQUEST.items() if k != "max_tokens"}
+    plan = OpenAICompatibleClient("http://127.0.0.1:9/v1", max_retries=0).plan(request)
+    next(plan)
+    plan.send(_reply(400, O_SERIES_REFUSAL))
+    with pytest.raises(HTTPStatusError):
+        plan.send(_reply(400, O_SERIES_REFUSAL))
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_server_that_refuses_max_tokens_gets_max_completion_tokens(mode, fault_server):
+    server = fault_server(respond(400, O_SERIES_REFUSAL), completion())
+    request = {k: v for k, v in REQUEST.items() if k != "max_tokens"}
+    result = run(mode, server.base_url, server, request=request, max_retries=0, model="o-reasoner")
+    assert result.error is None, result.error
+    sent = [r.json() for r in server.requests]
+    assert [(b.get("max_tokens"), b.get("max_completion_tokens")) for b in sent] == [
+        (DEFAULT_MAX_TOKENS, None),
+        (None, DEFAULT_MAX_COMPLETION_TOKENS),
+    ]
 
 
 def test_max_tokens_reaches_a_server_spec_and_loading_options_do_not():
