@@ -1,15 +1,19 @@
-"""adapt_response_format: a foreign client learns the schema form a server accepts."""
+"""adapt_response_format: a foreign client learns the schema form a server accepts, and its answers are bounded."""
 
 from __future__ import annotations
 
 import functools
 
 import pytest
-from remote_helpers import LLAMA_REJECTION, REQUEST, SCORE_SCHEMA
+from fault_server import completion, respond
+from remote_helpers import LLAMA_REJECTION, O_SERIES_REFUSAL, REQUEST, SCORE_SCHEMA
 
 from localjudge.clients.adapter import AsyncFormatAdapter, FormatAdapter, adapt_response_format, is_async_create
 from localjudge.clients.base import ScriptedClient, make_chat_completion
+from localjudge.clients.bound import BOUND_FIELD, DEFAULT_MAX_COMPLETION_TOKENS, DEFAULT_MAX_TOKENS
+from localjudge.clients.fallback import FallbackClient
 from localjudge.clients.formats import FORMATS, LLAMA_FORM
+from localjudge.errors import TruncatedOutputError
 
 
 class _StatusError(Exception):
@@ -123,3 +127,98 @@ async def test_async_foreign_client_is_wrapped_and_negotiates():
     response = await judge.chat.completions.create(**REQUEST)
     assert response.choices[0].message.content == '{"score": false}'
     assert [r["response_format"]["type"] for r in sent] == ["json_schema", "json_object"]
+
+
+# -- the answer bound, with the real openai SDK against a scripted loopback server ----------
+
+PROMPT = "Is this answer right? {outputs}"
+
+
+def _openai():
+    return pytest.importorskip("openai")
+
+
+def _sdk(server, *, asynchronous=False):
+    openai = _openai()
+    make = openai.AsyncOpenAI if asynchronous else openai.OpenAI
+    return make(base_url=server.base_url, api_key="sk-local", max_retries=0)
+
+
+def _bounds(server) -> list[tuple]:
+    return [(r.json().get("max_tokens"), r.json().get("max_completion_tokens")) for r in server.requests]
+
+
+@pytest.mark.parametrize(
+    ("model", "bound"), [("gpt-4o-mini", DEFAULT_MAX_TOKENS), ("qwen2.5-coder-1.5b-instruct", 512)]
+)
+def test_an_evaluator_sends_a_foreign_client_a_bound(model, bound, fault_server):
+    from localjudge.judge import create_llm_as_judge
+
+    server = fault_server(completion('{"score": true}'))
+    with _sdk(server) as sdk:
+        evaluator = create_llm_as_judge(prompt=PROMPT, judge=sdk, model=model, use_reasoning=False)
+        assert evaluator(outputs="4")["score"] is True
+    assert _bounds(server) == [(bound, None)]  # the default, or the model card's recommended max_tokens
+
+
+def test_a_foreign_client_refused_max_tokens_sends_max_completion_tokens_and_remembers(fault_server):
+    from localjudge.judge import create_llm_as_judge
+
+    server = fault_server(respond(400, O_SERIES_REFUSAL), completion(), completion())
+    with _sdk(server) as sdk:
+        evaluator = create_llm_as_judge(prompt=PROMPT, judge=sdk, model="o4-mini", use_reasoning=False)
+        assert evaluator(outputs="4")["score"] is True
+        assert evaluator(outputs="5")["score"] is True
+    assert _bounds(server) == [
+        (DEFAULT_MAX_TOKENS, None),
+        (None, DEFAULT_MAX_COMPLETION_TOKENS),
+        (None, DEFAULT_MAX_COMPLETION_TOKENS),  # remembered: no second refusal
+    ]
+
+
+async def test_an_async_foreign_client_negotiates_the_bound_in_the_same_way(fault_server):
+    from localjudge.judge import create_async_llm_as_judge
+
+    server = fault_server(respond(400, O_SERIES_REFUSAL), completion())
+    async with _sdk(server, asynchronous=True) as sdk:
+        evaluator = create_async_llm_as_judge(prompt=PROMPT, judge=sdk, model="o4-mini", use_reasoning=False)
+        assert (await evaluator(outputs="4"))["score"] is True
+    assert _bounds(server) == [(DEFAULT_MAX_TOKENS, None), (None, DEFAULT_MAX_COMPLETION_TOKENS)]
+
+
+@pytest.mark.parametrize("given", [{"max_tokens": 20}, {"max_completion_tokens": 30}, {"max_tokens": 100_000}])
+def test_a_bound_the_caller_gave_reaches_a_foreign_client_unchanged(given, fault_server):
+    server = fault_server(completion())
+    request = {**{k: v for k, v in REQUEST.items() if k != "max_tokens"}, **given}
+    with _sdk(server) as sdk:
+        FallbackClient(sdk).chat.completions.create(**request)
+    sent = server.requests[0].json()
+    assert {k: v for k, v in sent.items() if k.startswith("max_")} == given
+
+
+def test_a_caller_s_refused_max_tokens_is_the_caller_s_error(fault_server):
+    openai = _openai()
+    server = fault_server(respond(400, O_SERIES_REFUSAL), completion())
+    with _sdk(server) as sdk, pytest.raises(openai.BadRequestError):
+        adapt_response_format(sdk).chat.completions.create(**REQUEST)  # REQUEST sets max_tokens=20
+    assert _bounds(server) == [(20, None)]
+    assert BOUND_FIELD.get(f"{server.base_url}#judge") == "max_tokens"
+
+
+def test_an_answer_cut_at_the_bound_is_a_truncation_error_and_fallback_takes_over(fault_server):
+    from localjudge.judge import create_llm_as_judge
+
+    cut = '{"score": tr'
+    rambler = fault_server(completion(cut, finish_reason="length"))
+    steady = fault_server(completion('{"score": false}'))
+    with _sdk(rambler) as first, _sdk(steady) as second:
+        alone = create_llm_as_judge(prompt=PROMPT, judge=first, model="m", use_reasoning=False)
+        with pytest.raises(TruncatedOutputError) as caught:
+            alone(outputs="4")
+        assert caught.value.raw_output == cut
+        chain = FallbackClient(first, second, names=["rambler", "steady"])
+        result = create_llm_as_judge(prompt=PROMPT, judge=chain, model="m", use_reasoning=False)(outputs="4")
+    assert result["score"] is False
+    assert result["metadata"]["client"] == "steady"
+    assert [(f["client"], f["error"]) for f in result["metadata"]["failures"]] == [("rambler", "TruncatedOutputError")]
+    assert _bounds(rambler) == [(DEFAULT_MAX_TOKENS, None)] * 2  # the cut answer came at the bound we sent
