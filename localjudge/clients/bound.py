@@ -49,9 +49,16 @@ DEFAULT_MAX_COMPLETION_TOKENS = 8192
 BOUND_FIELD = FormatMemo(default=MAX_TOKENS)
 
 
+#: the openai SDK's markers for "not given", which a caller may pass through as values
+_UNSET_MARKERS = frozenset({"NotGiven", "Omit"})
+
+
 def has_bound(request: Mapping[str, Any]) -> bool:
-    """Whether the caller set a bound of its own."""
-    return any(request.get(name) is not None for name in (MAX_TOKENS, MAX_COMPLETION_TOKENS))
+    """Whether the caller set a bound of its own (None and the openai SDK's NOT_GIVEN set none)."""
+    return any(
+        request.get(name) is not None and type(request.get(name)).__name__ not in _UNSET_MARKERS
+        for name in (MAX_TOKENS, MAX_COMPLETION_TOKENS)
+    )
 
 
 def default_bound(field: str, model: Any = None) -> int:
@@ -80,6 +87,8 @@ def with_bound(request: Mapping[str, Any], field: str) -> tuple[dict[str, Any], 
     body = dict(request)
     if has_bound(body):
         return body, None
+    for name in (MAX_TOKENS, MAX_COMPLETION_TOKENS):
+        body.pop(name, None)  # None or NOT_GIVEN: nothing to keep
     body[field] = default_bound(field, body.get("model"))
     return body, field
 

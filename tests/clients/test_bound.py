@@ -95,3 +95,11 @@ def test_a_caller_s_own_bound_always_wins(given, sent, added):
     assert {k: v for k, v in body.items() if k.startswith("max_")} == {**given, **sent}
     assert field == added
     assert request == {"model": "gpt-4o-mini", "messages": [], **given}  # the caller's dict is left alone
+
+
+def test_the_openai_sdk_s_not_given_is_no_bound():
+    openai = pytest.importorskip("openai")
+    body, field = with_bound(
+        {"model": "m", "max_tokens": openai.NOT_GIVEN, "max_completion_tokens": None}, "max_tokens"
+    )
+    assert (body, field) == ({"model": "m", "max_tokens": DEFAULT_MAX_TOKENS}, "max_tokens")
