@@ -8,12 +8,22 @@ Side by side in one process, on the same judge prompts, medians over repeats:
   and without reasoning, continuous), and the wall time with it on and off;
 - no-reasoning verdict: the whole call (prefill of prompt and forced
   ``{"score":`` in one batch, the verdict token, the readout) against the
-  prefill of the same prompt alone;
+  prefill of the same prompt alone, both on the batcher's thread (a prefill
+  run from another thread competes with the idle, spinning OpenMP team of
+  the batcher's and measures that fight, not the prefill);
 - a shared prefix: prompts that share ~1,000 tokens of instructions, the
   prefill of a warm call (the kept prefix resumed) against the first, cold one;
 - requests in flight: the same requests from 1, 2, 4 and 8 threads on a
   client with 8 slots, requests/s against one at a time, and whether every
-  answer matched the one-at-a-time answer;
+  answer matched the one-at-a-time answer; 8 judge calls through
+  ``create_async_llm_as_judge`` and ``asyncio.gather``; and the limits, on
+  the same runtime: for free-text answers, raw ``llama_decode`` doing the
+  same work (the same prompts read one by one, then one-token steps of 8
+  sequences per round, in runs of at most ``SHARED_STEP_LIMIT`` as ours
+  must, or of one sequence), for judge calls the prefill of their prompts
+  alone, which no batching shortens on a CPU;
+- a pairwise judgement: its second order's call against its first, one
+  after the other (the two orders share the prompt up to the first answer);
 - peak RSS of this process, and the time a fresh ``localjudge score`` takes
   to print its first verdict (a new process, caches warm).
 """
@@ -21,6 +31,7 @@ Side by side in one process, on the same judge prompts, medians over repeats:
 from __future__ import annotations
 
 import argparse
+import asyncio
 import concurrent.futures
 import functools
 import resource
@@ -32,8 +43,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from localjudge import create_llm_as_judge
+from localjudge import create_async_llm_as_judge, create_llm_as_judge
+from localjudge.decoding.steps import Start
 from localjudge.evaluators import default_prompt
+from localjudge.judge_check import find_set, load_set
+from localjudge.pairwise import create_pairwise_judge
 
 CASES = [
     ("What is 2+2?", "4"),
@@ -53,6 +67,52 @@ def timed(call, repeats: int) -> tuple[float, object]:
         result = call()
         times.append(time.perf_counter() - started)
     return statistics.median(times), result
+
+
+def prefill_on_batcher(client, tokens) -> float:
+    """Seconds to read ``tokens`` as a fresh prompt, run as the client's own calls run: on its batcher's thread."""
+
+    def prefill_only():
+        yield Start(tokens)
+
+    started = time.perf_counter()
+    client.batcher.run(prefill_only())
+    return time.perf_counter() - started
+
+
+def raw_decode_seconds(runtime, prompts: list[list[int]], lengths: list[int], together: bool) -> float:
+    """Raw ``llama_decode`` doing a run's work: each prompt read, then ``length - 1`` greedy one-token steps.
+
+    ``together``: the prompts are read one by one into sequences 0..n-1, then
+    every unfinished sequence takes its step in each round, in runs of at
+    most ``SHARED_STEP_LIMIT`` (the most that keep each sequence's logits
+    its own); otherwise each prompt runs alone on sequence 0. No grammar, no
+    sampler, no batcher: the logits of each step are copied out and argmax
+    picks the next token.
+    """
+    from localjudge.runtimes.llamacpp import SHARED_STEP_LIMIT, _even_runs
+
+    with runtime.lock:
+        started = time.perf_counter()
+        groups = [list(range(len(prompts)))] if together else [[i] for i in range(len(prompts))]
+        for group in groups:
+            seqs = {index: (0 if not together else index) for index in group}
+            tokens, positions, left = {}, {}, {}
+            for index in group:
+                runtime._reset(seqs[index])
+                logits = runtime._evaluate(prompts[index], 0, seqs[index])
+                tokens[index], positions[index], left[index] = int(logits.argmax()), len(prompts[index]), lengths[index]
+            while True:
+                stepping = [index for index in group if left[index] > 1]
+                if not stepping:
+                    break
+                for run in _even_runs(stepping, SHARED_STEP_LIMIT):
+                    runtime._decode([(seqs[i], tokens[i], positions[i], True) for i in run])
+                    for row, index in enumerate(run):
+                        tokens[index] = int(runtime._logits(row).argmax())
+                        positions[index] += 1
+                        left[index] -= 1
+        return time.perf_counter() - started
 
 
 def in_flight_rows(prompt: str, model_path: Path) -> list[tuple[str, float, str, str]]:
@@ -79,7 +139,7 @@ def in_flight_rows(prompt: str, model_path: Path) -> list[tuple[str, float, str,
         response = client.chat.completions.create(**request)
         return response.choices[0].message.content, response.usage.completion_tokens
 
-    rows = []
+    rows, walls, counts = [], {}, {}
     for load, requests in loads.items():
         for request in requests:  # the shared prompt starts are kept, as in any run
             call(request)
@@ -92,6 +152,8 @@ def in_flight_rows(prompt: str, model_path: Path) -> list[tuple[str, float, str,
                     found = list(pool.map(call, requests))
                 best = min(best, time.perf_counter() - started)
             rate = len(requests) / best
+            walls[load, in_flight] = best
+            counts[load] = [n for _, n in found]
             base = base or rate
             answers = answers or [text for text, _ in found]
             same = sum(text == first for (text, _), first in zip(found, answers, strict=True))
@@ -99,8 +161,68 @@ def in_flight_rows(prompt: str, model_path: Path) -> list[tuple[str, float, str,
             note = f"{rate:.2f}/s, {tokens / best:.0f} output tok/s; {same}/{len(requests)} answers as with 1"
             goal = ">= 3" if in_flight == 8 else "-"
             rows.append((f"{load}, {in_flight} in flight: requests/s vs 1", rate / base, goal, note))
+
+    runtime = client.runtime
+    answers_load = loads["64-token answers"]
+    prompts = [runtime.prompt_tokens(client.template.render_parts(r["messages"])) for r in answers_load]
+    lengths = counts["64-token answers"]
+    alone = raw_decode_seconds(runtime, prompts, lengths, together=False)
+    together = raw_decode_seconds(runtime, prompts, lengths, together=True)
+    raw_ratio = alone / together
+    ours_ratio = walls["64-token answers", 1] / walls["64-token answers", 8]
+    note = f"{sum(lengths) / together:.1f} vs {sum(lengths) / alone:.1f} tok/s, the same prompts and lengths"
+    rows.append(("raw llama_decode, same work: 8 vs 1 at a time", raw_ratio, "-", note))
+    note = f"ours {ours_ratio:.2f}x against raw {raw_ratio:.2f}x"
+    rows.append(("64-token answers, 8 in flight: ours / raw", ours_ratio / raw_ratio, ">= 0.85", note))
+
+    judge_load = loads["judge calls"]
+    prefill = sum(
+        prefill_on_batcher(client, runtime.prompt_tokens(client.template.render_parts(r["messages"])))
+        for r in judge_load
+    )
+    note = f"{walls['judge calls', 8]:.2f} s for {len(judge_load)} calls; their prompts alone {prefill:.2f} s"
+    rows.append(("judge calls, 8 in flight / their prefill", walls["judge calls", 8] / prefill, "<= 1.15", note))
+
+    async_evaluator = create_async_llm_as_judge(prompt=prompt, judge=client)
+    cases = (CASES + CASES[:2]) * 2
+
+    async def one_at_a_time():
+        return [await async_evaluator(inputs=q, outputs=a) for q, a in cases]
+
+    async def gathered():
+        return await asyncio.gather(*(async_evaluator(inputs=q, outputs=a) for q, a in cases))
+
+    sequential, _ = timed(lambda: asyncio.run(one_at_a_time()), 1)
+    concurrent_wall, _ = timed(lambda: asyncio.run(gathered()), 1)
+    note = f"{len(cases)} calls: {sequential:.2f} s awaited one by one, {concurrent_wall:.2f} s gathered"
+    rows.append(("async judge, asyncio.gather vs one by one", sequential / concurrent_wall, "-", note))
     client.close()
     return rows
+
+
+def pairwise_rows(client) -> list[tuple[str, float, str, str]]:
+    """A pair's second order against its first, each order's call alone, one after the other (LLMBar dev pairs)."""
+    judge = create_pairwise_judge(judge=client, use_reasoning=False)
+    pairs = load_set(find_set("llmbar-natural"), "dev", limit=3)
+    firsts, seconds, shared = [], [], []
+    for pair in pairs:
+        requests = [  # the two orders' requests, as the evaluator builds them
+            judge.core.build_request(pair["inputs"], None, None, {"outputs_a": a, "outputs_b": b})
+            for a, b in ((pair["outputs_a"], pair["outputs_b"]), (pair["outputs_b"], pair["outputs_a"]))
+        ]
+        walls = []
+        for request in requests:
+            started = time.perf_counter()
+            client.chat.completions.create(**request)
+            walls.append(time.perf_counter() - started)
+        firsts.append(walls[0])
+        seconds.append(walls[1])
+        tokens = [client.runtime.prompt_tokens(client.template.render_parts(r["messages"])) for r in requests]
+        first, second = tokens
+        shared.append(next((i for i, (x, y) in enumerate(zip(first, second, strict=False)) if x != y), len(first)))
+    note = f"medians {statistics.median(seconds):.2f} s vs {statistics.median(firsts):.2f} s; shared prompt starts"
+    note += f" {', '.join(map(str, shared))} tokens"
+    return [("pairwise: second order / first", statistics.median(seconds) / statistics.median(firsts), "-", note)]
 
 
 def main() -> int:
@@ -147,7 +269,7 @@ def main() -> int:
         messages = verdict.core.build_request(question, answer, None, {})["messages"]
         tokens = client.runtime.prompt_tokens(client.template.render_parts(messages))
         whole, _ = timed(functools.partial(verdict, inputs=question, outputs=answer), args.repeats)
-        prefill, _ = timed(functools.partial(client.runtime.start, tokens), args.repeats)
+        prefill, _ = timed(functools.partial(prefill_on_batcher, client, tokens), args.repeats)
         ratios.append(whole / prefill)
     rows.append(
         ("no-reasoning verdict / prefill", statistics.median(ratios), "<= 1.15", f"{len(tokens)}-token prompts, median")
@@ -168,6 +290,7 @@ def main() -> int:
     note = f"{prompt_tokens}-token prompts; prefill {warm:.3f} s warm, {cold:.3f} s cold"
     rows.append(("shared ~1,000-token prefix: warm / cold prefill", warm / cold, "<= 0.2", note))
 
+    rows += pairwise_rows(client)
     client.close()
     rows += in_flight_rows(prompt, model_path)
 

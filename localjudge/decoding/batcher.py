@@ -17,7 +17,11 @@ callers' threads in turn (measured: 8 callers, the same 70 rounds) took
 7.5 s against 6.0 s from one, the idle teams spinning beside the busy one.
 
 A prompt is read (``Start``) alone, one per round, as the prefix cache's
-canonical chunks require; a probe's paths are taken one per round.
+canonical chunks require; a probe's paths are taken one per round. Prompts
+admitted while others wait to be read are announced to the runtime
+(:meth:`Runtime.expect`), so what they share is kept by the first one read
+and the rest resume from it: a pair's two orders, side by side, read their
+shared start once.
 """
 
 from __future__ import annotations
@@ -106,6 +110,9 @@ class Batcher:
 
     #: seconds without work after which the worker thread ends (a new one starts with the next request)
     IDLE_SECONDS = 5.0
+    #: seconds a request that finds the batcher idle waits for company: requests sent together (a pair's two
+    #: orders, from two threads) arrive a moment apart, and admitted in one round they share their prompt's start
+    GATHER_SECONDS = 0.005
 
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
@@ -151,6 +158,8 @@ class Batcher:
                         if not self._waiting:
                             self._worker = None
                             return
+                    if len(self._waiting) == 1 and not self._active:
+                        self._work.wait(self.GATHER_SECONDS)
                 with self.runtime.lock:
                     try:
                         self._round()
@@ -210,6 +219,9 @@ class Batcher:
             job.advance(first=True)
             if not job.done:
                 self._active[job.seq] = job
+        starting = [job.step.tokens for job in self._active.values() if isinstance(job.step, Start)]
+        if admitted and len(starting) > 1:
+            self.runtime.expect(starting)
 
     def _start(self, job: _Job) -> None:
         try:

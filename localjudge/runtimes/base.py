@@ -146,6 +146,10 @@ class Runtime(abc.ABC):
         self._n_past[seq] = len(tokens)
         return logits
 
+    def expect(self, prompts: Sequence[Sequence[int]]) -> None:
+        """Prompts about to be started one after another; engines that keep evaluated prefixes listen."""
+        return None
+
     def _prefill(self, tokens: list[int], seq: int) -> np.ndarray:
         """A fresh prompt's logits; engines that keep evaluated prefixes override this."""
         self._reset(seq)

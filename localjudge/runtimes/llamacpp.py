@@ -288,6 +288,10 @@ class LlamaCppRuntime(Runtime):
         if self.vocab_only:
             raise ModelError(f"{self.path} was loaded vocab_only: it tokenizes but cannot evaluate", backend=BACKEND)
 
+    def expect(self, prompts: Sequence[Sequence[int]]) -> None:
+        if self.prefixes is not None:
+            self.prefixes.expect(prompts)
+
     def _prefill(self, tokens: list[int], seq: int) -> np.ndarray:
         """The prompt in canonical chunks, resumed from a kept prefix when one matches."""
         plan = self.prefixes.plan(tokens) if self.prefixes is not None else Plan(0, None, None, None)

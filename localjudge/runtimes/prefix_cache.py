@@ -12,7 +12,10 @@ prompt resumed from one goes on in the same chunks a cold run would.
 
 Which boundary to keep is learnt, not guessed: a boundary is kept once a
 second prompt reaches it with the same tokens, at the last such boundary of
-that prompt, so one prompt costs at most one snapshot. States are kept in
+that prompt, so one prompt costs at most one snapshot. Prompts that arrive
+together (a pair's two orders, the first requests of a run) are announced
+with :meth:`PrefixCache.expect`, so the first of them already keeps what the
+others share, and they resume from it instead of all starting cold. States are kept in
 an LRU bounded in bytes. This module decides; the engine snapshots and
 restores (:class:`~localjudge.runtimes.llamacpp.LlamaCppRuntime`).
 """
@@ -22,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -91,11 +94,7 @@ class PrefixCache:
             else:
                 self.misses += 1
             shared = max((k for k, d in enumerate(digests, 1) if d in self._seen), default=0)
-            for digest in digests:
-                self._seen[digest] = None
-                self._seen.move_to_end(digest)
-            while len(self._seen) > _SEEN_LIMIT:
-                self._seen.popitem(last=False)
+            self._mark_seen(digests)
         keep = shared if shared > resume else None
         return Plan(
             resume_at=resume * self.size,
@@ -103,6 +102,20 @@ class PrefixCache:
             keep_at=keep * self.size if keep else None,
             keep_key=digests[keep - 1] if keep else None,
         )
+
+    def expect(self, prompts: Sequence[Sequence[int]]) -> None:
+        """Prompts about to be read one after another: count the boundaries two of them share as seen."""
+        counts = Counter(digest for tokens in prompts for digest in set(boundary_digests(tokens, self.size)))
+        with self._lock:
+            self._mark_seen([digest for digest, count in counts.items() if count > 1])
+
+    def _mark_seen(self, digests: Sequence[bytes]) -> None:
+        """Under the lock: remember ``digests`` as reached, most recent last, within the limit."""
+        for digest in digests:
+            self._seen[digest] = None
+            self._seen.move_to_end(digest)
+        while len(self._seen) > _SEEN_LIMIT:
+            self._seen.popitem(last=False)
 
     def keep(self, key: bytes, state: bytes) -> None:
         if len(state) > self.budget_bytes:

@@ -85,6 +85,38 @@ def test_callers_in_threads_share_the_rounds():
     assert max(len(groups) for groups in runtime.group_calls) > 1
 
 
+class Announced(ToyRuntime):
+    """A toy runtime that records which prompts it was told would be started together."""
+
+    def __init__(self, **options) -> None:
+        super().__init__(**options)
+        self.announced: list[list[list[int]]] = []
+
+    def expect(self, prompts):
+        self.announced.append([list(tokens) for tokens in prompts])
+
+
+def test_prompts_admitted_together_are_announced_before_the_first_is_read():
+    runtime = Announced(slots=4)
+    Batcher(runtime).run_all([generation(runtime, prompt) for prompt in PROMPTS[:3]])
+    (announced,) = runtime.announced  # once: the three arrived together
+    for tokens, prompt in zip(announced, PROMPTS[:3], strict=True):
+        read = runtime.tokenize(prompt, special=False)
+        assert tokens[: len(read)] == read  # each prompt (then the answer's forced start)
+
+
+def test_a_request_that_finds_the_batcher_idle_waits_a_moment_for_one_sent_beside_it():
+    runtime = Announced(slots=2)
+    batcher = Batcher(runtime)
+    batcher.GATHER_SECONDS = 2.0  # far above any scheduling delay; a second arrival ends the wait at once
+    first = threading.Thread(target=batcher.run, args=(generation(runtime, PROMPTS[0]),))
+    first.start()
+    threading.Event().wait(0.05)  # a moment behind, as the other order of a pair is
+    batcher.run(generation(runtime, PROMPTS[1]))
+    first.join()
+    assert len(runtime.announced) == 1 and len(runtime.announced[0]) == 2  # both were admitted in one round
+
+
 def failing(after_steps: int):
     """A generation that raises after some steps of its own."""
     logits = yield Start([1, 2, 3])

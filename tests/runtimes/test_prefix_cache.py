@@ -49,6 +49,25 @@ def test_a_longer_shared_prefix_is_kept_beside_a_shorter_one():
     assert longer.resume_at == 256 and longer.keep_at == 896
 
 
+def test_prompts_announced_together_keep_what_they_share_at_the_first_and_resume_from_it():
+    cache = PrefixCache()
+    prompts = [prompt(300, 200, 1), prompt(300, 200, 2), prompt(20, 400, 3)]
+    cache.expect(prompts)
+    first = cache.plan(prompts[0])
+    assert (first.resume_at, first.keep_at) == (0, 256)  # the last boundary another announced prompt shares
+    cache.keep(first.keep_key, b"state after 256 tokens")
+    second = cache.plan(prompts[1])
+    assert (second.resume_at, second.state) == (256, b"state after 256 tokens")
+    third = cache.plan(prompts[2])  # shares nothing with the others: cold, and keeps nothing
+    assert (third.resume_at, third.keep_at) == (0, None)
+
+
+def test_a_prompt_announced_alone_is_not_kept_on_its_own_account():
+    cache = PrefixCache()
+    cache.expect([prompt(700, 50, 1)])
+    assert cache.plan(prompt(700, 50, 1)).keep_at is None  # one prompt shares with nobody
+
+
 def test_states_are_held_within_the_byte_budget_least_recent_first():
     cache = PrefixCache(budget_bytes=10)
     for tag in range(3):
@@ -80,3 +99,27 @@ def test_a_warm_verdict_is_the_cold_one_bit_for_bit(tiny_gguf):
     finally:
         warm.close()
         cold.close()
+
+
+@pytest.mark.model
+def test_requests_sent_together_read_their_shared_start_once_and_answer_as_alone(tiny_gguf):
+    """Two requests sharing a long start, decoded side by side: the second resumes from the first's kept start."""
+    from localjudge.clients.llamacpp import LlamaCppClient
+
+    rubric = " ".join(f"Rule {i}: an answer states the fact plainly." for i in range(40))
+    requests = [
+        {"messages": [{"role": "user", "content": f"{rubric}\nQuestion {i}: what is {i} + {i}?"}], "max_tokens": 8}
+        for i in (1, 2)
+    ]
+    together = LlamaCppClient(tiny_gguf, n_ctx=1024, parallel=2)
+    alone = LlamaCppClient(tiny_gguf, n_ctx=1024, prefix_cache_bytes=0)
+    try:
+        answers = together.create_many(requests)
+        assert together.runtime.prefixes.hits == 1  # the second of the pair started warm
+        for answer, request in zip(answers, requests, strict=True):
+            assert (
+                answer.choices[0].message.content == alone.chat.completions.create(**request).choices[0].message.content
+            )
+    finally:
+        together.close()
+        alone.close()
