@@ -26,6 +26,7 @@ from typing import Any, TextIO
 from .errors import DuplicateIdError, LocalJudgeError, UsageError
 from .results_file import ResultsFile, replace_atomically
 from .rows import Row
+from .types import SupportsCounters, offers
 
 __all__ = [
     "BatchSummary",
@@ -230,8 +231,7 @@ class Scoring:
 
 def evaluator_counters(evaluator: Any) -> dict[str, int]:
     """What an evaluator counts of its own work (``counters()``: cache hits, model calls, tokens); {} if nothing."""
-    counters = getattr(evaluator, "counters", None)
-    return dict(counters()) if callable(counters) else {}
+    return dict(evaluator.counters()) if offers(evaluator, SupportsCounters) else {}
 
 
 def run_batch(

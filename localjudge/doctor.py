@@ -29,15 +29,16 @@ CONVERSION_TIMEOUT_S = 1800
 _SMOKE = """
 import json, sys, time
 from localjudge.models import resolve_model
+from localjudge.types import SupportsRuntimeInfo, SupportsSmokeDecode, offers
 started = time.perf_counter()
 client = resolve_model(sys.argv[1], base_url=sys.argv[2] or None)
 loaded = time.perf_counter()
-if hasattr(client, "smoke_decode"):
+if offers(client, SupportsSmokeDecode):
     smoke = client.smoke_decode()
 else:  # a server, or a chain: one short request
     response = client.chat.completions.create(messages=[{"role": "user", "content": "Say OK."}], max_tokens=1)
     smoke = {"text": response.choices[0].message.content, "seconds": time.perf_counter() - loaded}
-info = client.runtime_info() if hasattr(client, "runtime_info") else {"client": repr(client)}
+info = client.runtime_info() if offers(client, SupportsRuntimeInfo) else {"client": repr(client)}
 print(json.dumps({
     "runtime": info,
     "load_s": round(loaded - started, 2),

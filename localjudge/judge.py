@@ -18,7 +18,7 @@ from .errors import JudgeRuntimeError, OutputParseError, UsageError
 from .parsing import parse_json_output, validate
 from .prompting import FEW_SHOT_PLACEMENTS, SINGLE_EXAMPLE, ExampleShape, build_messages, format_few_shot_examples
 from .schema import OutputSchema, default_output_schema, normalise_output_schema
-from .types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator
+from .types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator, SupportsCheckSchema, offers
 
 if TYPE_CHECKING:
     from .calibration import Correction
@@ -246,9 +246,10 @@ def build_core(
         from .result_cache import ResultCache
 
         client = CachedClient(client, cache if isinstance(cache, ResultCache) else ResultCache())
-    check = getattr(client, "check_schema", None)
-    if callable(check):
-        check(schema.json_schema)  # refuse a schema keyword this client cannot enforce, now rather than later
+    if offers(client, SupportsCheckSchema):
+        client.check_schema(
+            schema.json_schema
+        )  # refuse a schema keyword this client cannot enforce, now rather than later
     core = JudgeCore(
         prompt=prompt,
         feedback_key=feedback_key,

@@ -1,12 +1,12 @@
 """Types of the public API, matching OpenEvals' so annotated user code keeps type-checking."""
 
-from collections.abc import Awaitable, Callable
-from typing import Any, Optional, Protocol, Union, runtime_checkable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Optional, Protocol, TypeGuard, TypeVar, Union, runtime_checkable
 
 # No ``from __future__ import annotations`` here: TypedDicts read NotRequired from evaluated
 # annotations (as strings every key would count as required at runtime). typing_extensions'
 # TypedDict, because before Python 3.12 pydantic refuses typing's.
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import NotRequired, TypedDict, get_protocol_members
 
 __all__ = [
     "AsyncChatCompletionsClient",
@@ -19,6 +19,13 @@ __all__ = [
     "ModelClient",
     "SimpleAsyncEvaluator",
     "SimpleEvaluator",
+    "SupportsCacheIdentity",
+    "SupportsCheckSchema",
+    "SupportsCounters",
+    "SupportsCreateMany",
+    "SupportsRuntimeInfo",
+    "SupportsSmokeDecode",
+    "offers",
 ]
 
 
@@ -79,6 +86,67 @@ class ModelClient(Protocol):
 class AsyncModelClient(Protocol):
     @property
     def chat(self) -> _AsyncChat: ...
+
+
+# What a client (or an evaluator) may offer beyond ``chat.completions.create``. Probe with
+# ``offers(obj, SupportsX)``, not ``isinstance``: a wrapping client forwards these by
+# ``__getattr__``, which ``isinstance`` on Python 3.12+ no longer sees.
+
+
+@runtime_checkable
+class SupportsCheckSchema(Protocol):
+    """Refuses, when an evaluator is built, a schema keyword the client cannot enforce (raises UsageError)."""
+
+    def check_schema(self, schema: Mapping[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class SupportsCacheIdentity(Protocol):
+    """Says who answers (engine, model, decoding settings), for the result cache; None when it cannot say."""
+
+    def cache_identity(self) -> Optional[dict[str, Any]]: ...
+
+
+@runtime_checkable
+class SupportsCreateMany(Protocol):
+    """Decodes several requests side by side (a local client); each response as ``create`` gives it alone."""
+
+    def create_many(self, requests: Sequence[Mapping[str, Any]], *, return_exceptions: bool = False) -> list[Any]: ...
+
+
+@runtime_checkable
+class SupportsSmokeDecode(Protocol):
+    """Picks one token from one short prompt, proving the model runs here (``localjudge doctor``)."""
+
+    def smoke_decode(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class SupportsRuntimeInfo(Protocol):
+    """Reports the engine, model file and settings a local client runs with (``localjudge doctor``)."""
+
+    def runtime_info(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class SupportsCounters(Protocol):
+    """An evaluator that counts its own work (cache hits, model calls, tokens), for a batch's summary."""
+
+    def counters(self) -> Mapping[str, int]: ...
+
+
+_Capability = TypeVar("_Capability")
+
+
+def offers(obj: object, capability: Callable[..., _Capability]) -> TypeGuard[_Capability]:
+    """Whether ``obj`` has every method of ``capability`` (a ``Supports*`` protocol), found as ``getattr`` finds them.
+
+    ``isinstance`` reads attributes statically from Python 3.12 on, so it would
+    miss what a wrapping client forwards; this sees what a call would reach.
+    (``capability`` is typed as a callable because mypy refuses a protocol where
+    ``type[...]`` is expected.)
+    """
+    return all(callable(getattr(obj, name, None)) for name in get_protocol_members(capability))
 
 
 class SimpleEvaluator(Protocol):

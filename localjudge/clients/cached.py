@@ -12,6 +12,7 @@ from typing import Any
 
 from ..errors import OutputParseError, UsageError
 from ..result_cache import ResultCache, request_key
+from ..types import SupportsCacheIdentity, offers
 from .base import ChatCompletion, WrappingClient, call_create, plain_data
 from .formats import check_answer
 
@@ -20,8 +21,7 @@ __all__ = ["CachedClient", "cache_identity"]
 
 def cache_identity(client: Any) -> dict[str, Any] | None:
     """Who answers for ``client``, or None when it cannot say."""
-    identity = getattr(client, "cache_identity", None)
-    return identity() if callable(identity) else None
+    return client.cache_identity() if offers(client, SupportsCacheIdentity) else None
 
 
 class CachedClient(WrappingClient):

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..types import SupportsCacheIdentity, offers
 from .base import ChatClient, ChatCompletion, call_create
 
 
@@ -37,8 +38,8 @@ class DeferredClient(ChatClient):
             return self._client
 
     def cache_identity(self) -> dict[str, Any] | None:
-        identity = getattr(self.resolve(), "cache_identity", None)
-        return identity() if callable(identity) else None
+        client = self.resolve()
+        return client.cache_identity() if offers(client, SupportsCacheIdentity) else None
 
     def check_schema(self, schema: Mapping[str, Any]) -> None:
         if self._local:

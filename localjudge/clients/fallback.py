@@ -14,6 +14,7 @@ from typing import Any, Union
 
 from .._text import clip
 from ..errors import AllClientsFailedError, UsageError
+from ..types import SupportsCacheIdentity, SupportsCheckSchema, offers
 from .adapter import adapt_response_format
 from .base import (
     AsyncChatClient,
@@ -91,7 +92,7 @@ class _Chain:
     def member_identities(self) -> list[dict[str, Any]] | None:
         """Each client's cache identity; None when one cannot say who it is."""
         try:
-            identities = [getattr(c, "cache_identity", lambda: None)() for c in self.clients]
+            identities = [c.cache_identity() if offers(c, SupportsCacheIdentity) else None for c in self.clients]
         except Exception:  # a member that cannot even load: the chain will move past it, uncached
             return None
         return None if any(i is None for i in identities) else identities
@@ -138,9 +139,8 @@ class _Chain:
     def check_schema(self, schema: Mapping[str, Any]) -> None:
         """Refuse a schema that any client in the chain cannot enforce: never ignore a keyword silently."""
         for client in self.clients:
-            check = getattr(client, "check_schema", None)
-            if callable(check):
-                check(schema)
+            if offers(client, SupportsCheckSchema):
+                client.check_schema(schema)
 
 
 class FallbackClient(ChatClient):
