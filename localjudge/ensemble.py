@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from .errors import AllClientsFailedError, JudgeRuntimeError, UsageError
+from .judge import AsyncEvaluator, Evaluator
 from .pairwise import SCORES
 
 __all__ = ["combine_verdicts", "create_async_ensemble_judge", "create_ensemble_judge"]
@@ -118,37 +119,47 @@ def _settle(outcomes: Sequence[Any], names: Sequence[str], key: str | None, vote
     return combined
 
 
-def create_ensemble_judge(*evaluators: Callable[..., Any], key: str | None = None) -> Callable[..., Any]:
-    """An evaluator that asks every member (at once) and combines their verdicts (:func:`combine_verdicts`).
+class _Members:
+    """What both ensemble evaluators hold: the members, their names in failures, and how verdicts combine."""
 
-    Members are evaluators from :func:`create_llm_as_judge` (or pairwise
-    ones), on different models or clients, called with the same arguments.
-    """
-    members = _check(evaluators)
-    names = [f"member {i + 1}" for i in range(len(members))]
-    vote_numbers = _all_choices(members)
+    def __init__(self, members: Sequence[Callable[..., Any]], key: str | None) -> None:
+        self.members = _check(members)
+        self.names = [f"member {i + 1}" for i in range(len(self.members))]
+        self.key = key
+        self.vote_numbers = _all_choices(self.members)
 
-    def evaluator(**kwargs: Any) -> dict[str, Any]:
+
+class EnsembleEvaluator(_Members, Evaluator):
+    """What :func:`create_ensemble_judge` returns: every member asked at once, in threads, their verdicts combined."""
+
+    def __call__(self, **kwargs: Any) -> dict[str, Any]:
         def ask(member: Callable[..., Any]) -> Any:
             try:
                 return member(**kwargs)
             except Exception as exc:  # judged in _settle: model failures are dropped votes, others are raised
                 return exc
 
-        with ThreadPoolExecutor(max_workers=len(members)) as pool:
-            return _settle(list(pool.map(ask, members)), names, key, vote_numbers)
-
-    return evaluator
+        with ThreadPoolExecutor(max_workers=len(self.members)) as pool:
+            return _settle(list(pool.map(ask, self.members)), self.names, self.key, self.vote_numbers)
 
 
-def create_async_ensemble_judge(*evaluators: Callable[..., Any], key: str | None = None) -> Callable[..., Any]:
+class AsyncEnsembleEvaluator(_Members, AsyncEvaluator):
+    """What :func:`create_async_ensemble_judge` returns: every async member awaited at once."""
+
+    async def __call__(self, **kwargs: Any) -> dict[str, Any]:
+        outcomes = await asyncio.gather(*(member(**kwargs) for member in self.members), return_exceptions=True)
+        return _settle(outcomes, self.names, self.key, self.vote_numbers)
+
+
+def create_ensemble_judge(*evaluators: Callable[..., Any], key: str | None = None) -> EnsembleEvaluator:
+    """An evaluator that asks every member (at once) and combines their verdicts (:func:`combine_verdicts`).
+
+    Members are evaluators from :func:`create_llm_as_judge` (or pairwise
+    ones), on different models or clients, called with the same arguments.
+    """
+    return EnsembleEvaluator(evaluators, key)
+
+
+def create_async_ensemble_judge(*evaluators: Callable[..., Any], key: str | None = None) -> AsyncEnsembleEvaluator:
     """The async twin of :func:`create_ensemble_judge`, over async evaluators."""
-    members = _check(evaluators)
-    names = [f"member {i + 1}" for i in range(len(members))]
-    vote_numbers = _all_choices(members)
-
-    async def evaluator(**kwargs: Any) -> dict[str, Any]:
-        outcomes = await asyncio.gather(*(member(**kwargs) for member in members), return_exceptions=True)
-        return _settle(outcomes, names, key, vote_numbers)
-
-    return evaluator
+    return AsyncEnsembleEvaluator(evaluators, key)

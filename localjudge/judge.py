@@ -7,9 +7,10 @@ worker thread). Nothing else differs between the two.
 
 from __future__ import annotations
 
+import inspect
 import json
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Union
 
@@ -18,12 +19,19 @@ from .errors import JudgeRuntimeError, OutputParseError, UsageError
 from .parsing import parse_json_output, validate
 from .prompting import FEW_SHOT_PLACEMENTS, SINGLE_EXAMPLE, ExampleShape, build_messages, format_few_shot_examples
 from .schema import OutputSchema, default_output_schema, normalise_output_schema
-from .types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator, SupportsCheckSchema, offers
+from .types import FewShotExample, SupportsCheckSchema, offers
 
 if TYPE_CHECKING:
     from .calibration import Correction
 
-__all__ = ["create_async_llm_as_judge", "create_llm_as_judge"]
+__all__ = [
+    "AsyncEvaluator",
+    "AsyncJudgeEvaluator",
+    "Evaluator",
+    "JudgeEvaluator",
+    "create_async_llm_as_judge",
+    "create_llm_as_judge",
+]
 
 #: the field a client may add to its response to say who answered (see FallbackClient)
 RESPONSE_METADATA_FIELD = "localjudge"
@@ -332,6 +340,63 @@ def _is_langchain_chat_model(judge: Any) -> bool:
     return any(cls.__name__ == "BaseChatModel" for cls in type(judge).__mro__)
 
 
+class Evaluator:
+    """Base of the evaluators the factories return: objects called as OpenEvals calls its functions.
+
+    ``__name__`` is the name the function they replace had, which LangSmith
+    gives an evaluator's runs.
+    """
+
+    __name__ = "evaluator"
+
+
+async def _a_coroutine_function() -> None:
+    """Its code is what an async evaluator shows ``inspect`` (see AsyncEvaluator)."""
+
+
+class AsyncEvaluator(Evaluator):
+    """Base of the async evaluators: ``inspect.iscoroutinefunction`` is true of them, as of an ``async def``.
+
+    LangSmith and OpenEvals ask it to know whether to await an evaluator, and
+    before Python 3.12 it answers false for an object with an ``async __call__``.
+    It answers from a function-like object's ``__code__``; ``__signature__``
+    keeps ``inspect.signature`` reading ``__call__``'s keywords.
+    """
+
+    __code__ = _a_coroutine_function.__code__
+    __defaults__ = None
+    __kwdefaults__ = None
+    __call__: Callable[..., Awaitable[Any]]
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return inspect.signature(self.__call__)
+
+
+class JudgeEvaluator(Evaluator):
+    """What :func:`create_llm_as_judge` returns: its core builds each request and reads each answer."""
+
+    def __init__(self, core: JudgeCore) -> None:
+        self.core = core
+
+    def __call__(self, *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any) -> Any:
+        request = self.core.build_request(inputs, outputs, reference_outputs, kwargs)
+        return self.core.read_result(call_create(self.core.client, request))
+
+
+class AsyncJudgeEvaluator(AsyncEvaluator):
+    """What :func:`create_async_llm_as_judge` returns: the same core, its client awaited."""
+
+    def __init__(self, core: JudgeCore) -> None:
+        self.core = core
+
+    async def __call__(
+        self, *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
+    ) -> Any:
+        request = self.core.build_request(inputs, outputs, reference_outputs, kwargs)
+        return self.core.read_result(await acall_create(self.core.client, request))
+
+
 def create_llm_as_judge(
     *,
     prompt: Any,
@@ -347,7 +412,7 @@ def create_llm_as_judge(
     few_shot_placement: str = "end",
     cache: Any = None,
     calibration: Optional[Correction] = None,
-) -> SimpleEvaluator:
+) -> JudgeEvaluator:
     """An evaluator that asks a judge model to score ``outputs``; OpenEvals' arguments, then our own.
 
     ``few_shot_placement="start"`` puts the examples before the prompt's
@@ -360,14 +425,7 @@ def create_llm_as_judge(
     reads) corrects a local model's probabilities of a true/false or choices
     verdict; the score becomes the value they then favour.
     """
-    core = build_core(**_arguments(locals()))
-
-    def evaluator(*, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any) -> Any:
-        request = core.build_request(inputs, outputs, reference_outputs, kwargs)
-        return core.read_result(call_create(core.client, request))
-
-    evaluator.core = core  # type: ignore[attr-defined]
-    return evaluator
+    return JudgeEvaluator(build_core(**_arguments(locals())))
 
 
 def create_async_llm_as_judge(
@@ -385,18 +443,9 @@ def create_async_llm_as_judge(
     few_shot_placement: str = "end",
     cache: Any = None,
     calibration: Optional[Correction] = None,
-) -> SimpleAsyncEvaluator:
+) -> AsyncJudgeEvaluator:
     """The async twin of :func:`create_llm_as_judge`."""
-    core = build_core(**_arguments(locals()))
-
-    async def evaluator(
-        *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
-    ) -> Any:
-        request = core.build_request(inputs, outputs, reference_outputs, kwargs)
-        return core.read_result(await acall_create(core.client, request))
-
-    evaluator.core = core  # type: ignore[attr-defined]
-    return evaluator
+    return AsyncJudgeEvaluator(build_core(**_arguments(locals())))
 
 
 def _arguments(local_vars: Mapping[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from .clients.base import acall_create, call_create
 from .errors import UsageError
-from .judge import JudgeCore, build_core, recalibrate, response_metadata
+from .judge import AsyncEvaluator, Evaluator, JudgeCore, build_core, recalibrate, response_metadata
 from .prompting import DATA_NOT_INSTRUCTIONS, PAIR_EXAMPLE, template_fields
 
 __all__ = [
@@ -188,6 +188,47 @@ def _positions(metadata: Optional[Mapping[str, Any]]) -> Optional[dict[str, floa
     return {json.loads(value): float(p) for value, p in raw.items()}
 
 
+class PairwiseEvaluator(Evaluator):
+    """What :func:`create_pairwise_judge` returns: both orders asked side by side, read by one core."""
+
+    def __init__(self, pair: _PairwiseCore) -> None:
+        self.pair = pair
+        self.core = pair.core
+
+    def __call__(
+        self,
+        *,
+        inputs: Any = None,
+        outputs_a: Any = None,
+        outputs_b: Any = None,
+        reference_outputs: Any = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        requests = self.pair.requests(inputs, outputs_a, outputs_b, reference_outputs, kwargs)
+        with ThreadPoolExecutor(max_workers=2) as both:  # a local model decodes the two orders side by side
+            return self.pair.read(list(both.map(lambda request: call_create(self.core.client, request), requests)))
+
+
+class AsyncPairwiseEvaluator(AsyncEvaluator):
+    """What :func:`create_async_pairwise_judge` returns: both orders awaited at once."""
+
+    def __init__(self, pair: _PairwiseCore) -> None:
+        self.pair = pair
+        self.core = pair.core
+
+    async def __call__(
+        self,
+        *,
+        inputs: Any = None,
+        outputs_a: Any = None,
+        outputs_b: Any = None,
+        reference_outputs: Any = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        requests = self.pair.requests(inputs, outputs_a, outputs_b, reference_outputs, kwargs)
+        return self.pair.read(list(await asyncio.gather(*(acall_create(self.core.client, r) for r in requests))))
+
+
 def _pairwise_core(
     *,
     prompt: Any,
@@ -245,7 +286,7 @@ def create_pairwise_judge(
     few_shot_examples: Optional[list[dict[str, Any]]] = None,
     few_shot_placement: str = "end",
     on_disagreement: str = "tie",
-) -> Any:
+) -> PairwiseEvaluator:
     """An evaluator that says which of two outputs is better, asking in both orders.
 
     Called as ``evaluator(inputs=..., outputs_a=..., outputs_b=..., reference_outputs=None, **kwargs)``.
@@ -265,22 +306,7 @@ def create_pairwise_judge(
     the side the judge found likelier over both orders, instead of a tie
     (:func:`combine_orders`).
     """
-    pair = _pairwise_core(**_options(locals()))
-
-    def evaluator(
-        *,
-        inputs: Any = None,
-        outputs_a: Any = None,
-        outputs_b: Any = None,
-        reference_outputs: Any = None,
-        **kwargs: Any,
-    ) -> dict[str, Any]:
-        requests = pair.requests(inputs, outputs_a, outputs_b, reference_outputs, kwargs)
-        with ThreadPoolExecutor(max_workers=2) as both:  # a local model decodes the two orders side by side
-            return pair.read(list(both.map(lambda request: call_create(pair.core.client, request), requests)))
-
-    evaluator.core = pair.core  # type: ignore[attr-defined]
-    return evaluator
+    return PairwiseEvaluator(_pairwise_core(**_options(locals())))
 
 
 def create_async_pairwise_judge(
@@ -298,23 +324,9 @@ def create_async_pairwise_judge(
     few_shot_examples: Optional[list[dict[str, Any]]] = None,
     few_shot_placement: str = "end",
     on_disagreement: str = "tie",
-) -> Any:
+) -> AsyncPairwiseEvaluator:
     """The async twin of :func:`create_pairwise_judge`: both orders are asked at once."""
-    pair = _pairwise_core(**_options(locals()))
-
-    async def evaluator(
-        *,
-        inputs: Any = None,
-        outputs_a: Any = None,
-        outputs_b: Any = None,
-        reference_outputs: Any = None,
-        **kwargs: Any,
-    ) -> dict[str, Any]:
-        requests = pair.requests(inputs, outputs_a, outputs_b, reference_outputs, kwargs)
-        return pair.read(list(await asyncio.gather(*(acall_create(pair.core.client, r) for r in requests))))
-
-    evaluator.core = pair.core  # type: ignore[attr-defined]
-    return evaluator
+    return AsyncPairwiseEvaluator(_pairwise_core(**_options(locals())))
 
 
 def _options(local_vars: Mapping[str, Any]) -> dict[str, Any]:

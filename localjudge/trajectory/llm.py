@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..clients.base import acall_create, call_create
-from ..judge import JudgeCore, build_core
+from ..judge import AsyncEvaluator, Evaluator, JudgeCore, build_core
 from ..prompting import DATA_NOT_INSTRUCTIONS, template_fields
-from ..types import FewShotExample, SimpleAsyncEvaluator, SimpleEvaluator
+from ..types import FewShotExample
 from .text import trajectory_text
 
 if TYPE_CHECKING:
@@ -117,6 +117,32 @@ def _trajectory_judge(*, prompt: Any, **options: Any) -> TrajectoryJudge:
     return TrajectoryJudge(core, own_prompt=prompt is None)
 
 
+class TrajectoryEvaluator(Evaluator):
+    """What :func:`create_trajectory_llm_as_judge` returns: the trajectories rendered, then judged by the core."""
+
+    def __init__(self, trajectory: TrajectoryJudge) -> None:
+        self.trajectory = trajectory
+        self.core = trajectory.core
+
+    def __call__(self, *, outputs: Any = None, reference_outputs: Any = None, inputs: Any = None, **kwargs: Any) -> Any:
+        core, request = self.trajectory.request(inputs, outputs, reference_outputs, kwargs)
+        return core.read_result(call_create(core.client, request))
+
+
+class AsyncTrajectoryEvaluator(AsyncEvaluator):
+    """What :func:`create_async_trajectory_llm_as_judge` returns: the same, its client awaited."""
+
+    def __init__(self, trajectory: TrajectoryJudge) -> None:
+        self.trajectory = trajectory
+        self.core = trajectory.core
+
+    async def __call__(
+        self, *, outputs: Any = None, reference_outputs: Any = None, inputs: Any = None, **kwargs: Any
+    ) -> Any:
+        core, request = self.trajectory.request(inputs, outputs, reference_outputs, kwargs)
+        return core.read_result(await acall_create(core.client, request))
+
+
 def create_trajectory_llm_as_judge(
     *,
     prompt: Any = None,
@@ -132,7 +158,7 @@ def create_trajectory_llm_as_judge(
     few_shot_placement: str = "end",
     cache: Any = None,
     calibration: Optional[Correction] = None,
-) -> SimpleEvaluator:
+) -> TrajectoryEvaluator:
     """An evaluator that judges an agent's trajectory: OpenEvals' arguments, then those of create_llm_as_judge.
 
     ``outputs`` (and ``reference_outputs``, when given) is a list of
@@ -143,14 +169,7 @@ def create_trajectory_llm_as_judge(
     trajectories as ``{outputs}`` and ``{reference_outputs}``. A malformed
     trajectory is an :class:`~localjudge.errors.InvalidTrajectoryError`.
     """
-    trajectory = _trajectory_judge(**_arguments(locals()))
-
-    def evaluator(*, outputs: Any = None, reference_outputs: Any = None, inputs: Any = None, **kwargs: Any) -> Any:
-        core, request = trajectory.request(inputs, outputs, reference_outputs, kwargs)
-        return core.read_result(call_create(core.client, request))
-
-    evaluator.core = trajectory.core  # type: ignore[attr-defined]
-    return evaluator
+    return TrajectoryEvaluator(_trajectory_judge(**_arguments(locals())))
 
 
 def create_async_trajectory_llm_as_judge(
@@ -168,18 +187,9 @@ def create_async_trajectory_llm_as_judge(
     few_shot_placement: str = "end",
     cache: Any = None,
     calibration: Optional[Correction] = None,
-) -> SimpleAsyncEvaluator:
+) -> AsyncTrajectoryEvaluator:
     """The async twin of :func:`create_trajectory_llm_as_judge`."""
-    trajectory = _trajectory_judge(**_arguments(locals()))
-
-    async def evaluator(
-        *, outputs: Any = None, reference_outputs: Any = None, inputs: Any = None, **kwargs: Any
-    ) -> Any:
-        core, request = trajectory.request(inputs, outputs, reference_outputs, kwargs)
-        return core.read_result(await acall_create(core.client, request))
-
-    evaluator.core = trajectory.core  # type: ignore[attr-defined]
-    return evaluator
+    return AsyncTrajectoryEvaluator(_trajectory_judge(**_arguments(locals())))
 
 
 def _arguments(local_vars: Mapping[str, Any]) -> dict[str, Any]:
