@@ -189,6 +189,7 @@ def test_model_options_are_immutable_picklable_and_compare_as_mappings():
     assert options.with_default("n_ctx", 9) == {"n_ctx": 512}
     assert options.with_default("parallel", 4) == {"n_ctx": 512, "parallel": 4}
     assert options.replace(n_ctx=None) == {} and options == {"n_ctx": 512}
+    assert list(options.values()) == [512] and list(options.items()) == [("n_ctx", 512)]  # the Mapping API whole
 
 
 def _batch(tmp_path: Path, *args: str):

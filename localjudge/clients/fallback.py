@@ -44,7 +44,7 @@ def _predicate(fallback_on: FallbackOn) -> Callable[[BaseException], bool]:
             raise UsageError("fallback_on must be exception classes, a tuple of them, or a predicate")
         types = fallback_on
         return lambda exc: isinstance(exc, types)
-    if callable(fallback_on):
+    if callable(fallback_on) and not isinstance(fallback_on, type):  # a class that is no exception is no predicate
         return fallback_on
     raise UsageError(f"fallback_on must be exception classes or a predicate, got {type(fallback_on).__name__}")
 

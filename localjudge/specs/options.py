@@ -80,27 +80,28 @@ class ModelOptions(Mapping[str, Any]):
     it on as keywords.
     """
 
-    values: tuple[tuple[str, Any], ...] = field(default=())
+    # not ``values``: that would hide Mapping.values(), so options.values() raised TypeError
+    pairs: tuple[tuple[str, Any], ...] = field(default=())
 
     @classmethod
     def of(cls, values: Mapping[str, Any]) -> ModelOptions:
         return cls(tuple(values.items()))
 
     def __getitem__(self, name: str) -> Any:
-        for key, value in self.values:
+        for key, value in self.pairs:
             if key == name:
                 return value
         raise KeyError(name)
 
     def __iter__(self) -> Iterator[str]:
-        return (key for key, _ in self.values)
+        return (key for key, _ in self.pairs)
 
     def __len__(self) -> int:
-        return len(self.values)
+        return len(self.pairs)
 
     def replace(self, **changes: Any) -> ModelOptions:
         """These options with ``changes`` given (a None in them: no longer given)."""
-        merged = {**dict(self.values), **changes}
+        merged = {**dict(self.pairs), **changes}
         return ModelOptions.of({k: v for k, v in merged.items() if v is not None or k not in changes})
 
     def with_default(self, name: str, value: Any) -> ModelOptions:

@@ -98,7 +98,7 @@ def test_fallback_on_classes_and_predicates_override_the_rule():
     assert as_tuple.chat.completions.create(**REQUEST).localjudge.client == "b"
 
 
-@pytest.mark.parametrize("bad", [(), ("not a class",), 42])
+@pytest.mark.parametrize("bad", [(), ("not a class",), 42, int])  # int: a class, but no exception
 def test_bad_fallback_on_is_a_usage_error(bad):
     with pytest.raises(UsageError):
         FallbackClient(_answering("a"), fallback_on=bad)
