@@ -23,6 +23,7 @@ test-fast: $(BIN)/python  ## unit tests only: no model, no server
 lint: $(BIN)/python
 	$(BIN)/ruff check localjudge tests benchmarks examples
 	$(BIN)/ruff format --check localjudge tests benchmarks examples
+	$(BIN)/mypy
 
 demo: $(BIN)/python  ## score one answer with the default judge
 	$(BIN)/localjudge score --inputs "What is 2+2?" --outputs "4"

@@ -115,8 +115,9 @@ def _is_number(text: str) -> bool:
 def error_record(row_id: str, exc: LocalJudgeError) -> dict[str, Any]:
     """A row's error line: its type, message, and the model's raw output when there was one."""
     error = {"type": type(exc).__name__, "message": getattr(exc, "message", str(exc))}
-    if getattr(exc, "raw_output", None) is not None:
-        error["raw_output"] = exc.raw_output
+    raw_output = getattr(exc, "raw_output", None)
+    if raw_output is not None:
+        error["raw_output"] = raw_output
     return {"id": row_id, "error": error}
 
 

@@ -12,7 +12,7 @@ import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import click
 
@@ -30,6 +30,14 @@ __all__ = [
     "judge_from_settings",
     "make_evaluator",
 ]
+
+if TYPE_CHECKING:
+    from .ensemble import EnsembleEvaluator
+    from .judge import JudgeEvaluator
+    from .pairwise import PairwiseEvaluator
+    from .trajectory.llm import TrajectoryEvaluator
+
+    RowEvaluator = Union[JudgeEvaluator, PairwiseEvaluator, TrajectoryEvaluator, EnsembleEvaluator]
 
 
 def build_judge(
@@ -75,7 +83,7 @@ def make_evaluator(
     has_reference: bool,
     cache: Any = None,
     build: Callable[[dict[str, Any]], Any] | None = None,
-) -> Callable[..., Any]:
+) -> RowEvaluator:
     """An evaluator from the judge options; our default prompt when none was given.
 
     ``settings["pairwise"]`` makes it a pairwise judge (outputs_a, outputs_b);
@@ -151,6 +159,7 @@ def make_evaluator(
         "few_shot_placement": "start" if settings["few_shot_first"] else "end",
         "cache": cache,
     }
+    evaluator: RowEvaluator
     if pairwise:
         from .pairwise import create_pairwise_judge, pairwise_prompt
 
@@ -231,13 +240,13 @@ class RowJudge:
         self._judges: dict[str, Any] = {}  # a metered client per model spec (several in an ensemble)
         self._cache: Any = None
         self._failure: Optional[LocalJudgeError] = None
-        self._evaluators: dict[tuple[bool, bool], Callable[..., Any]] = {}
+        self._evaluators: dict[tuple[bool, bool], RowEvaluator] = {}
 
     def __getstate__(self) -> dict[str, Any]:
         return {"settings": self.settings, "use_cache": self.use_cache, "cache_file": self.cache_file}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["settings"], use_cache=state["use_cache"], cache_file=state["cache_file"])
+        RowJudge.__init__(self, state["settings"], use_cache=state["use_cache"], cache_file=state["cache_file"])
 
     @staticmethod
     def shape(values: dict[str, Any]) -> tuple[bool, bool]:
@@ -261,7 +270,7 @@ class RowJudge:
         for has_inputs, has_reference in shapes:
             make_evaluator(settings, has_inputs=has_inputs, has_reference=has_reference, build=stand_in)
 
-    def evaluator(self, shape: tuple[bool, bool]) -> Callable[..., Any]:
+    def evaluator(self, shape: tuple[bool, bool]) -> RowEvaluator:
         if shape in self._evaluators:
             return self._evaluators[shape]
         with self._lock:

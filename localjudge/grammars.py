@@ -8,16 +8,17 @@ against the code that produced it.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Optional
 
-try:  # Python 3.11+
+if sys.version_info >= (3, 11):
     import re._constants as sre_constants
     import re._parser as sre_parse
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants  # type: ignore[no-redef]
-    import sre_parse  # type: ignore[no-redef]
+else:  # pragma: no cover - Python 3.10
+    import sre_constants
+    import sre_parse
 
 from .schema import default_output_schema
 

@@ -229,7 +229,7 @@ def read_results(path: Path) -> list[dict[str, Any]]:
 
 
 def replace_atomically(
-    path: Path, write: Callable[[TextIO], None], *, mode: int = 0o644, newline: str | None = None
+    path: Path, write: Callable[[TextIO], object], *, mode: int = 0o644, newline: str | None = None
 ) -> None:
     """Write ``path`` through a temporary file beside it, synced and renamed over it: whole or not at all.
 

@@ -110,7 +110,7 @@ def _row(number: int, where: str, record: Any, mapping: Mapping[str, str], id_fi
     if isinstance(record, BadRowError):
         return Row(str(number), where=where, error=record)
     if not isinstance(record, dict):
-        error = MalformedRowError(f"is a JSON {type(record).__name__}, not an object", where=where)
+        error: BadRowError = MalformedRowError(f"is a JSON {type(record).__name__}, not an object", where=where)
         return Row(str(number), where=where, error=error)
     if _has_lone_surrogate(record):
         return Row(
@@ -178,7 +178,7 @@ def _csv(path: Path) -> Iterator[tuple[int, str, Any]]:
     header = len(reader.fieldnames)
     for number, record in enumerate(reader, 1):  # ids count data rows; "where" names the file's line
         where = f"{path.name}:{reader.line_num}"
-        cells = [*record.values(), *(record.get(None) or [])]  # type: ignore[call-overload]
+        cells = [*record.values(), *(record.get(None) or [])]
         if any(isinstance(cell, str) and _has_bad_bytes(cell) for cell in cells):
             yield number, where, InvalidEncodingError("is not UTF-8", where=where)
         elif None in record:

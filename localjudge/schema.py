@@ -181,7 +181,7 @@ def _pydantic_typeddict(cls: type) -> type:
             fields[name] = hint  # explicit marks win (string annotations hide them from __required_keys__)
         else:
             fields[name] = te.Required[hint] if name in cls.__required_keys__ else te.NotRequired[hint]
-    rebuilt = te.TypedDict(cls.__name__, fields)  # type: ignore[operator]
+    rebuilt = te.TypedDict(cls.__name__, fields)  # type: ignore[misc]  # built at run time: mypy wants a literal name
     rebuilt.__module__ = cls.__module__
     return rebuilt
 

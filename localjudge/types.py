@@ -1,7 +1,7 @@
 """Types of the public API, matching OpenEvals' so annotated user code keeps type-checking."""
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Optional, Protocol, TypeGuard, TypeVar, Union, runtime_checkable
+from typing import Any, Optional, Protocol, TypeGuard, TypeVar, Union, cast, runtime_checkable
 
 # No ``from __future__ import annotations`` here: TypedDicts read NotRequired from evaluated
 # annotations (as strings every key would count as required at runtime). typing_extensions'
@@ -146,7 +146,7 @@ def offers(obj: object, capability: Callable[..., _Capability]) -> TypeGuard[_Ca
     (``capability`` is typed as a callable because mypy refuses a protocol where
     ``type[...]`` is expected.)
     """
-    return all(callable(getattr(obj, name, None)) for name in get_protocol_members(capability))
+    return all(callable(getattr(obj, name, None)) for name in get_protocol_members(cast(type, capability)))
 
 
 class SimpleEvaluator(Protocol):
