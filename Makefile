@@ -1,4 +1,4 @@
-# Targets mirror CI: `make install` then `make test` is exactly what .ci/run does.
+# Targets mirror CI: `make install`, `make lint` then `make test` is exactly what .ci/run does.
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
