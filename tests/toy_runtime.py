@@ -45,11 +45,11 @@ class ToyRuntime(Runtime):
 
     backend = "toy"
 
-    def __init__(self, slots: int = 1) -> None:
+    def __init__(self, slots: int = 1, n_ctx: int = 10_000) -> None:
         super().__init__()
         self.slots = slots
         self.path = Path("toy")
-        self.n_ctx = self.n_ctx_train = 10_000
+        self.n_ctx = self.n_ctx_train = n_ctx
         self.n_vocab = len(PIECES)
         self.bos_id, self.add_bos = None, False
         self.template_metadata = {}
@@ -57,6 +57,7 @@ class ToyRuntime(Runtime):
         self.histories: dict[int, list[int]] = {}
         self.branch_calls = 0
         self.group_calls: list[list[Group]] = []  # each _evaluate_groups call's groups
+        self._closed = False
 
     @staticmethod
     def logits_after(history: Sequence[int]) -> np.ndarray:
@@ -96,7 +97,7 @@ class ToyRuntime(Runtime):
 
     @property
     def closed(self) -> bool:
-        return False
+        return self._closed
 
     def close(self) -> None:
-        pass
+        self._closed = True
