@@ -1,4 +1,7 @@
-"""What every runtime shares: one BOS, markup-only special tokens, and the context check's advice."""
+"""What every runtime shares: one BOS, markup-only special tokens, and the context check's advice.
+
+How runtimes evaluate (batched steps, extend, branch, close, the context) is in test_runtime_contract.py.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from localjudge.errors import ContextOverflowError, ModelError
+from localjudge.errors import ContextOverflowError
 from localjudge.runtimes.base import Runtime, check_fits
 from localjudge.runtimes.vocabulary import TokenVocabulary
 
@@ -51,9 +54,6 @@ class CharRuntime(Runtime):
         logits[sum(self.evaluated) % self.n_vocab] = 1.0  # depends on everything evaluated
         return logits
 
-    def _truncate(self, n_past: int, seq: int) -> None:
-        del self.evaluated[n_past:]
-
     def load_info(self) -> dict[str, Any]:
         return {}
 
@@ -80,16 +80,6 @@ def test_message_text_cannot_spell_a_special_token():
     assert tokens[1:] == [ord(c) for c in "<s>x"]
 
 
-def test_a_closed_runtime_refuses_to_evaluate():
-    runtime = CharRuntime()
-    runtime.start([BOS, 65])
-    runtime.close()
-    for call in (runtime.start, runtime.extend):
-        with pytest.raises(ModelError, match="closed"):
-            call([66])
-    assert runtime.evaluated == [BOS, 65]
-
-
 def test_overflow_advice_names_max_tokens_only_when_the_caller_chose_it():
     with pytest.raises(ContextOverflowError) as given:
         check_fits(60, 10, 64, 128, backend="x", given=True)
@@ -100,17 +90,6 @@ def test_overflow_advice_names_max_tokens_only_when_the_caller_chose_it():
     with pytest.raises(ContextOverflowError, match="longer context"):
         check_fits(200, 1, 128, 128, backend="x", given=False)
     check_fits(54, 10, 64, 128, backend="x", given=True)  # fits exactly
-
-
-def test_evaluation_stops_at_the_context_and_counts_what_was_evaluated():
-    runtime = CharRuntime()
-    runtime.start(list(range(60)))
-    runtime.extend([1, 2, 3, 4])
-    assert len(runtime.evaluated) == 64
-    with pytest.raises(ContextOverflowError, match="context of 64"):
-        runtime.extend([5])
-    runtime.start([1])  # a fresh start forgets the rest
-    assert runtime.evaluated == [1]
 
 
 def test_a_long_text_is_counted_in_pieces_and_refused_before_the_whole_count():
@@ -128,16 +107,3 @@ def test_a_long_text_is_counted_in_pieces_and_refused_before_the_whole_count():
         refuse_what_cannot_fit(["a" * 100_000], count, 20_000, "x")
     assert max(whole) <= 4_096  # never the whole text at once
     refuse_what_cannot_fit(["a" * 100_000], count, 200_000, "x")  # fits: left to the exact count
-
-
-def test_branches_see_the_state_and_leave_it_as_it_was():
-    runtime = CharRuntime()
-    runtime.start([1, 2])
-    branched = runtime.branch([[3], [4, 5]])
-    assert [int(np.argmax(b)) for b in branched] == [6, 12]  # sum of 1, 2 and the path
-    assert runtime.evaluated == [1, 2]
-    assert int(np.argmax(runtime.extend([7]))) == 10  # the state went on from 1, 2
-    with pytest.raises(ValueError, match="empty"):
-        runtime.branch([[]])
-    with pytest.raises(ContextOverflowError):
-        runtime.branch([[1] * 62])

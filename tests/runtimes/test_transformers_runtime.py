@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 
-import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -53,17 +52,6 @@ def test_sentencepiece_pieces_map_metaspace_and_byte_fallback():
     tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()])
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", eos_token="<eos>")
     assert token_pieces(fast, 8) == [None, None, b'"', b"\xc3", b" the", b"x", None, None]
-
-
-def test_kv_cache_extend_matches_a_full_recompute(runtime):
-    prompt = runtime.prompt_tokens("<s><|user|>Is 2+2=4? Answer: yes.</s><|assistant|>")
-    with runtime.lock:
-        runtime.start(prompt[:-2])
-        runtime.extend(prompt[-2:-1])
-        incremental = runtime.extend(prompt[-1:])
-        full = runtime.start(prompt)
-    assert incremental.shape == (runtime.n_vocab,)
-    np.testing.assert_allclose(incremental, full, rtol=1e-4, atol=1e-4)
 
 
 def test_template_facts_come_from_the_directory(runtime):
@@ -125,17 +113,6 @@ def test_a_gpu_means_cuda_and_bfloat16_by_default(monkeypatch):
     assert pick_device(torch, None, None) == (torch.device("cuda"), torch.bfloat16)
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: False)
     assert pick_device(torch, None, None)[1] == torch.float16
-
-
-def test_a_closed_runtime_refuses_to_evaluate(tiny_model_dir):
-    from localjudge.errors import ModelError
-
-    closed = TransformersRuntime(tiny_model_dir)
-    closed.start([0, 5])
-    closed.close()
-    for call in (closed.start, closed.extend):
-        with pytest.raises(ModelError, match="closed"):
-            call([5])
 
 
 @pytest.mark.parametrize(
