@@ -18,7 +18,7 @@ the cuts. transformers (float32 on CPU) differs in the last bits, because
 a cached step multiplies a 1-row matrix where a recompute multiplies an
 n-row one, and the sums come out in another order. llama.cpp
 promises nothing across cuts: its kernels depend on the batch size, and
-on the tiny model the logits move by up to about 1.0. That is why it
+on the tiny model logits move by more than 1.0. That is why it
 evaluates prompts in canonical chunks (:mod:`localjudge.runtimes.prefix_cache`).
 """
 
