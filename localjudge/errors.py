@@ -6,6 +6,7 @@ hiding the other::
 
     LocalJudgeError
     ├── UsageError (ValueError)            a bad argument; fix the call
+    │   ├── OptionError                    options that do not fit together (named so a CLI can show its flags)
     │   ├── MissingTemplateVariableError   a {placeholder} has no value (also a KeyError, as in OpenEvals)
     │   ├── InvalidTrajectoryError (TypeError)  a trajectory's message or tool call is malformed
     │   ├── UnsupportedSchemaError         a schema keyword cannot be enforced
@@ -26,7 +27,7 @@ hiding the other::
         ├── OutputParseError (ValueError)  output invalid or off-schema; keeps raw text
         │   └── TruncatedOutputError       generation stopped at max_tokens
         ├── TransportError                 a remote endpoint failed
-        │   ├── ConnectError / TimeoutError
+        │   ├── ConnectError / JudgeTimeoutError
         │   └── HTTPStatusError            a non-2xx answer after retries
         └── AllClientsFailedError          every client of a fallback chain failed
 
@@ -38,7 +39,8 @@ next client may succeed where this one failed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import string
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._text import clip
@@ -53,6 +55,7 @@ __all__ = [
     "InvalidEncodingError",
     "InvalidTrajectoryError",
     "JudgeRuntimeError",
+    "JudgeTimeoutError",
     "LocalJudgeError",
     "MalformedRowError",
     "MissingDependencyError",
@@ -61,11 +64,11 @@ __all__ = [
     "ModelError",
     "ModelLoadError",
     "ModelSpecError",
+    "OptionError",
     "OutputParseError",
     "RequestCancelledError",
     "ResultsFileError",
     "SchemaTooLargeError",
-    "TimeoutError",
     "TransportError",
     "TruncatedOutputError",
     "UnsupportedSchemaError",
@@ -83,6 +86,25 @@ class UsageError(LocalJudgeError, ValueError):
     def __init__(self, *args: Any, param: str | None = None) -> None:
         super().__init__(*args)
         self.param = param
+
+
+class OptionError(UsageError):
+    """Options given together that do not fit, or one that needs another.
+
+    ``template`` names each option as a ``{placeholder}`` holding its
+    keyword name (``{prompt_file}``); ``str()`` shows them as keywords
+    (``prompt_file=``), and :meth:`render` as a caller names them, so that a
+    command line can show its own flags without this package knowing them.
+    """
+
+    def __init__(self, template: str) -> None:
+        self.template = template
+        self.options = tuple(name for _, name, _, _ in string.Formatter().parse(template) if name)
+        super().__init__(self.render({}))
+
+    def render(self, names: Mapping[str, str]) -> str:
+        """The message with each option named as ``names`` says (else as a keyword, ``name=``)."""
+        return self.template.format_map({option: names.get(option, f"{option}=") for option in self.options})
 
 
 class MissingTemplateVariableError(UsageError, KeyError):
@@ -273,8 +295,12 @@ class ConnectError(TransportError):
     pass
 
 
-class TimeoutError(TransportError):
-    pass
+class JudgeTimeoutError(TransportError):
+    """A remote endpoint gave no answer in time (not the builtin ``TimeoutError``, an ``OSError``)."""
+
+
+#: the former name, kept for code that imports it; it shadowed the builtin, so it is not in ``__all__``
+TimeoutError = JudgeTimeoutError
 
 
 class HTTPStatusError(TransportError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import re
 
 import pytest
@@ -18,6 +19,7 @@ from localjudge.errors import (
     InvalidEncodingError,
     InvalidTrajectoryError,
     JudgeRuntimeError,
+    JudgeTimeoutError,
     LocalJudgeError,
     MalformedRowError,
     MissingDependencyError,
@@ -26,11 +28,11 @@ from localjudge.errors import (
     ModelError,
     ModelLoadError,
     ModelSpecError,
+    OptionError,
     OutputParseError,
     RequestCancelledError,
     ResultsFileError,
     SchemaTooLargeError,
-    TimeoutError,
     TransportError,
     TruncatedOutputError,
     UnsupportedSchemaError,
@@ -45,6 +47,7 @@ PARENTS = {
     SchemaTooLargeError: (UnsupportedSchemaError,),
     ResultsFileError: (UsageError, OSError),
     ModelSpecError: (UsageError,),
+    OptionError: (UsageError,),
     BadRowError: (UsageError,),
     MalformedRowError: (BadRowError,),
     InvalidEncodingError: (BadRowError,),
@@ -60,7 +63,7 @@ PARENTS = {
     TruncatedOutputError: (OutputParseError,),
     TransportError: (JudgeRuntimeError,),
     ConnectError: (TransportError,),
-    TimeoutError: (TransportError,),
+    JudgeTimeoutError: (TransportError,),
     HTTPStatusError: (TransportError,),
     AllClientsFailedError: (JudgeRuntimeError,),
 }
@@ -194,3 +197,19 @@ def test_unsupported_schema_error_says_where():
     err = UnsupportedSchemaError("pattern is not supported", path="/properties/a", keyword="pattern")
     assert str(err) == "pattern is not supported at /properties/a"
     assert err.keyword == "pattern"
+
+
+def test_the_timeout_error_does_not_shadow_the_builtin():
+    from localjudge import errors
+
+    assert JudgeTimeoutError is not builtins.TimeoutError
+    assert errors.TimeoutError is JudgeTimeoutError  # the former name still imports
+    assert "TimeoutError" not in errors.__all__  # so ``import *`` leaves the builtin alone
+    assert not isinstance(JudgeTimeoutError("x"), OSError)
+
+
+def test_an_option_error_names_options_as_keywords_or_as_the_caller_names_them():
+    error = OptionError("Give {prompt} or {prompt_file}, not both")
+    assert error.options == ("prompt", "prompt_file")
+    assert str(error) == "Give prompt= or prompt_file=, not both"
+    assert error.render({"prompt": "--prompt"}) == "Give --prompt or prompt_file=, not both"

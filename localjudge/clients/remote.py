@@ -29,8 +29,8 @@ from .._text import clip
 from ..errors import (
     ConnectError,
     HTTPStatusError,
+    JudgeTimeoutError,
     OutputParseError,
-    TimeoutError,
     TransportError,
     UsageError,
 )
@@ -345,7 +345,7 @@ class _RemoteBase:
                     continue
                 verdict = self._status_verdict(outcome, text)
             elif isinstance(outcome, _Failure):
-                error = {"connect": ConnectError, "timeout": TimeoutError}.get(outcome.kind, TransportError)
+                error = {"connect": ConnectError, "timeout": JudgeTimeoutError}.get(outcome.kind, TransportError)
                 verdict = _Verdict(self._redact(outcome.detail), retry_here=True, error=error)
             else:  # pragma: no cover - a driver bug
                 raise RuntimeError(f"unexpected outcome {outcome!r}")

@@ -10,10 +10,10 @@ from localjudge.errors import (
     ConnectError,
     ContextOverflowError,
     HTTPStatusError,
+    JudgeTimeoutError,
     ModelLoadError,
     OutputParseError,
     RequestCancelledError,
-    TimeoutError,
     TransportError,
     TruncatedOutputError,
     UsageError,
@@ -36,7 +36,7 @@ class ForeignStatus(Exception):
 TABLE = [
     # failure, another client, another server
     (ConnectError("connection refused"), True, True),
-    (TimeoutError("no answer in 30 s"), True, True),
+    (JudgeTimeoutError("no answer in 30 s"), True, True),
     (TransportError("HTTP 200 answer is not a chat completion"), True, True),
     (status(408), True, True),
     (status(409), True, True),

@@ -18,9 +18,9 @@ from localjudge.errors import (
     AllClientsFailedError,
     ConnectError,
     ContextOverflowError,
+    JudgeTimeoutError,
     ModelLoadError,
     OutputParseError,
-    TimeoutError,
     UsageError,
 )
 
@@ -51,7 +51,7 @@ def test_first_answer_wins_and_later_clients_are_not_called():
     [
         ModelLoadError("Model file not found: /nowhere.gguf", path="/nowhere.gguf"),
         ConnectError("could not connect"),
-        TimeoutError("no data for 1 s"),
+        JudgeTimeoutError("no data for 1 s"),
         OutputParseError("not JSON", raw_output="oops"),
         httpx.ConnectError("refused"),
         ConnectionResetError("reset"),
@@ -89,7 +89,7 @@ def test_all_failing_lists_every_failure_in_order():
 
 
 def test_fallback_on_classes_and_predicates_override_the_rule():
-    only_timeouts = FallbackClient(_failing(ConnectError("x"), "a"), _answering("b"), fallback_on=TimeoutError)
+    only_timeouts = FallbackClient(_failing(ConnectError("x"), "a"), _answering("b"), fallback_on=JudgeTimeoutError)
     with pytest.raises(ConnectError):
         only_timeouts.chat.completions.create(**REQUEST)
     everything = FallbackClient(_failing(KeyError("k"), "a"), _answering("b"), fallback_on=lambda exc: True)
@@ -198,7 +198,7 @@ async def test_async_chain_mixes_sync_and_async_clients():
 
 
 async def test_async_chain_raises_all_failures():
-    chain = FallbackClient(_failing(ConnectError("a"), "a"), _failing(TimeoutError("b"), "b")).aio
+    chain = FallbackClient(_failing(ConnectError("a"), "a"), _failing(JudgeTimeoutError("b"), "b")).aio
     with pytest.raises(AllClientsFailedError) as info:
         await chain.chat.completions.create(**REQUEST)
     assert [name for name, _ in info.value.errors] == ["a", "b"]

@@ -15,9 +15,9 @@ from localjudge.errors import (
     AllClientsFailedError,
     ConnectError,
     HTTPStatusError,
+    JudgeTimeoutError,
     ModelSpecError,
     OutputParseError,
-    TimeoutError,
     TruncatedOutputError,
     UsageError,
 )
@@ -105,7 +105,7 @@ def test_an_error_another_server_would_repeat_is_the_request_error_at_once(error
     assert pool._state.resting_until == [0.0, 0.0] and pool._state.in_flight == [0, 0]
 
 
-@pytest.mark.parametrize("error", [HTTPStatusError("busy", status_code=503), TimeoutError("no answer in 1 s")])
+@pytest.mark.parametrize("error", [HTTPStatusError("busy", status_code=503), JudgeTimeoutError("no answer in 1 s")])
 def test_server_failures_move_on(error):
     pool = PoolClient(_member("a", error), _member("b"))
     assert pool.chat.completions.create(**REQUEST)[FALLBACK_FIELD]["failures"][0]["error"] == type(error).__name__

@@ -15,7 +15,7 @@ import pytest
 from fault_server import completion, completion_body, drip, hang, reset, respond, truncated
 from remote_helpers import REQUEST, run
 
-from localjudge.errors import ConnectError, HTTPStatusError, TimeoutError, TransportError
+from localjudge.errors import ConnectError, HTTPStatusError, JudgeTimeoutError, TransportError
 
 pytestmark = pytest.mark.parametrize("mode", ["sync", "async"])
 
@@ -58,7 +58,7 @@ def test_connection_refused_is_a_connect_error(mode, fault_server):
 
 def test_connect_timeout(mode, blackhole):
     result = run(mode, blackhole.base_url, connect_timeout=0.3, max_retries=1)
-    assert isinstance(result.error, TimeoutError)
+    assert isinstance(result.error, JudgeTimeoutError)
     assert "no connection within 0.3 s" in str(result.error)
     assert len(result.error.attempts) == 2
     assert 0.5 <= result.elapsed < 5
@@ -77,7 +77,7 @@ def test_read_timeout_then_success(mode, fault_server):
 def test_read_timeout_every_time_is_a_timeout_error(mode, fault_server):
     server = fault_server(hang())
     result = run(mode, server.base_url, server, read_timeout=0.3, max_retries=1)
-    assert isinstance(result.error, TimeoutError)
+    assert isinstance(result.error, JudgeTimeoutError)
     assert "no data for 0.3 s" in result.error.attempts[0]
     assert 0.5 <= result.elapsed < 5
     result.assert_no_leaks()
@@ -180,7 +180,7 @@ def test_slow_drip_past_the_deadline_is_a_timeout(mode, fault_server):
     # A byte every 50 ms never trips the read timeout; the per-attempt deadline stops it.
     server = fault_server(drip(ANSWER, interval=0.05))
     result = run(mode, server.base_url, server, timeout=0.6, read_timeout=0.5, max_retries=1)
-    assert isinstance(result.error, TimeoutError)
+    assert isinstance(result.error, JudgeTimeoutError)
     assert "within the 0.6 s deadline" in str(result.error)
     assert len(result.error.attempts) == 2
     assert 1.1 <= result.elapsed < 5
@@ -220,6 +220,6 @@ def test_request_body_is_sent_as_given(mode, fault_server):
 def test_per_call_timeout_bounds_the_wait(mode, fault_server):
     server = fault_server(hang())
     result = run(mode, server.base_url, server, request={**REQUEST, "timeout": 0.4}, max_retries=0)
-    assert isinstance(result.error, TimeoutError)
+    assert isinstance(result.error, JudgeTimeoutError)
     assert 0.3 <= result.elapsed < 3
     result.assert_no_leaks()
