@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import UsageError
+from .errors import OptionError, UsageError
 
 __all__ = [
     "AgreementReport",
@@ -25,6 +25,7 @@ __all__ = [
     "confusion_matrix",
     "expected_calibration_error",
     "label_text",
+    "read_labels",
     "reliability_table",
 ]
 
@@ -220,3 +221,23 @@ def _read_labels_as_verdicts(pairs: list[tuple[str, str, Any]]) -> list[tuple[st
         names = {"a": "A", "b": "B", "tie": "tie"}
         return [(names.get(label.lower(), label), verdict, m) for label, verdict, m in pairs]
     return pairs
+
+
+def read_labels(path: Any, *, label_field: str = "label", id_field: str = "id") -> tuple[dict[str, Any], list[Any]]:
+    """Each row's label by id from a labels or data file, and the errors of the rows that could not be read."""
+    from .rows import read_rows
+
+    labels: dict[str, Any] = {}
+    unreadable = []
+    for row in read_rows(path, id_field=id_field):
+        if row.error is not None:
+            unreadable.append(row.error)
+        elif row.values.get(label_field) not in (None, ""):
+            labels[row.id] = row.values[label_field]
+    if not labels:
+        raise OptionError(
+            "{path} has no rows with a {field} value; name the column with {label_field}",
+            path=str(path),
+            field=repr(label_field),
+        )
+    return labels, unreadable

@@ -25,7 +25,7 @@ import numpy as np
 from .agreement import label_text
 from .calibration import Fit, choose_correction, value_key
 from .clients.cached import cache_identity
-from .errors import UsageError
+from .errors import OptionError, UsageError
 from .pairwise import SWAP
 from .prompting import template_fields
 
@@ -35,7 +35,6 @@ __all__ = [
     "calibration_key",
     "content_free_prior",
     "content_free_values",
-    "describe_fit",
     "fit_calibration",
     "label_index",
     "labelled_samples",
@@ -173,44 +172,17 @@ def fit_calibration(samples: Samples, classes: Sequence[str], prior: Sequence[fl
     )
 
 
-def describe_fit(fit: Fit, samples: Samples, *, where: Any) -> str:
-    """The fit in a few lines: each candidate's held-out figures, then what was kept and where."""
-    before = next(iter(fit.validations.values()))
-    lines = [
-        f"{fit.rows} readouts from {len(set(samples.groups))} labelled rows "
-        f"({samples.without_readout} rows gave none); "
-        f"held out over {before.folds} folds, uncorrected: ECE {before.before_ece:.3f}, "
-        f"accuracy {before.before_accuracy:.3f}"
-    ]
-    if fit.prior is not None:
-        shown = ", ".join(f"{name} {p:.3f}" for name, p in zip(fit.classes, fit.prior, strict=True))
-        lines.append(f"content-free readout (the judge's bias before reading anything): {shown}")
-    for name, validation in fit.validations.items():
-        verdict = "kept" if name == fit.chosen else ("would help" if validation.keep else "hurts: dropped")
-        lines.append(
-            f"  {name:<26} ECE {validation.after_ece:.3f}, accuracy {validation.after_accuracy:.3f}  ({verdict})"
-        )
-    if fit.correction is None:
-        lines.append(f"no correction helped on held-out rows: none will be applied (recorded in {where})")
-    else:
-        lines.append(
-            f"kept {fit.chosen} (temperature {fit.correction.temperature:.3f}) in {where}; "
-            "apply it with --calibrated and the same model and prompt options"
-        )
-    return "\n".join(lines)
-
-
 def stored_correction(evaluator: Any) -> tuple[Any, str]:
     """The correction ``localjudge calibrate`` kept for this evaluator (None if none helped), and a note on it."""
     from .calibration_file import calibration_path, read_calibration
 
     path = calibration_path(calibration_key(evaluator))
     if not path.is_file():
-        raise UsageError(
-            "--calibrated: no calibration was fitted for this judge. A calibration belongs to one local model "
-            "and one prompt: the same --model, prompt options (--prompt, --evaluator, --system, --no-reasoning, "
-            "--choices, ...) and the same fields (whether --inputs and --reference-outputs are given). Fit one "
-            "with: localjudge calibrate LABELLED.jsonl (with --pairwise for compare) and those options"
+        raise OptionError(
+            "{calibrated}: no calibration was fitted for this judge. A calibration belongs to one local model "
+            "and one prompt: the same {model}, prompt options ({prompt}, {evaluator}, {system}, {no_reasoning}, "
+            "{choices}, ...) and the same fields (whether {inputs} and {reference_outputs} are given). Fit one "
+            "with: localjudge calibrate LABELLED.jsonl (with {pairwise} for compare) and those options"
         )
     stored = read_calibration(path)
     if stored.correction is None:

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import UsageError
+from .errors import OptionError, UsageError
 
 __all__ = [
     "CANDIDATES",
@@ -197,9 +197,12 @@ def cross_validate(
     groups = np.asarray(groups if groups is not None else range(len(labels)), dtype=int)
     members = np.unique(groups)
     if len(members) < folds * 2:
-        raise UsageError(
-            f"cross-validation over {folds} folds needs at least {folds * 2} labelled rows, got {len(members)} "
-            "(label more rows, or lower --folds)"
+        raise OptionError(
+            "cross-validation over {count} folds needs at least {least} labelled rows, got {rows} "
+            "(label more rows, or lower {folds})",
+            count=folds,
+            least=folds * 2,
+            rows=len(members),
         )
     classes = tuple(str(i) for i in range(probabilities.shape[1]))
     shuffled = np.random.default_rng(seed).permutation(members)

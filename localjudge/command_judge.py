@@ -1,9 +1,11 @@
-"""The judge a command's options describe: the client, the evaluator, and the batch run's row judge.
+"""The judge a set of judge options describes: the client, the evaluator, and a batch run's row judge.
 
 ``score``, ``batch``, ``compare`` and ``calibrate`` take the same judge
-options; this module turns them (a ``settings`` dict, as click passes them,
+options; this module turns them (a ``settings`` dict keyed by option name,
 whose ``model_options`` is a :class:`~localjudge.specs.ModelOptions`) into a
-judge, so the commands only parse and print.
+judge, so the commands only parse and print. Misfitting options raise
+:class:`~localjudge.errors.OptionError`, which names them by their keys here
+(a command line shows its own flags for them).
 """
 
 from __future__ import annotations
@@ -14,10 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-import click
-
 from . import bounded_json
-from .errors import LocalJudgeError, UsageError
+from .errors import LocalJudgeError, OptionError, UsageError
 from .evaluators import default_prompt
 from .specs import parse_spec
 from .specs.options import MAX_DEFAULT_PARALLEL
@@ -56,7 +56,7 @@ def build_judge(
 
 
 def default_parallel(settings: dict[str, Any], concurrency: int, *, pairwise: bool) -> None:
-    """Sequences for a local model to decode side by side, unless --parallel said: a pair is two (its orders)."""
+    """Sequences for a local model to decode side by side, unless ``parallel`` was given: a pair is two (its orders)."""
     if (concurrency > 1 or pairwise) and parse_spec(settings["model_spec"]).runs_here:
         parallel = min(concurrency * (2 if pairwise else 1), MAX_DEFAULT_PARALLEL)
         settings["model_options"] = settings["model_options"].with_default("parallel", parallel)
@@ -69,11 +69,10 @@ def judge_from_settings(settings: dict[str, Any], *, load: bool = True) -> Any:
 
 
 #: the options that shape a single output's score, which a pairwise judge does not take
-SINGLE_OUTPUT_OPTIONS = {
-    "continuous": "--continuous",
-    "choices": "--choices",
-    "output_schema": "--output-schema",
-}
+SINGLE_OUTPUT_OPTIONS = ("continuous", "choices", "output_schema")
+
+#: where a note goes that a caller may want to show (which calibration was applied); none by default
+Notify = Callable[[str], None]
 
 
 def make_evaluator(
@@ -83,12 +82,14 @@ def make_evaluator(
     has_reference: bool,
     cache: Any = None,
     build: Callable[[dict[str, Any]], Any] | None = None,
+    notify: Notify | None = None,
 ) -> RowEvaluator:
     """An evaluator from the judge options; our default prompt when none was given.
 
     ``settings["pairwise"]`` makes it a pairwise judge (outputs_a, outputs_b);
     ``settings["ensemble_specs"]`` an ensemble of the main model and those.
-    ``build`` makes a judge client from settings (default: :func:`judge_from_settings`).
+    ``build`` makes a judge client from settings (default: :func:`judge_from_settings`);
+    ``notify`` is told which calibration ``settings["calibrated"]`` applied.
     """
     from .judge import create_llm_as_judge
 
@@ -103,6 +104,7 @@ def make_evaluator(
                 has_reference=has_reference,
                 cache=cache,
                 build=build,
+                notify=notify,
             )
             for spec in (settings["model_spec"], *settings["ensemble_specs"])
         ]
@@ -113,15 +115,14 @@ def make_evaluator(
         _check_trajectory_options(settings)
     for name in ("allow_ties", "on_disagreement"):
         if settings.get(name) and not pairwise:
-            flag = "--" + name.replace("_", "-")
-            raise UsageError(f"{flag} is for pairs: use it with --pairwise (batch) or compare")
+            raise OptionError(f"{{{name}}} is for pairs: use it with a pairwise judge ({{pairwise}})")
     if pairwise:
-        given = [flag for name, flag in SINGLE_OUTPUT_OPTIONS.items() if settings.get(name)]
+        given = [f"{{{name}}}" for name in SINGLE_OUTPUT_OPTIONS if settings.get(name)]
         if given:
-            raise UsageError(f"{', '.join(given)} shapes a single output's score; a pairwise judge picks A or B")
+            raise OptionError(f"{', '.join(given)} shapes a single output's score; a pairwise judge picks A or B")
     prompt, prompt_file = settings["prompt"], settings["prompt_file"]
     if prompt is not None and prompt_file is not None:
-        raise UsageError("Give --prompt or --prompt-file, not both")
+        raise OptionError("Give {prompt} or {prompt_file}, not both")
     if prompt_file is not None:
         from .rows import read_text
 
@@ -134,14 +135,15 @@ def make_evaluator(
         if ready is None:
             raise UsageError(f"no evaluator named {settings['evaluator']!r}; see: localjudge evaluators list")
         if prompt is not None:
-            raise UsageError("--evaluator brings its own prompt; give --evaluator or --prompt, not both")
+            raise OptionError("{evaluator} brings its own prompt; give {evaluator} or {prompt}, not both")
         if ready.pairwise != pairwise:
-            where = "compare or batch --pairwise" if ready.pairwise else "score or batch (without --pairwise)"
-            raise UsageError(
-                f"the {ready.name} evaluator judges {'pairs' if ready.pairwise else 'one output'}: use {where}"
-            )
+            where = "a pairwise judge ({pairwise})" if ready.pairwise else "a judge of one output (without {pairwise})"
+            judges = "pairs" if ready.pairwise else "one output"
+            raise OptionError(f"the {{name}} evaluator judges {judges}: use {where}", name=ready.name)
         if settings.get("choices") or (continuous and not ready.continuous):
-            raise UsageError(f"the {ready.name} evaluator has its own scale; drop --continuous and --choices")
+            raise OptionError(
+                "the {name} evaluator has its own scale; drop {continuous} and {choices}", name=ready.name
+            )
         prompt = ready.prompt or None
         feedback_key = feedback_key or ready.name
         continuous = ready.continuous
@@ -198,17 +200,18 @@ def make_evaluator(
 
         correction, note = stored_correction(evaluator)
         evaluator.core.use_calibration(correction)
-        click.echo(note, err=True)
+        if notify is not None:
+            notify(note)
     return evaluator
 
 
 def _check_trajectory_options(settings: dict[str, Any]) -> None:
-    """--trajectory judges one agent's messages: options for pairs, ready-made evaluators and calibration do not fit."""
-    for name, flag in (("pairwise", "--pairwise"), ("evaluator", "--evaluator"), ("calibrated", "--calibrated")):
+    """A trajectory judges one agent's messages: options for pairs, ready-made evaluators and calibration do not fit."""
+    for name in ("pairwise", "evaluator", "calibrated"):
         if settings.get(name):
-            raise UsageError(
-                f"{flag} does not go with --trajectory, which judges an agent's messages with the trajectory "
-                "judge (give --prompt or --prompt-file for prompts of your own)"
+            raise OptionError(
+                f"{{{name}}} does not go with {{trajectory}}, which judges an agent's messages with the trajectory "
+                "judge (give {prompt} or {prompt_file} for prompts of your own)"
             )
 
 
@@ -234,8 +237,16 @@ class RowJudge:
     the run cost: answers from the result cache, model calls and their tokens.
     """
 
-    def __init__(self, settings: dict[str, Any], *, use_cache: bool, cache_file: Optional[Path] = None) -> None:
+    def __init__(
+        self,
+        settings: dict[str, Any],
+        *,
+        use_cache: bool,
+        cache_file: Optional[Path] = None,
+        notify: Notify | None = None,
+    ) -> None:
         self.settings, self.use_cache, self.cache_file = settings, use_cache, cache_file
+        self.notify = notify  # not pickled: a note from an actor has no one to show it to
         self._lock = threading.Lock()
         self._judges: dict[str, Any] = {}  # a metered client per model spec (several in an ensemble)
         self._cache: Any = None
@@ -288,6 +299,7 @@ class RowJudge:
                         has_reference=shape[1],
                         cache=self._cache,
                         build=self._metered,
+                        notify=self.notify,
                     )
             except LocalJudgeError as exc:
                 self._failure = exc

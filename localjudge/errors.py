@@ -95,16 +95,20 @@ class OptionError(UsageError):
     keyword name (``{prompt_file}``); ``str()`` shows them as keywords
     (``prompt_file=``), and :meth:`render` as a caller names them, so that a
     command line can show its own flags without this package knowing them.
+    Other placeholders take the ``values`` given (a path, which may hold
+    braces of its own).
     """
 
-    def __init__(self, template: str) -> None:
-        self.template = template
-        self.options = tuple(name for _, name, _, _ in string.Formatter().parse(template) if name)
+    def __init__(self, template: str, **values: Any) -> None:
+        self.template, self.values = template, values
+        fields = (name for _, name, _, _ in string.Formatter().parse(template) if name)
+        self.options = tuple(dict.fromkeys(name for name in fields if name not in values))
         super().__init__(self.render({}))
 
     def render(self, names: Mapping[str, str]) -> str:
         """The message with each option named as ``names`` says (else as a keyword, ``name=``)."""
-        return self.template.format_map({option: names.get(option, f"{option}=") for option in self.options})
+        shown = {option: names.get(option, f"{option}=") for option in self.options}
+        return self.template.format_map({**shown, **self.values})
 
 
 class MissingTemplateVariableError(UsageError, KeyError):

@@ -224,6 +224,7 @@ def check_judge(
     concurrency: int = 1,
     use_cache: bool = True,
     on_record: Callable[[Mapping[str, Any]], None] = lambda record: None,
+    notify: Optional[Callable[[str], None]] = None,
 ) -> list[SetReport]:
     """Judge each named set with the judge ``settings`` describe (the command line's judge options) and measure it."""
     from .batch import score_rows
@@ -236,7 +237,7 @@ def check_judge(
         labels = {row["id"]: row.pop("label") for row in rows}
         set_settings = check_set.settings(settings)
         default_parallel(set_settings, concurrency, pairwise=check_set.pairwise)
-        judge = RowJudge(set_settings, use_cache=use_cache)
+        judge = RowJudge(set_settings, use_cache=use_cache, notify=notify)
         judge.prepare({RowJudge.shape(rows[0])})  # a bad option or model stops the check before its first row
         started = time.monotonic()
         records = []

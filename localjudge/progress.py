@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 __all__ = ["RunProgress"]
@@ -61,7 +62,7 @@ class RunProgress:
             self._task = self._bar.add_task("rows", total=self.total, rate="", errors="0 errors")
         return self
 
-    def advance(self, record: dict[str, Any]) -> None:
+    def advance(self, record: Mapping[str, Any]) -> None:
         self.done += 1
         if "error" in record:
             self.failed += 1

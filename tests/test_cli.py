@@ -10,6 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from localjudge import cli, command_judge
+from localjudge.cli.info import describe_quality
+from localjudge.cli.output import handle_errors
 from localjudge.clients.base import ChatClient, ScriptedClient, make_chat_completion
 from localjudge.specs import ModelOptions
 
@@ -204,7 +206,7 @@ def test_runtime_error_exits_1_with_raw_output(scripted):
 
 def test_an_os_error_is_one_line_naming_the_file():
     @cli.main.command("fail-on-disk")
-    @cli._handle_errors
+    @handle_errors
     def fail_on_disk() -> None:
         raise PermissionError(13, "Permission denied", "/data/rows.jsonl")
 
@@ -245,12 +247,12 @@ def test_a_cards_quality_is_a_line_per_set_then_the_command():
         "answers": {"accuracy": 0.8, "kappa": 0.6, "ece": 0.05},
         "llmbar-natural": {"accuracy": 0.7, "position_consistency": 0.6},
     }
-    assert cli.describe_quality(quality) == [
+    assert describe_quality(quality) == [
         "answers: accuracy 0.80, kappa 0.60, ECE 0.05",
         "llmbar-natural: accuracy 0.70, consistent 0.60",
         "measured by: localjudge check-judge --split test",
     ]
-    assert cli.describe_quality({}) == []
+    assert describe_quality({}) == []
 
 
 def test_batch_scores_each_row_and_resumes(scripted, tmp_path):

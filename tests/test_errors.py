@@ -213,3 +213,6 @@ def test_an_option_error_names_options_as_keywords_or_as_the_caller_names_them()
     assert error.options == ("prompt", "prompt_file")
     assert str(error) == "Give prompt= or prompt_file=, not both"
     assert error.render({"prompt": "--prompt"}) == "Give --prompt or prompt_file=, not both"
+    with_a_path = OptionError("{results} {path} is the data file", path="{odd}.jsonl")
+    assert with_a_path.options == ("results",)
+    assert with_a_path.render({"results": "-o"}) == "-o {odd}.jsonl is the data file"

@@ -64,16 +64,17 @@ LAYERS: list[tuple[str, ...]] = [
         "localjudge.progress",
         "localjudge.doctor",
         "localjudge.command_judge",
-        "localjudge.cli",
+        "localjudge.runs",
         "localjudge.judge_check",
         "localjudge.agreement_plot",
         "localjudge.calibrate",
         "localjudge.server",
         "localjudge.testing",
         "localjudge.pytest_plugin",
-        "localjudge.__main__",
         "localjudge",
     ),
+    # the command line: it parses, calls the layers below, prints; nothing below imports it
+    ("localjudge.cli", "localjudge.cli.*", "localjudge.__main__"),
 ]
 
 

@@ -1,0 +1,38 @@
+"""The ``localjudge`` command: each command parses its options, calls the library, and prints.
+
+One module per command group; the options several commands share are
+declared once in :mod:`.options`, and :mod:`.output` turns the library's
+errors into a line on stderr and an exit code. Nothing below this package
+imports click or names a flag.
+"""
+
+from __future__ import annotations
+
+import click
+
+from .batch import batch
+from .calibrate import calibrate
+from .info import doctor, evaluators, grammar, models
+from .judging import compare, score
+from .serve import serve
+from .trust import agreement, check_judge
+
+__all__ = ["main"]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+@click.version_option(package_name="localjudge")
+def main(debug: bool) -> None:
+    """An offline LLM-as-a-judge.
+
+    \b
+    localjudge score --inputs "What is 2+2?" --outputs 4
+    localjudge batch data.jsonl -j 4
+    localjudge compare --output-a "Paris." --output-b "Lyon."
+    localjudge COMMAND --help
+    """
+
+
+for _command in (compare, score, batch, calibrate, agreement, check_judge, serve, grammar, evaluators, models, doctor):
+    main.add_command(_command)

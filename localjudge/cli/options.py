@@ -1,0 +1,284 @@
+"""The options several commands share, each declared once and applied as a decorator.
+
+- :func:`model_options`: which judge model, and how a local one loads (the
+  model flags come from the registry in :mod:`localjudge.specs`);
+- :func:`prompt_options`: the prompt, system message, examples, key and
+  calibration, for one output or for pairs;
+- :func:`judge_options`: those two and the shape of a single output's score;
+- :func:`data_options`: a data file's format, column map, ids, rows in
+  flight and the result cache;
+- :func:`pair_options`: ties and what to do when a pair's two orders disagree.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Optional
+
+import click
+
+from ..specs import ModelOptions, Option
+from ..specs.registry import command_line_options
+
+__all__ = [
+    "CALIBRATED",
+    "CONCURRENCY",
+    "NO_CACHE",
+    "ON_DISAGREEMENT",
+    "TEXT_FORMS",
+    "data_options",
+    "judge_options",
+    "model_options",
+    "pair_options",
+    "parse_choices",
+    "parse_vars",
+    "prompt_options",
+    "text",
+]
+
+Decorator = Callable[[Any], Any]
+FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+def _apply(command: Callable[..., Any], options: Sequence[Decorator]) -> Callable[..., Any]:
+    """``options`` applied so that ``--help`` lists them in this order."""
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def parse_choices(_ctx: Any, _param: Any, value: Optional[str]) -> Optional[list[float]]:
+    if value is None:
+        return None
+    try:
+        return [float(part) for part in value.split(",") if part.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected numbers separated by commas, like 0,0.5,1; got {value!r}") from None
+
+
+def parse_vars(_ctx: Any, _param: Any, values: tuple[str, ...]) -> dict[str, str]:
+    parsed = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"expected KEY=VALUE, got {item!r}")
+        parsed[key.strip()] = value
+    return parsed
+
+
+TEXT_FORMS = " '-' reads standard input, '@FILE' a file ('@@' for a text that starts with @)."
+MAX_TEXT_BYTES = 8 << 20  # a text to judge; past this it is a mistake (a model file, a log), not an answer
+
+
+def text(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[str]:
+    """A text option's value: as given, or standard input (``-``) or a file's text (``@FILE``).
+
+    Both lose one final newline, as the shell's ``$(...)`` does: a file or a
+    piped ``echo`` ends its text with one, which is not part of the answer.
+    """
+    if value is None or not (value == "-" or value.startswith("@")):
+        return value
+    if value.startswith("@@"):
+        return value[1:]
+    if value == "-":
+        first = ctx.meta.setdefault("localjudge.stdin", param.opts[0])
+        if first != param.opts[0]:
+            raise click.BadParameter(f"standard input (-) already feeds {first}")
+        if sys.stdin.isatty():
+            raise click.BadParameter("- reads standard input, and nothing is piped into it")
+        read = sys.stdin.read(MAX_TEXT_BYTES + 1)
+        if len(read) > MAX_TEXT_BYTES:
+            raise click.BadParameter(f"standard input holds more than {MAX_TEXT_BYTES} characters")
+    else:
+        if value == "@":
+            raise click.BadParameter("@ needs a file name (@answer.txt); @@ starts a text with @")
+        path = Path(value[1:]).expanduser()
+        if not path.exists() or path.is_dir():
+            raise click.BadParameter(f"{value}: no file {path} (write @@ for a text that starts with @)")
+        with path.open("rb") as handle:  # a pipe (@/dev/stdin, @<(cmd)) has no size to ask beforehand
+            data = handle.read(MAX_TEXT_BYTES + 1)
+        if len(data) > MAX_TEXT_BYTES:
+            raise click.BadParameter(f"{value} is over {MAX_TEXT_BYTES} bytes")
+        try:
+            read = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise click.BadParameter(f"{value} is not UTF-8 (line {line}); save it as UTF-8") from None
+    return read[:-1] if read.endswith("\n") else read
+
+
+def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Which judge model, and how a local one is loaded (each option refused where it does not apply)."""
+    return _apply(
+        _one_judge_or_an_ensemble(command),
+        [
+            click.option(
+                "--model",
+                "-m",
+                "model_specs",
+                multiple=True,
+                help="Judge model spec: default, tiny, a card name, PATH.gguf, hf:DIR or hf:FILE.gguf, or "
+                "openai:NAME (when not given: $LOCALJUDGE_MODEL, else default). Repeat it with --ensemble for "
+                "several judges.",
+            ),
+            click.option(
+                "--ensemble",
+                is_flag=True,
+                help="Ask every --model and combine their verdicts (a vote, or the mean and spread of scores).",
+            ),
+            click.option(
+                "--base-url",
+                "base_urls",
+                multiple=True,
+                metavar="URL",
+                help="Server URL for openai:NAME specs (else $OPENAI_BASE_URL, $LOCALJUDGE_BASE_URL, OpenAI's API). "
+                "Repeat it for a pool of servers of the model: requests spread over them and move on when one fails.",
+            ),
+            click.option(
+                "--fallback",
+                "fallbacks",
+                multiple=True,
+                metavar="SPEC",
+                help="Try this model spec when the one before fails (repeatable).",
+            ),
+            *map(_model_flag, command_line_options()),
+        ],
+    )
+
+
+def _model_flag(option: Option) -> Decorator:
+    """The click option for a declared model option; not given, it passes None (the engine's default)."""
+    assert option.flag is not None  # command_line_options() gives only options with a flag
+    if option.type is bool:  # the flag sets the opposite of the default: --no-format-instructions
+        return click.option(option.flag, option.name, flag_value=not option.default, default=None, help=option.help)
+    kind: Any = option.type
+    if option.type is int and option.minimum is not None:
+        kind = click.IntRange(min=option.minimum)
+    return click.option(option.flag, option.name, type=kind, metavar=option.metavar, help=option.help)
+
+
+def _one_judge_or_an_ensemble(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--model`` given once, or several times with ``--ensemble``: ``model_spec`` and ``ensemble_specs``.
+
+    The model flags given become one ``model_options`` (:class:`~localjudge.specs.ModelOptions`).
+    """
+    names = [option.name for option in command_line_options()]
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, model_specs: tuple[str, ...], ensemble: bool, **kwargs: Any) -> Any:
+        from ..models import default_model_spec
+
+        model_specs = model_specs or (default_model_spec(),)
+        if len(model_specs) > 1 and not ensemble:
+            raise click.UsageError("--model is given more than once: add --ensemble to combine their verdicts")
+        if ensemble and len(model_specs) < 2:
+            raise click.UsageError("--ensemble needs two or more --model")
+        flags = {name: kwargs.pop(name) for name in names}
+        options = ModelOptions.of({name: value for name, value in flags.items() if value is not None})
+        return command(
+            *args, model_spec=model_specs[0], ensemble_specs=model_specs[1:], model_options=options, **kwargs
+        )
+
+    return wrapper
+
+
+ON_DISAGREEMENT = click.option(
+    "--on-disagreement",
+    type=click.Choice(["tie", "probabilities"]),
+    help="Pairs: when the two orders disagree, a tie (the default), or the side the judge found likelier over "
+    "both orders (local models).",
+)
+CALIBRATED = click.option(
+    "--calibrated",
+    is_flag=True,
+    help="Correct the verdict's probabilities with what localjudge calibrate kept for this model and prompt.",
+)
+CONCURRENCY = click.option(
+    "--concurrency", "-j", type=click.IntRange(min=1), default=1, show_default=True, help="Rows in flight at once."
+)
+NO_CACHE = click.option(
+    "--no-cache", is_flag=True, help="Ask the model again even where the result cache has its answer."
+)
+
+
+def pair_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--allow-ties`` and ``--on-disagreement``, for the commands that judge pairs."""
+    ties = click.option("--allow-ties", is_flag=True, help="Pairs: let the judge answer that neither is better (tie).")
+    return _apply(command, [ties, ON_DISAGREEMENT])
+
+
+def prompt_options(*, pairs: bool = False) -> Decorator:
+    """What the judge is asked and how: ``pairs`` for a judge of two outputs (help only)."""
+    names = (
+        "{inputs}, {outputs_a}, {outputs_b}, {reference_outputs}"
+        if pairs
+        else ("{inputs}, {outputs}, {reference_outputs} and other names")
+    )
+    shots = (
+        "inputs, outputs_a, outputs_b, winner, reasoning"
+        if pairs
+        else ("inputs, outputs, score, reasoning (pairs: outputs_a, outputs_b, winner)")
+    )
+    return functools.partial(
+        _apply,
+        options=[
+            click.option("--prompt", help=f"Prompt template with {names}."),
+            click.option("--prompt-file", type=FILE, help="Read the prompt template from a file."),
+            click.option("--evaluator", metavar="NAME", help="A ready-made evaluator (localjudge evaluators list)."),
+            click.option("--system", help="System message placed before the prompt."),
+            click.option("--no-reasoning", is_flag=True, help="Ask for the verdict only, without reasoning."),
+            click.option("--few-shot", type=FILE, help=f"JSONL file of judged examples: {shots}."),
+            click.option(
+                "--few-shot-first",
+                is_flag=True,
+                help="Put the examples before the prompt, so every row's prompt starts alike (a local model reuses it).",
+            ),
+            click.option(
+                "--feedback-key",
+                help="The result's key (default: preference)."
+                if pairs
+                else ("The result's key (default: score; preference for pairs)."),
+            ),
+            CALIBRATED,
+        ],
+    )
+
+
+def judge_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The options that shape the judge of one output (or, in ``batch``, of pairs), and its model."""
+    shape = [
+        click.option("--continuous", is_flag=True, help="Score from 0.0 to 1.0 instead of true/false."),
+        click.option("--choices", callback=parse_choices, metavar="0,0.5,1", help="Allowed scores."),
+        click.option("--output-schema", type=FILE, help="JSON schema file for a custom answer shape."),
+    ]
+    return model_options(prompt_options()(_apply(command, shape)))
+
+
+def data_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """DATA, a file of rows, and how to read it; the rows in flight and the result cache."""
+    return _apply(
+        command,
+        [
+            click.argument("data", type=FILE),
+            click.option(
+                "--format",
+                "file_format",
+                type=click.Choice(["jsonl", "csv", "parquet"]),
+                help="DATA's format (default: its suffix).",
+            ),
+            click.option(
+                "--map", "mapping", metavar="VAR=COLUMN,...", help="Take prompt variables from these columns."
+            ),
+            click.option(
+                "--id-field",
+                default="id",
+                show_default=True,
+                help="The column with each row's id (else its row number).",
+            ),
+            CONCURRENCY,
+            NO_CACHE,
+        ],
+    )

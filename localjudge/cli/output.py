@@ -1,0 +1,71 @@
+"""What every command shares at its end: errors as one line on stderr and an exit code, JSON on stdout.
+
+The library's :class:`~localjudge.errors.OptionError` names options by
+their keywords; here they are shown as the flags the user typed, read from
+the command's own options (and, for an option the command lacks, another
+command's).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from ..errors import LocalJudgeError, OptionError, UsageError
+
+__all__ = ["echo_json", "flag_names", "handle_errors"]
+
+
+def echo_json(value: Any) -> None:
+    click.echo(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+def _flags_of(command: click.Command, names: dict[str, str]) -> None:
+    for param in command.params:
+        if isinstance(param, click.Option) and param.name:
+            flag = max(param.opts, key=len)  # the long form: --output, not -o
+            keys = [param.name, *(opt.lstrip("-").replace("-", "_") for opt in param.opts)]
+            for key in keys:  # "model_specs" and "model" both name --model
+                names.setdefault(key, flag)
+
+
+def flag_names(context: click.Context) -> dict[str, str]:
+    """Option keyword -> flag: this command's flags first, then those of every other command."""
+    names: dict[str, str] = {}
+    _flags_of(context.command, names)
+    root = context.find_root().command
+    if isinstance(root, click.Group):
+        for command in root.commands.values():
+            for sub in [command, *(command.commands.values() if isinstance(command, click.Group) else ())]:
+                _flags_of(sub, names)
+    return names
+
+
+def handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Library and OS errors become one line on stderr: exit 2 for misuse, 1 for runtime failures."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        context = click.get_current_context()
+        debug = context.find_root().params.get("debug", False)
+        try:
+            return command(*args, **kwargs)
+        except LocalJudgeError as exc:
+            if debug:
+                raise
+            message = exc.render(flag_names(context)) if isinstance(exc, OptionError) else str(exc)
+            click.echo(f"error: {message}", err=True)
+            sys.exit(2 if isinstance(exc, UsageError) else 1)
+        except OSError as exc:  # a file we could not read or write: what and why, not a traceback
+            if debug:
+                raise
+            where = f" {exc.filename}" if exc.filename else ""
+            click.echo(f"error:{where}: {exc.strerror or exc} (--debug shows the traceback)", err=True)
+            sys.exit(1)
+
+    return wrapper

@@ -1,0 +1,253 @@
+"""``agreement`` and ``check-judge``: how far a judge can be trusted, against human labels."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+import click
+
+from .judging import note
+from .options import CALIBRATED, CONCURRENCY, NO_CACHE, ON_DISAGREEMENT, model_options
+from .output import handle_errors
+
+if TYPE_CHECKING:
+    from ..agreement import AgreementReport
+    from ..judge_check import SetReport
+
+__all__ = ["agreement", "check_judge", "describe_agreement", "describe_check"]
+
+
+@click.command()
+@click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--labels",
+    "labels_file",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Rows with an id and a label: a labels file, or the data file that was scored (JSONL, CSV, Parquet).",
+)
+@click.option("--label-field", default="label", show_default=True, help="The labels' column.")
+@click.option("--id-field", default="id", show_default=True, help="The labels' id column (else the row number).")
+@click.option("--bins", type=click.IntRange(min=1, max=100), default=10, show_default=True, help="Calibration bins.")
+@click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path), help="Draw the report as a PNG.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@handle_errors
+def agreement(
+    results: Path,
+    labels_file: Path,
+    label_field: str,
+    id_field: str,
+    bins: int,
+    plot_file: Optional[Path],
+    as_json: bool,
+) -> None:
+    """How well a run's verdicts agree with human labels: accuracy, kappa, confusion, calibration, position bias.
+
+    \b
+    localjudge agreement data.results.jsonl --labels data.jsonl
+    localjudge agreement data.results.jsonl --labels data.jsonl --label-field human --plot agreement.png
+    localjudge agreement pairs.results.jsonl --labels pairs.jsonl --json
+    """
+    from ..agreement import agreement as measure
+    from ..agreement import read_labels
+    from ..results_file import read_results
+
+    labels, unreadable = read_labels(labels_file, label_field=label_field, id_field=id_field)
+    if plot_file is not None:
+        from ..agreement_plot import check_matplotlib
+
+        check_matplotlib()  # before any output: a missing package is the whole command's error
+    report = measure(read_results(results), labels, bins=bins)
+    pairwise = set(report.verdict_classes) <= {"A", "B", "tie"}  # all ties is a verdict, not a mismatch
+    if report.compared and not pairwise and not set(report.label_classes) & set(report.verdict_classes):
+        click.echo(
+            f"warning: no label ({', '.join(report.label_classes)}) is ever a verdict "
+            f"({', '.join(report.verdict_classes)}); is --label-field the right column?",
+            err=True,
+        )
+    if unreadable:
+        click.echo(f"{len(unreadable)} label rows could not be read; the first: {unreadable[0]}", err=True)
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), indent=2))
+    else:
+        click.echo(describe_agreement(report))
+    if plot_file is not None:
+        from ..agreement_plot import plot_agreement
+
+        click.echo(f"drawn in {plot_agreement(report, plot_file, title=results.name)}", err=True)
+
+
+def describe_agreement(report: AgreementReport) -> str:
+    """The report as a few aligned lines."""
+
+    def number(value: Optional[float]) -> str:
+        return "n/a" if value is None else f"{value:.3f}"
+
+    lines = [
+        f"{report.compared} rows compared ({report.without_label} verdicts without a label, "
+        f"{report.without_verdict} labelled rows without a verdict)",
+        f"accuracy {number(report.accuracy)}   Cohen's kappa {number(report.kappa)}",
+    ]
+    if report.classes:
+        width = max(7, *(len(c) + 2 for c in report.classes))
+        lines.append("confusion (rows: label, columns: verdict)")
+        lines.append(" " * width + "".join(c.rjust(width) for c in report.classes))
+        for name, row in zip(report.classes, report.confusion, strict=True):
+            lines.append(name.rjust(width) + "".join(str(n).rjust(width) for n in row))
+    if report.with_probabilities:
+        lines.append(
+            f"calibration: ECE {number(report.ece)} over {report.with_probabilities} verdicts with probabilities"
+        )
+        lines.append("  confidence   verdicts   mean confidence   share right")
+        for b in report.reliability:
+            if b.count:
+                lines.append(
+                    f"  {b.low:.2f}-{b.high:.2f}  {b.count:9d}   {b.mean_confidence:15.3f}   {b.accuracy:11.3f}"
+                )
+    if report.position_consistency is not None:
+        lines.append(
+            f"pairwise: position consistency {number(report.position_consistency)}, "
+            f"flip rate {number(report.flip_rate)}"
+        )
+    return "\n".join(lines)
+
+
+@click.command("check-judge")
+@click.option(
+    "--set",
+    "set_names",
+    multiple=True,
+    metavar="NAME",
+    help="A labelled set to judge (repeatable; default: every set): answers, graded, llmbar-natural.",
+)
+@click.option(
+    "--split",
+    type=click.Choice(["dev", "test", "all"]),
+    default="all",
+    show_default=True,
+    help="Which rows: choose a way of judging on dev, report it on test.",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N rows of each set.")
+@CONCURRENCY
+@click.option("--no-reasoning", is_flag=True, help="Ask for the verdict only, without reasoning.")
+@click.option("--system", help="System message placed before each prompt.")
+@ON_DISAGREEMENT
+@CALIBRATED
+@click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the report as JSON.")
+@click.option(
+    "--results",
+    "results_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write each set's records (verdict or error, and the label) here, as SET.results.jsonl.",
+)
+@click.option(
+    "--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path), help="Draw each set's report as a PNG here."
+)
+@NO_CACHE
+@model_options
+@handle_errors
+def check_judge(
+    set_names: tuple[str, ...],
+    split: str,
+    limit: Optional[int],
+    concurrency: int,
+    json_file: Optional[Path],
+    results_dir: Optional[Path],
+    plot_dir: Optional[Path],
+    no_cache: bool,
+    **settings: Any,
+) -> None:
+    """Judge labelled sets shipped with localjudge and print how far this judge can be trusted.
+
+    For each set: accuracy and Cohen's kappa against the labels, calibration
+    error (ECE), the accuracy of the verdict the probabilities favour,
+    position consistency and ties for pairs, failed rows and speed. Any judge
+    spec works: a local model, a server, a fallback chain, an ensemble.
+
+    \b
+    localjudge check-judge                               # the default judge, every set
+    localjudge check-judge -m tiny --set answers --limit 10
+    localjudge check-judge --split test --no-reasoning --json report.json --plot plots/
+    """
+    from ..judge_check import CHECK_SETS, find_set, load_set
+    from ..judge_check import check_judge as run_check
+    from ..progress import RunProgress
+
+    sets = [find_set(name) for name in set_names or tuple(CHECK_SETS)]  # every name checked before judging
+    if plot_dir is not None:
+        from ..agreement_plot import check_matplotlib
+
+        check_matplotlib()
+    reports = []
+    for check_set in sets:
+        with RunProgress(len(load_set(check_set, split, limit))) as progress:
+            reports += run_check(
+                settings,
+                [check_set.name],
+                split=split,
+                limit=limit,
+                concurrency=concurrency,
+                use_cache=not no_cache,
+                on_record=progress.advance,
+                notify=note,
+            )
+    judge = ",".join((settings["model_spec"], *settings["ensemble_specs"], *settings["fallbacks"]))
+    click.echo(describe_check(reports, judge=judge, split=split))
+    if json_file is not None:
+        document = {"judge": judge, "split": split, "sets": [r.as_dict() for r in reports]}
+        json_file.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        click.echo(f"written to {json_file}", err=True)
+    if results_dir is not None:
+        results_dir.mkdir(parents=True, exist_ok=True)
+        for report in reports:
+            lines = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in report.records)
+            (results_dir / f"{report.name}.results.jsonl").write_text(lines, encoding="utf-8")
+        click.echo(f"records in {results_dir}", err=True)
+    if plot_dir is not None:
+        from ..agreement_plot import plot_agreement
+
+        for report in reports:
+            drawn = plot_agreement(report.agreement, plot_dir / f"{report.name}.png", title=f"{judge}: {report.name}")
+            click.echo(f"drawn in {drawn}", err=True)
+
+
+def describe_check(reports: list[SetReport], *, judge: str, split: str) -> str:
+    """One aligned line per set."""
+
+    def number(value: Optional[float]) -> str:
+        return "-" if value is None else f"{value:.2f}"
+
+    header = ("set", "rows", "failed", "accuracy", "kappa", "ECE", "by prob.", "consistent", "ties", "rows/s", "cached")
+    table = [header]
+    for r in reports:
+        pairwise = r.agreement.position_consistency is not None
+        table.append(
+            (
+                r.name,
+                str(r.rows),
+                str(r.failed),
+                number(r.agreement.accuracy),
+                number(r.agreement.kappa),
+                number(r.agreement.ece),
+                number(r.accuracy_by_probability),
+                number(r.agreement.position_consistency),
+                str(r.ties) if pairwise else "-",
+                f"{r.rows_per_second:.2f}",
+                str(r.cached),
+            )
+        )
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    lines = [f"judge {judge}, {split} rows"]
+    for row in table:
+        lines.append(
+            "  ".join([row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))])
+        )
+    lines.append(
+        "by prob.: accuracy of the value the judge's probabilities favour (a pair: both orders averaged); "
+        "consistent: pairs whose two orders agreed; ties: pairs whose orders disagreed (a tie unless "
+        "--on-disagreement probabilities decided them); "
+        "cached: rows answered from the result cache (--no-cache to time the model)"
+    )
+    return "\n".join(lines)
