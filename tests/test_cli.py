@@ -555,3 +555,39 @@ def test_texts_come_from_standard_input_or_a_file(scripted, tmp_path):
     (tmp_path / "latin1.txt").write_bytes(b"caf\xe9\n")
     latin1 = run("score", "--outputs", f"@{tmp_path / 'latin1.txt'}")
     assert latin1.exit_code == 2 and "not UTF-8" in latin1.output
+
+
+@pytest.mark.parametrize(
+    ("options", "refused"),
+    [
+        (["-m", "openai:m", "--base-url", "http://127.0.0.1:9", "--n-ctx", "2048"], "--n-ctx does not apply"),
+        (["-m", "anthropic:claude-3", "--parallel", "2"], "--parallel does not apply"),
+        (["-m", "tiny", "--base-url", "http://127.0.0.1:9"], "--base-url"),
+    ],
+)
+def test_the_real_resolver_refuses_what_a_spec_does_not_take(options, refused):
+    """No scripted judge here: the spec is parsed and resolved as a user's would be, and nothing loads."""
+    result = run("score", "--outputs", "4", *options)
+    assert result.exit_code == 2, result.output
+    assert refused in result.stderr
+
+
+def test_options_that_do_not_fit_are_named_by_the_flags_of_the_command(scripted, tmp_path):
+    """The library names options by keyword (prompt_file=); each command shows its own flag for them."""
+    prompt = tmp_path / "p.txt"
+    prompt.write_text("{outputs}", encoding="utf-8")
+    data = tmp_path / "rows.jsonl"
+    data.write_text('{"outputs": "4"}\n', encoding="utf-8")
+    both = run("score", "--outputs", "4", "--prompt", "{outputs}", "--prompt-file", str(prompt))
+    assert both.exit_code == 2 and "Give --prompt or --prompt-file, not both" in both.stderr
+    itself = run("batch", str(data), "-o", str(data))
+    assert itself.exit_code == 2 and f"--output {data} is the data file itself" in itself.stderr
+    from localjudge.command_judge import make_evaluator
+    from localjudge.errors import OptionError
+
+    with pytest.raises(OptionError, match="Give prompt= or prompt_file=, not both"):
+        make_evaluator(
+            {"model_spec": "tiny", "prompt": "{outputs}", "prompt_file": prompt},
+            has_inputs=False,
+            has_reference=False,
+        )

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import threading
 
+import httpx
 import pytest
-from remote_helpers import REQUEST
+from remote_helpers import FAST, REQUEST
 
 from localjudge.clients.base import ScriptedClient
 from localjudge.clients.fallback import FALLBACK_FIELD
 from localjudge.clients.pool import AsyncPoolClient, PoolClient, pool_order
+from localjudge.clients.remote import OpenAICompatibleClient
 from localjudge.errors import (
     AllClientsFailedError,
     ConnectError,
@@ -86,13 +88,20 @@ def test_a_request_fails_only_when_every_member_failed_it():
     assert caught.value.backend == "pool"
 
 
+def _refusing_server(status: int) -> OpenAICompatibleClient:
+    """The real remote client in front of a server that answers every request with ``status``."""
+    body = {"error": {"message": f"refused with {status}", "type": "invalid_request_error"}}
+    client = OpenAICompatibleClient("http://judge.invalid/v1", api_key="key", model="judge", **FAST)
+    client._http = httpx.Client(transport=httpx.MockTransport(lambda request: httpx.Response(status, json=body)))
+    return client
+
+
 @pytest.mark.parametrize(
     "error",
     [
         UsageError("bad request"),
         OutputParseError("not JSON", raw_output="oops"),  # another server of the model would write it too
         TruncatedOutputError("stopped at max_tokens", raw_output='{"score": tr'),
-        HTTPStatusError("bad schema", status_code=400),
     ],
 )
 def test_an_error_another_server_would_repeat_is_the_request_error_at_once(error):
@@ -103,6 +112,27 @@ def test_an_error_another_server_would_repeat_is_the_request_error_at_once(error
     assert caught.value is error and other.requests == []
     assert pool.chat.completions.create(**REQUEST)[FALLBACK_FIELD]["client"] == "b"  # and "a" was not rested:
     assert pool._state.resting_until == [0.0, 0.0] and pool._state.in_flight == [0, 0]
+
+
+@pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
+def test_a_member_that_refuses_the_request_fails_it_without_resting(status):
+    """The error as the real client raises it (retryable for a fallback chain), not one built for the test."""
+    refusing, other = _refusing_server(status), _member("b")
+    pool = PoolClient(refusing, other, rest=60)
+    with pytest.raises(HTTPStatusError) as caught:
+        pool.chat.completions.create(**REQUEST)  # the first request of a pool goes to its first member
+    assert caught.value.status_code == status and len(caught.value.attempts) == 1  # and not retried there
+    assert other.requests == []
+    assert pool._state.resting_until == [0.0, 0.0] and pool._state.in_flight == [0, 0]
+
+
+def test_a_member_that_answers_5xx_rests_and_the_request_moves_on():
+    failing, other = _refusing_server(503), _member("b")
+    pool = PoolClient(failing, other, rest=60)
+    answered = pool.chat.completions.create(**REQUEST)
+    assert answered[FALLBACK_FIELD]["client"] == "b"
+    assert answered[FALLBACK_FIELD]["failures"][0]["error"] == "HTTPStatusError"
+    assert pool._state.resting_until[0] > 0.0 and pool._state.resting_until[1] == 0.0
 
 
 @pytest.mark.parametrize("error", [HTTPStatusError("busy", status_code=503), JudgeTimeoutError("no answer in 1 s")])
