@@ -7,10 +7,9 @@ it counts only what the model actually read and wrote in this run.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
 from typing import Any
 
-from .base import WrappingClient, call_create
+from .base import WrappingClient, call_create, field_of
 
 __all__ = ["MeteredClient"]
 
@@ -25,16 +24,12 @@ class MeteredClient(WrappingClient):
 
     def _complete(self, request: dict[str, Any]) -> Any:
         response = call_create(self.client, request)
-        usage = _field(response, "usage")
+        usage = field_of(response, "usage")
         with self._lock:
             self.calls += 1
-            self.prompt_tokens += _count(_field(usage, "prompt_tokens"))
-            self.completion_tokens += _count(_field(usage, "completion_tokens"))
+            self.prompt_tokens += _count(field_of(usage, "prompt_tokens"))
+            self.completion_tokens += _count(field_of(usage, "completion_tokens"))
         return response
-
-
-def _field(obj: Any, name: str) -> Any:
-    return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
 
 
 def _count(value: Any) -> int:
