@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "localjudge"
@@ -188,6 +189,66 @@ def test_the_graph_sees_imports_inside_functions_and_lazy_tables():
     graph = import_graph()
     assert "localjudge.clients.llamacpp" in graph["localjudge"]  # through the _LAZY table
     assert "localjudge.runtimes.llamacpp" in graph["localjudge.clients.llamacpp"]  # inside __init__
+
+
+def in_the_command_line(module: str) -> bool:
+    return module in ("localjudge.cli", "localjudge.__main__") or module.startswith("localjudge.cli.")
+
+
+def test_only_the_command_line_imports_click():
+    importers = []
+    for name, path in sorted(all_modules().items()):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            if any(n == "click" or n.startswith("click.") for n in names) and not in_the_command_line(name):
+                importers.append(name)
+    assert importers == []
+
+
+FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
+#: modules below the command line whose messages still name one of its flags (beside the keyword, mostly).
+#: The registry declares the model flags, and the pytest plugin its own pytest options. Shrink this, never grow it.
+NAMING_FLAGS = {
+    "localjudge.specs.options",
+    "localjudge.pytest_plugin",
+    "localjudge.agreement_plot",
+    "localjudge.chat_templates",
+    "localjudge.clients.cached",
+    "localjudge.clients.local",
+    "localjudge.judge",
+    "localjudge.models",
+    "localjudge.parsing",
+    "localjudge.ray_batch",
+    "localjudge.rows",
+    "localjudge.runtimes.base",
+    "localjudge.runtimes.llamacpp",
+    "localjudge.runtimes.transformers",
+}
+
+
+def flags_named(path: Path) -> list[str]:
+    """The flags a module's strings name, docstrings left out (they may say which flag a function serves)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docstrings.add(id(first.value))
+    return [
+        flag
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+        for flag in FLAG.findall(node.value)
+    ]
+
+
+def test_below_the_command_line_options_are_named_as_keywords_not_flags():
+    naming = {name for name, path in all_modules().items() if not in_the_command_line(name) and flags_named(path)}
+    assert naming - NAMING_FLAGS == set()  # name options by keyword: raise errors.OptionError("{option} ...")
+    assert NAMING_FLAGS - naming == set()  # one that no longer names a flag leaves the list
 
 
 if __name__ == "__main__":  # print the graph, layer by layer
