@@ -3,7 +3,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 
-.PHONY: install test test-fast lint demo check-judge bench-judging bench bench-batch bench-agreement bench-injection stress stress-faults agreement grammars clean
+.PHONY: install test test-fast lint demo check-judge bench-judging bench bench-batch bench-threads bench-agreement bench-injection stress stress-faults agreement grammars clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,9 @@ bench-judging: $(BIN)/python  ## ways of judging on the dev split, a table of va
 bench: $(BIN)/python  ## decoding speed against outlines and llama.cpp's grammar path; what a verdict costs
 	$(BIN)/python benchmarks/bench_decoding.py --model $(or $(MODEL),default)
 	$(BIN)/python benchmarks/bench_verdicts.py --model $(or $(MODEL),default)
+
+bench-threads: $(BIN)/python  ## a verdict's time with 1 thread, every CPU and the default rule, idle and busy (MODEL=SPEC)
+	$(BIN)/python benchmarks/bench_threads.py --model $(or $(MODEL),default)
 
 bench-batch: $(BIN)/python  ## rows/s of `localjudge batch`: local -j 1/-j 8, a pool of 2 servers, Ray with 2 actors
 	$(BIN)/python benchmarks/bench_batch.py

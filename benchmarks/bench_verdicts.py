@@ -22,8 +22,9 @@ Side by side in one process, on the same judge prompts, medians over repeats:
   sequences per round, in runs of at most ``SHARED_STEP_LIMIT`` as ours
   must, or of one sequence), for judge calls the prefill of their prompts
   alone, which no batching shortens on a CPU;
-- a pairwise judgement: its second order's call against its first, one
-  after the other (the two orders share the prompt up to the first answer);
+- a pairwise judgement: its two orders sent side by side, as the pairwise
+  judge sends them, the second's prefill against the first's (they share
+  the prompt up to the first answer);
 - peak RSS of this process, and the time a fresh ``localjudge score`` takes
   to print its first verdict (a new process, caches warm).
 """
@@ -201,28 +202,31 @@ def in_flight_rows(prompt: str, model_path: Path) -> list[tuple[str, float, str,
 
 
 def pairwise_rows(client) -> list[tuple[str, float, str, str]]:
-    """A pair's second order against its first, each order's call alone, one after the other (LLMBar dev pairs)."""
+    """A pair's two orders sent side by side, as the pairwise judge sends them: the second's prefill against the first's.
+
+    The orders share their prompt up to the first answer; announced together,
+    the first keeps that start and the second resumes from it (in whole
+    chunks of the prefix cache, so a start shorter than one chunk saves nothing).
+    """
     judge = create_pairwise_judge(judge=client, use_reasoning=False)
-    pairs = load_set(find_set("llmbar-natural"), "dev", limit=3)
+    pairs = load_set(find_set("llmbar-natural"), "dev", limit=4)
     firsts, seconds, shared = [], [], []
+    hits_before = client.runtime.prefixes.hits
     for pair in pairs:
         requests = [  # the two orders' requests, as the evaluator builds them
             judge.core.build_request(pair["inputs"], None, None, {"outputs_a": a, "outputs_b": b})
             for a, b in ((pair["outputs_a"], pair["outputs_b"]), (pair["outputs_b"], pair["outputs_a"]))
         ]
-        walls = []
-        for request in requests:
-            started = time.perf_counter()
-            client.chat.completions.create(**request)
-            walls.append(time.perf_counter() - started)
-        firsts.append(walls[0])
-        seconds.append(walls[1])
-        tokens = [client.runtime.prompt_tokens(client.template.render_parts(r["messages"])) for r in requests]
-        first, second = tokens
+        with concurrent.futures.ThreadPoolExecutor(2) as both:
+            responses = list(both.map(lambda request: client.chat.completions.create(**request), requests))
+        firsts.append(responses[0].decode_stats["prefill_seconds"])
+        seconds.append(responses[1].decode_stats["prefill_seconds"])
+        first, second = (client.runtime.prompt_tokens(client.template.render_parts(r["messages"])) for r in requests)
         shared.append(next((i for i, (x, y) in enumerate(zip(first, second, strict=False)) if x != y), len(first)))
-    note = f"medians {statistics.median(seconds):.2f} s vs {statistics.median(firsts):.2f} s; shared prompt starts"
-    note += f" {', '.join(map(str, shared))} tokens"
-    return [("pairwise: second order / first", statistics.median(seconds) / statistics.median(firsts), "-", note)]
+    ratio = sum(seconds) / sum(firsts)
+    note = f"prefill {sum(seconds):.2f} s vs {sum(firsts):.2f} s over {len(pairs)} pairs sharing"
+    note += f" {', '.join(map(str, shared))} tokens; {client.runtime.prefixes.hits - hits_before} resumed"
+    return [("pairwise, both orders at once: 2nd / 1st prefill", ratio, "-", note)]
 
 
 def main() -> int:

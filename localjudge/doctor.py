@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cpu import cpu_features
+from .cpu import ThreadGovernor, cpu_features
 from .errors import LocalJudgeError
 from .specs import Spec, engine_named, parse_spec
 
@@ -85,6 +85,8 @@ def run_checks(model_spec: str = "default", base_url: str | None = None) -> Iter
     yield Check(
         "cpu", "info", f"{platform.processor() or platform.machine()}; features: {' '.join(features) or 'unknown'}"
     )
+    threads = ThreadGovernor()
+    yield Check("decode threads", "info", f"{threads.current} now; {threads.rule} (--n-threads fixes it)")
 
     yield from _model_checks(model_spec, base_url)
 

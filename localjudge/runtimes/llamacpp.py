@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..cpu import cpu_features, default_threads, usable_cpus
+from ..cpu import ThreadGovernor, cpu_features
 from ..errors import MissingDependencyError, ModelError, ModelLoadError, UsageError
 from .base import Group, Runtime, check_positive
 from .gguf import check_gguf_file
@@ -159,7 +159,8 @@ class LlamaCppRuntime(Runtime):
             )
         _log_state["echo"] = verbose
         self._llama_cpp = llama_cpp
-        self.n_threads = n_threads or default_threads()
+        self.threads = ThreadGovernor(1 if vocab_only else n_threads)  # unset: the cores that other work leaves free
+        self.n_threads = self.threads.current
         self.n_gpu_layers = n_gpu_layers
         self.use_extra_bufts = use_extra_bufts
         self.vocab_only = vocab_only
@@ -185,11 +186,11 @@ class LlamaCppRuntime(Runtime):
         self.add_bos = bool(self._model.add_bos_token())
         self.n_batch = n_batch
         self.slots = parallel
-        self.n_ctx = 0 if vocab_only else self._create_context(_internals, n_ctx, n_batch, n_threads)
+        self.n_ctx = 0 if vocab_only else self._create_context(_internals, n_ctx, n_batch)
         self.prefixes = PrefixCache(prefix_cache_bytes) if prefix_cache_bytes > 0 else None
         self.vocab = self._load_vocabulary()
 
-    def _create_context(self, internals: Any, n_ctx: int, n_batch: int, n_threads: int | None) -> int:
+    def _create_context(self, internals: Any, n_ctx: int, n_batch: int) -> int:
         """The context; returns the size we hold prompts to: what was asked, not llama.cpp's padding of it."""
         if n_ctx > self.n_ctx_train:
             self._model.close()
@@ -215,8 +216,7 @@ class LlamaCppRuntime(Runtime):
         # A sliding-window cache drops cells it no longer needs; after a probe is removed the sequence
         # would miss them, so keep the full cache (small next to the weights).
         ctx_params.swa_full = True
-        ctx_params.n_threads = self.n_threads
-        ctx_params.n_threads_batch = max(self.n_threads, n_threads or usable_cpus())
+        ctx_params.n_threads = ctx_params.n_threads_batch = self.n_threads
         ctx_params.no_perf = True
         try:
             self._ctx = internals.LlamaContext(model=self._model, params=ctx_params, verbose=True)
@@ -365,6 +365,10 @@ class LlamaCppRuntime(Runtime):
             batch.token[j], batch.pos[j], batch.seq_id[j][0], batch.n_seq_id[j] = token, position, seq, 1
             batch.logits[j] = wants_logits
         batch.n_tokens = len(entries)
+        threads = self.threads.threads()
+        if threads != self.n_threads:
+            self._llama_cpp.llama_set_n_threads(self._ctx.ctx, threads, threads)
+            self.n_threads = threads
         try:
             self._ctx.decode(self._batch)
         except RuntimeError as exc:
@@ -384,6 +388,7 @@ class LlamaCppRuntime(Runtime):
             "n_ctx": self.n_ctx,
             "parallel": self.slots,
             "n_threads": self.n_threads,
+            "threads_rule": self.threads.rule,
             "n_gpu_layers": self.n_gpu_layers,
             "n_vocab": self.n_vocab,
             "use_extra_bufts": self.use_extra_bufts,
