@@ -1,10 +1,9 @@
 """The judge a set of judge options describes: the client, the evaluator, and a batch run's row judge.
 
 ``score``, ``batch``, ``compare`` and ``calibrate`` take the same judge
-options; this module turns them (a ``settings`` dict keyed by option name,
-whose ``model_options`` is a :class:`~localjudge.specs.ModelOptions`) into a
-judge, so the commands only parse and print. Misfitting options raise
-:class:`~localjudge.errors.OptionError`, which names them by their keys here
+options; this module turns them (a :class:`~localjudge.judge_settings.JudgeSettings`)
+into a judge, so the commands only parse and print. Misfitting options raise
+:class:`~localjudge.errors.OptionError`, which names them by their field names
 (a command line shows its own flags for them).
 """
 
@@ -13,17 +12,20 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from . import bounded_json
 from .errors import LocalJudgeError, OptionError, UsageError
 from .evaluators import default_prompt
+from .judge_settings import JudgeSettings
 from .specs import parse_spec
 from .specs.options import MAX_DEFAULT_PARALLEL
 
 __all__ = [
     "MAX_DEFAULT_PARALLEL",
+    "JudgeSettings",
     "RowJudge",
     "absolute_paths",
     "build_judge",
@@ -55,17 +57,10 @@ def build_judge(
     return resolve_model(model_spec, base_url=base_urls, load=load, **model_options)
 
 
-def default_parallel(settings: dict[str, Any], concurrency: int, *, pairwise: bool) -> None:
-    """Sequences for a local model to decode side by side, unless ``parallel`` was given: a pair is two (its orders)."""
-    if (concurrency > 1 or pairwise) and parse_spec(settings["model_spec"]).runs_here:
-        parallel = min(concurrency * (2 if pairwise else 1), MAX_DEFAULT_PARALLEL)
-        settings["model_options"] = settings["model_options"].with_default("parallel", parallel)
-
-
-def judge_from_settings(settings: dict[str, Any], *, load: bool = True) -> Any:
+def judge_from_settings(settings: JudgeSettings, *, load: bool = True) -> Any:
     """The judge client the model options name."""
-    options = dict(settings["model_options"])
-    return build_judge(settings["model_spec"], settings["base_urls"], settings["fallbacks"], load=load, **options)
+    options = dict(settings.model_options)
+    return build_judge(settings.model_spec, settings.base_urls, settings.fallbacks, load=load, **options)
 
 
 #: the options that shape a single output's score, which a pairwise judge does not take
@@ -76,71 +71,71 @@ Notify = Callable[[str], None]
 
 
 def make_evaluator(
-    settings: dict[str, Any],
+    settings: JudgeSettings,
     *,
     has_inputs: bool,
     has_reference: bool,
     cache: Any = None,
-    build: Callable[[dict[str, Any]], Any] | None = None,
+    build: Callable[[JudgeSettings], Any] | None = None,
     notify: Notify | None = None,
 ) -> RowEvaluator:
     """An evaluator from the judge options; our default prompt when none was given.
 
-    ``settings["pairwise"]`` makes it a pairwise judge (outputs_a, outputs_b);
-    ``settings["ensemble_specs"]`` an ensemble of the main model and those.
+    ``settings.pairwise`` makes it a pairwise judge (outputs_a, outputs_b);
+    ``settings.ensemble_specs`` an ensemble of the main model and those.
     ``build`` makes a judge client from settings (default: :func:`judge_from_settings`);
-    ``notify`` is told which calibration ``settings["calibrated"]`` applied.
+    ``notify`` is told which calibration ``settings.calibrated`` applied.
     """
     from .judge import create_llm_as_judge
 
     build = build or judge_from_settings
-    if settings.get("ensemble_specs"):
+    if settings.ensemble_specs:
         from .ensemble import create_ensemble_judge
 
         members = [
             make_evaluator(
-                {**settings, "model_spec": spec, "ensemble_specs": ()},
+                replace(settings, model_spec=spec, ensemble_specs=()),
                 has_inputs=has_inputs,
                 has_reference=has_reference,
                 cache=cache,
                 build=build,
                 notify=notify,
             )
-            for spec in (settings["model_spec"], *settings["ensemble_specs"])
+            for spec in (settings.model_spec, *settings.ensemble_specs)
         ]
         return create_ensemble_judge(*members)
 
-    pairwise, trajectory = bool(settings.get("pairwise")), bool(settings.get("trajectory"))
+    pairwise, trajectory = settings.pairwise, settings.trajectory
     if trajectory:
         _check_trajectory_options(settings)
     for name in ("allow_ties", "on_disagreement"):
-        if settings.get(name) and not pairwise:
+        if getattr(settings, name) and not pairwise:
             raise OptionError(f"{{{name}}} is for pairs: use it with a pairwise judge ({{pairwise}})")
     if pairwise:
-        given = [f"{{{name}}}" for name in SINGLE_OUTPUT_OPTIONS if settings.get(name)]
+        given = [f"{{{name}}}" for name in SINGLE_OUTPUT_OPTIONS if getattr(settings, name)]
         if given:
             raise OptionError(f"{', '.join(given)} shapes a single output's score; a pairwise judge picks A or B")
-    prompt, prompt_file = settings["prompt"], settings["prompt_file"]
+    prompt, prompt_file = settings.prompt, settings.prompt_file
     if prompt is not None and prompt_file is not None:
         raise OptionError("Give {prompt} or {prompt_file}, not both")
     if prompt_file is not None:
         from .rows import read_text
 
         prompt = read_text(prompt_file)
-    feedback_key, continuous = settings["feedback_key"], settings["continuous"]
-    if settings.get("evaluator"):
+    feedback_key, continuous = settings.feedback_key, settings.continuous
+    if settings.evaluator:
         from .evaluators import EVALUATORS
 
-        ready = EVALUATORS.get(settings["evaluator"])
+        ready = EVALUATORS.get(settings.evaluator)
         if ready is None:
-            raise UsageError(f"no evaluator named {settings['evaluator']!r}; see: localjudge evaluators list")
+            raise UsageError(f"no evaluator named {settings.evaluator!r}; see: localjudge evaluators list")
         if prompt is not None:
             raise OptionError("{evaluator} brings its own prompt; give {evaluator} or {prompt}, not both")
         if ready.pairwise != pairwise:
             where = "a pairwise judge ({pairwise})" if ready.pairwise else "a judge of one output (without {pairwise})"
             judges = "pairs" if ready.pairwise else "one output"
             raise OptionError(f"the {{name}} evaluator judges {judges}: use {where}", name=ready.name)
-        if settings.get("choices") or (continuous and not ready.continuous):
+        if settings.choices or (continuous and not ready.continuous):
             raise OptionError(
                 "the {name} evaluator has its own scale; drop {continuous} and {choices}", name=ready.name
             )
@@ -155,12 +150,14 @@ def make_evaluator(
             cache = None
     shared = {
         "judge": judge,
-        "system": settings["system"],
-        "use_reasoning": not settings["no_reasoning"],
-        "few_shot_examples": read_jsonl(settings["few_shot"]) if settings["few_shot"] else None,
-        "few_shot_placement": "start" if settings["few_shot_first"] else "end",
+        "system": settings.system,
+        "use_reasoning": not settings.no_reasoning,
+        "few_shot_examples": read_jsonl(settings.few_shot) if settings.few_shot else None,
+        "few_shot_placement": "start" if settings.few_shot_first else "end",
         "cache": cache,
     }
+    choices = list(settings.choices) if settings.choices is not None else None
+    output_schema = read_json(settings.output_schema) if settings.output_schema else None
     evaluator: RowEvaluator
     if pairwise:
         from .pairwise import create_pairwise_judge, pairwise_prompt
@@ -170,8 +167,8 @@ def make_evaluator(
             if prompt is not None
             else pairwise_prompt(has_inputs=has_inputs, has_reference=has_reference),
             feedback_key=feedback_key or "preference",
-            allow_ties=bool(settings.get("allow_ties")),
-            on_disagreement=settings.get("on_disagreement") or "tie",
+            allow_ties=settings.allow_ties,
+            on_disagreement=settings.on_disagreement or "tie",
             reference=has_reference,
             **shared,
         )
@@ -182,8 +179,8 @@ def make_evaluator(
             prompt=prompt,  # None: ours, with the sections each row's values need
             feedback_key=feedback_key or FEEDBACK_KEY,
             continuous=continuous,
-            choices=settings["choices"],
-            output_schema=read_json(settings["output_schema"]) if settings["output_schema"] else None,
+            choices=choices,
+            output_schema=output_schema,
             **shared,
         )
     else:
@@ -191,11 +188,11 @@ def make_evaluator(
             prompt=prompt if prompt is not None else default_prompt(has_inputs=has_inputs, has_reference=has_reference),
             feedback_key=feedback_key or "score",
             continuous=continuous,
-            choices=settings["choices"],
-            output_schema=read_json(settings["output_schema"]) if settings["output_schema"] else None,
+            choices=choices,
+            output_schema=output_schema,
             **shared,
         )
-    if settings.get("calibrated"):
+    if settings.calibrated:
         from .calibrate import stored_correction
 
         correction, note = stored_correction(evaluator)
@@ -205,10 +202,10 @@ def make_evaluator(
     return evaluator
 
 
-def _check_trajectory_options(settings: dict[str, Any]) -> None:
+def _check_trajectory_options(settings: JudgeSettings) -> None:
     """A trajectory judges one agent's messages: options for pairs, ready-made evaluators and calibration do not fit."""
     for name in ("pairwise", "evaluator", "calibrated"):
-        if settings.get(name):
+        if getattr(settings, name):
             raise OptionError(
                 f"{{{name}}} does not go with {{trajectory}}, which judges an agent's messages with the trajectory "
                 "judge (give {prompt} or {prompt_file} for prompts of your own)"
@@ -239,7 +236,7 @@ class RowJudge:
 
     def __init__(
         self,
-        settings: dict[str, Any],
+        settings: JudgeSettings,
         *,
         use_cache: bool,
         cache_file: Optional[Path] = None,
@@ -272,12 +269,12 @@ class RowJudge:
         """Every check :meth:`prepare` makes that needs no loaded model: for judges that load elsewhere."""
         from .clients.base import ScriptedClient
 
-        def stand_in(settings: dict[str, Any]) -> Any:
-            judge_from_settings(dict(settings), load=False)
+        def stand_in(settings: JudgeSettings) -> Any:
+            judge_from_settings(settings, load=False)
             return ScriptedClient([])
 
         # a stand-in cannot name a model, so its calibration is looked up where the judge loads
-        settings = {**self.settings, "calibrated": False}
+        settings = replace(self.settings, calibrated=False)
         for has_inputs, has_reference in shapes:
             make_evaluator(settings, has_inputs=has_inputs, has_reference=has_reference, build=stand_in)
 
@@ -309,13 +306,13 @@ class RowJudge:
     def __call__(self, **values: Any) -> Any:
         return self.evaluator(self.shape(values))(**values)
 
-    def _metered(self, settings: dict[str, Any]) -> Any:
+    def _metered(self, settings: JudgeSettings) -> Any:
         """The judge client for ``settings``' model, counted; one per model, however many evaluators use it."""
-        spec = settings["model_spec"]
+        spec = settings.model_spec
         if spec not in self._judges:
             from .clients.metered import MeteredClient
 
-            self._judges[spec] = MeteredClient(judge_from_settings(dict(settings)))
+            self._judges[spec] = MeteredClient(judge_from_settings(settings))
         return self._judges[spec]
 
     def counters(self) -> dict[str, int]:
@@ -330,7 +327,7 @@ class RowJudge:
         }
 
 
-def absolute_paths(settings: dict[str, Any]) -> dict[str, Any]:
+def absolute_paths(settings: JudgeSettings) -> JudgeSettings:
     """The options with every file they name made absolute, for judges built in other processes (Ray actors)."""
 
     def absolute(value: Any) -> Any:
@@ -349,13 +346,16 @@ def absolute_paths(settings: dict[str, Any]) -> dict[str, Any]:
         prefix = spec.text[: len(spec.text) - len(spec.target)]  # gguf:, hf:, or none
         return prefix + absolute(spec.target)
 
-    paths = {name: absolute(settings[name]) for name in ("prompt_file", "few_shot", "output_schema")}
-    options = settings["model_options"]
+    options = settings.model_options
     if options.get("chat_template") is not None:
         options = options.replace(chat_template=absolute(options["chat_template"]))
-    specs = {
-        "model_spec": absolute_spec(settings["model_spec"]),
-        "fallbacks": tuple(map(absolute_spec, settings["fallbacks"])),
-        "ensemble_specs": tuple(map(absolute_spec, settings.get("ensemble_specs", ()))),
-    }
-    return {**settings, **paths, **specs, "model_options": options}
+    return replace(
+        settings,
+        prompt_file=absolute(settings.prompt_file),
+        few_shot=absolute(settings.few_shot),
+        output_schema=absolute(settings.output_schema),
+        model_spec=absolute_spec(settings.model_spec),
+        fallbacks=tuple(map(absolute_spec, settings.fallbacks)),
+        ensemble_specs=tuple(map(absolute_spec, settings.ensemble_specs)),
+        model_options=options,
+    )

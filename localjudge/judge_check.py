@@ -23,13 +23,14 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from typing import Any, Optional
 
 from .agreement import AgreementReport, agreement, label_text
 from .errors import UsageError
+from .judge_settings import JudgeSettings
 from .prompting import DATA_NOT_INSTRUCTIONS
 
 __all__ = [
@@ -79,35 +80,16 @@ class CheckSet:
     prompt: Optional[str] = None  # None: the command line's default prompt for what the rows hold
     drop: tuple[str, ...] = ()  # fields the rows carry that the judge is not shown
 
-    def settings(self, base: Mapping[str, Any]) -> dict[str, Any]:
+    def settings(self, base: JudgeSettings) -> JudgeSettings:
         """The judge options for this set: the caller's model and way of judging, this set's question."""
-        return {
-            **JUDGE_DEFAULTS,
-            **base,
-            "pairwise": self.pairwise,
-            "choices": list(self.choices) if self.choices else None,
-            "prompt": self.prompt,
-            "on_disagreement": base.get("on_disagreement") if self.pairwise else None,
-        }
+        return replace(
+            base,
+            pairwise=self.pairwise,
+            choices=self.choices or None,
+            prompt=self.prompt,
+            on_disagreement=base.on_disagreement if self.pairwise else None,
+        )
 
-
-#: what make_evaluator needs that a check does not take from the caller (the sets fix the question)
-JUDGE_DEFAULTS: dict[str, Any] = {
-    "prompt": None,
-    "prompt_file": None,
-    "evaluator": None,
-    "system": None,
-    "continuous": False,
-    "choices": None,
-    "no_reasoning": False,
-    "few_shot": None,
-    "few_shot_first": False,
-    "output_schema": None,
-    "feedback_key": None,
-    "calibrated": False,
-    "allow_ties": False,
-    "ensemble_specs": (),
-}
 
 CHECK_SETS: dict[str, CheckSet] = {
     s.name: s
@@ -146,7 +128,7 @@ def load_set(check_set: CheckSet, split: str = "all", limit: Optional[int] = Non
     """The set's rows (``id``, the prompt variables, ``label``) in the split asked for, the first ``limit`` of them."""
     if split not in SPLITS:
         raise UsageError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
-    text = resources.files("localjudge").joinpath("check_sets", check_set.file).read_text(encoding="utf-8")
+    text = resources.files("localjudge").joinpath("check_sets").joinpath(check_set.file).read_text(encoding="utf-8")
     rows = []
     for line in text.splitlines():
         row = json.loads(line)
@@ -216,7 +198,7 @@ def readout_verdict(result: Mapping[str, Any]) -> Optional[str]:
 
 
 def check_judge(
-    settings: Mapping[str, Any],
+    settings: JudgeSettings,
     sets: Iterable[str],
     *,
     split: str = "all",
@@ -228,15 +210,14 @@ def check_judge(
 ) -> list[SetReport]:
     """Judge each named set with the judge ``settings`` describe (the command line's judge options) and measure it."""
     from .batch import score_rows
-    from .command_judge import RowJudge, default_parallel
+    from .command_judge import RowJudge
 
     chosen = [find_set(name) for name in sets]
     reports = []
     for check_set in chosen:
         rows = load_set(check_set, split, limit)
         labels = {row["id"]: row.pop("label") for row in rows}
-        set_settings = check_set.settings(settings)
-        default_parallel(set_settings, concurrency, pairwise=check_set.pairwise)
+        set_settings = check_set.settings(settings).with_parallel_for(concurrency)
         judge = RowJudge(set_settings, use_cache=use_cache, notify=notify)
         judge.prepare({RowJudge.shape(rows[0])})  # a bad option or model stops the check before its first row
         started = time.monotonic()
@@ -251,7 +232,7 @@ def check_judge(
 
 
 def measure(
-    check_set: CheckSet, split: str, records: list[Mapping[str, Any]], labels: Mapping[str, Any], seconds: float
+    check_set: CheckSet, split: str, records: Sequence[Mapping[str, Any]], labels: Mapping[str, Any], seconds: float
 ) -> SetReport:
     """A set's figures from its results records and labels (pure: no model, no files)."""
     results = {str(r["id"]): r["result"] for r in records if isinstance(r.get("result"), Mapping)}

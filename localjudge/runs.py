@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
 
 from .batch import BatchSummary, run_batch, score_rows, write_csv
-from .command_judge import Notify, RowJudge, absolute_paths, default_parallel
+from .command_judge import Notify, RowJudge, absolute_paths
 from .errors import OptionError, UsageError
+from .judge_settings import JudgeSettings
 from .rows import Row, parse_mapping, read_rows
 from .specs import parse_spec
 
@@ -75,7 +76,7 @@ class BatchPlan:
 
 
 def plan_batch(
-    settings: dict[str, Any],
+    settings: JudgeSettings,
     data: Path,
     *,
     results: Optional[Path] = None,
@@ -107,19 +108,19 @@ def plan_batch(
             "add {output_format} csv for a CSV beside it",
             path=str(results),
         )
-    default_parallel(settings, concurrency, pairwise=bool(settings.get("pairwise")))
+    settings = settings.with_parallel_for(concurrency)
     shapes = {RowJudge.shape(row.values) for row in rows if row.error is None}
     scorer: Callable[..., Any] = score_rows
     if engine == "ray":
         from .ray_batch import score_on_ray
 
-        if settings["calibrated"]:
+        if settings.calibrated:
             raise OptionError(
                 "{calibrated} is for the local engine: a Ray actor cannot see this machine's calibrations"
             )
         settings = absolute_paths(settings)
-        if parse_spec(settings["model_spec"]).runs_here:  # as many threads as Ray gives the actor CPUs, not every core
-            settings["model_options"] = settings["model_options"].with_default("n_threads", CPUS_PER_ACTOR)
+        if parse_spec(settings.model_spec).runs_here:  # as many threads as Ray gives the actor CPUs, not every core
+            settings = replace(settings, model_options=settings.model_options.with_default("n_threads", CPUS_PER_ACTOR))
         judge = RowJudge(settings, use_cache=use_cache, cache_file=cache_file.resolve() if cache_file else None)
         judge.check(shapes)  # each actor loads its own model; nothing is loaded here
         scorer = functools.partial(score_on_ray, actors=actors or DEFAULT_ACTORS, cpus_per_actor=CPUS_PER_ACTOR)
@@ -144,15 +145,15 @@ class CalibrationResult:
     path: Path
 
 
-#: the options a calibration does not take, and why where it is not plain
-_NOT_FOR_CALIBRATION = {
-    "calibrated": "",
-    "ensemble": " (calibrate each model on its own)",
-    "fallbacks": "",
-    "base_urls": "",
-    "output_schema": "",
-    "allow_ties": " (a content-free pair is a tie by rights, so it cannot show a bias)",
-}
+#: the options a calibration does not take: the name an error gives it, its field, and why where it is not plain
+_NOT_FOR_CALIBRATION = (
+    ("calibrated", "calibrated", ""),
+    ("ensemble", "ensemble_specs", " (calibrate each model on its own)"),
+    ("fallbacks", "fallbacks", ""),
+    ("base_urls", "base_urls", ""),
+    ("output_schema", "output_schema", ""),
+    ("allow_ties", "allow_ties", " (a content-free pair is a tie by rights, so it cannot show a bias)"),
+)
 
 
 @dataclass
@@ -164,7 +165,7 @@ class CalibrationPlan:
     judge: RowJudge
     evaluator: Any
     classes: tuple[str, ...]
-    settings: dict[str, Any]
+    settings: JudgeSettings
     data: Path
     pairwise: bool
     concurrency: int
@@ -186,13 +187,13 @@ class CalibrationPlan:
         records.sort(key=lambda record: order[str(record["id"])])  # folds by the data's order, not finishing order
         samples = labelled_samples(records, self.labels, self.classes, pairwise=self.pairwise)
         fit = fit_calibration(samples, self.classes, prior, folds=self.folds)
-        about = {"model": self.settings["model_spec"], "data": str(self.data.resolve()), "pairwise": self.pairwise}
+        about = {"model": self.settings.model_spec, "data": str(self.data.resolve()), "pairwise": self.pairwise}
         write_calibration(path, fit, about)
         return CalibrationResult(fit, samples, path)
 
 
 def plan_calibration(
-    settings: dict[str, Any],
+    settings: JudgeSettings,
     data: Path,
     *,
     label_field: str = "label",
@@ -211,16 +212,15 @@ def plan_calibration(
     from .calibrate import label_index
     from .ensemble import EnsembleEvaluator
 
-    values = {**settings, "ensemble": settings.get("ensemble_specs")}
-    given = [f"{{{name}}}{why}" for name, why in _NOT_FOR_CALIBRATION.items() if values.get(name)]
+    given = [f"{{{name}}}{why}" for name, attribute, why in _NOT_FOR_CALIBRATION if getattr(settings, attribute)]
     if given:
         raise OptionError(f"calibrate fits one local model's verdicts; it does not take {', '.join(given)}")
-    if parse_spec(settings["model_spec"]).kind != "local":
+    if parse_spec(settings.model_spec).kind != "local":
         raise UsageError(
             "calibrate needs one local model (the default, a GGUF file or an hf: model): "
             "a server gives no probabilities"
         )
-    settings = {**settings, "pairwise": pairwise, "allow_ties": False}
+    settings = replace(settings, pairwise=pairwise, allow_ties=False)
     rows = [
         row for row in _read(data, file_format, mapping, id_field) if row.error is None and label_field in row.values
     ]
@@ -236,7 +236,7 @@ def plan_calibration(
             "a calibration is for one prompt, but some rows have inputs or a reference and others not: "
             "calibrate each kind of row on its own"
         )
-    default_parallel(settings, concurrency, pairwise=pairwise)
+    settings = settings.with_parallel_for(concurrency)
     judge = RowJudge(settings, use_cache=use_cache)
     evaluator = judge.evaluator(next(iter(shapes)))
     if isinstance(evaluator, EnsembleEvaluator):  # refused above; an ensemble has no one core to calibrate

@@ -13,6 +13,7 @@ from localjudge import cli, command_judge
 from localjudge.cli.info import describe_quality
 from localjudge.cli.output import handle_errors
 from localjudge.clients.base import ChatClient, ScriptedClient, make_chat_completion
+from localjudge.judge_settings import JudgeSettings
 from localjudge.specs import ModelOptions
 
 ANSWER = '{"reasoning": "Four is right. Thus, the score should be: true.", "score": true}'
@@ -392,44 +393,37 @@ def test_a_ray_run_passes_on_every_file_it_names_as_an_absolute_path(tmp_path, m
     monkeypatch.chdir(tmp_path)
     for name in ("prompt.txt", "judge.gguf", "backup.gguf", "t.jinja"):
         (tmp_path / name).write_text("x", encoding="utf-8")
-    settings = {
-        "prompt_file": Path("prompt.txt"),
-        "few_shot": None,
-        "output_schema": None,
-        "model_options": ModelOptions.of({"chat_template": "t.jinja", "n_ctx": 512}),
-        "model_spec": "gguf:judge.gguf",
-        "fallbacks": ("backup.gguf", "openai:m", "hf:judge.gguf,openai:n"),
-    }
+    settings = JudgeSettings(
+        prompt_file=Path("prompt.txt"),
+        model_options=ModelOptions.of({"chat_template": "t.jinja", "n_ctx": 512}),
+        model_spec="gguf:judge.gguf",
+        fallbacks=("backup.gguf", "openai:m", "hf:judge.gguf,openai:n"),
+    )
     absolute = command_judge.absolute_paths(settings)
-    assert absolute["prompt_file"] == tmp_path / "prompt.txt"
-    assert absolute["model_options"] == {"chat_template": str(tmp_path / "t.jinja"), "n_ctx": 512}
-    assert absolute["model_spec"] == f"gguf:{tmp_path / 'judge.gguf'}"
-    assert absolute["fallbacks"] == (  # a server spec stays as given
+    assert absolute.prompt_file == tmp_path / "prompt.txt"
+    assert absolute.model_options == {"chat_template": str(tmp_path / "t.jinja"), "n_ctx": 512}
+    assert absolute.model_spec == f"gguf:{tmp_path / 'judge.gguf'}"
+    assert absolute.fallbacks == (  # a server spec stays as given
         str(tmp_path / "backup.gguf"),
         "openai:m",
         f"hf:{tmp_path / 'judge.gguf'},openai:n",
     )
-    assert absolute["few_shot"] is None and settings["model_spec"] == "gguf:judge.gguf"
+    assert absolute.few_shot is None and settings.model_spec == "gguf:judge.gguf"
+
+
+def test_judge_settings_are_immutable_and_picklable():
+    import dataclasses
+    import pickle
+
+    settings = JudgeSettings(choices=[0, 0.5, 1], model_options=ModelOptions.of({"n_ctx": 512}))
+    assert settings.choices == (0, 0.5, 1)  # a list given is kept as a tuple
+    assert pickle.loads(pickle.dumps(settings)) == settings
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.prompt = "{outputs}"  # type: ignore[misc]
 
 
 def _batch_settings(**changes):
-    settings = {
-        "model_spec": "default",
-        "base_urls": (),
-        "fallbacks": (),
-        "prompt": None,
-        "prompt_file": None,
-        "system": None,
-        "continuous": False,
-        "choices": None,
-        "no_reasoning": False,
-        "few_shot": None,
-        "few_shot_first": False,
-        "output_schema": None,
-        "feedback_key": "score",
-        "model_options": ModelOptions(),
-    }
-    return {**settings, **changes}
+    return JudgeSettings(feedback_key="score", **changes)
 
 
 def test_the_row_judge_travels_as_its_options_and_counts_its_work(scripted):
@@ -587,7 +581,7 @@ def test_options_that_do_not_fit_are_named_by_the_flags_of_the_command(scripted,
 
     with pytest.raises(OptionError, match="Give prompt= or prompt_file=, not both"):
         make_evaluator(
-            {"model_spec": "tiny", "prompt": "{outputs}", "prompt_file": prompt},
+            JudgeSettings(model_spec="tiny", prompt="{outputs}", prompt_file=prompt),
             has_inputs=False,
             has_reference=False,
         )

@@ -45,6 +45,7 @@ LAYERS: list[tuple[str, ...]] = [
         "localjudge.specs",
         "localjudge.specs.*",
     ),
+    ("localjudge.judge_settings",),
     ("localjudge.chat_templates", "localjudge.runtimes", "localjudge.runtimes.*"),
     ("localjudge.decoding", "localjudge.decoding.*"),
     ("localjudge.clients", "localjudge.clients.*", "localjudge.grammars"),

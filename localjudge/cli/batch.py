@@ -10,6 +10,7 @@ from typing import Any, Optional
 
 import click
 
+from ..judge_settings import JudgeSettings
 from .judging import note
 from .options import data_options, judge_options, pair_options
 from .output import handle_errors
@@ -80,12 +81,9 @@ def batch(
     no_cache: bool,
     cache_file: Optional[Path],
     summary_file: Optional[Path],
-    pairwise: bool,
-    allow_ties: bool,
-    trajectory: bool,
     engine: str,
     actors: Optional[int],
-    **settings: Any,
+    settings: JudgeSettings,
 ) -> None:
     """Score every row of a JSONL, CSV or Parquet file (inputs, outputs, reference_outputs, other variables, an id).
 
@@ -104,7 +102,6 @@ def batch(
     """
     from ..runs import plan_batch
 
-    settings.update(pairwise=pairwise, allow_ties=allow_ties, trajectory=trajectory)
     plan = plan_batch(
         settings,
         data,

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
+from ..judge_settings import JudgeSettings
 from .options import data_options, judge_options
 from .output import handle_errors
 
@@ -28,15 +29,13 @@ __all__ = ["calibrate", "describe_fit"]
 def calibrate(
     data: Path,
     label_field: str,
-    pairwise: bool,
-    allow_ties: bool,
     file_format: Optional[str],
     mapping: Optional[str],
     id_field: str,
     concurrency: int,
     folds: int,
     no_cache: bool,
-    **settings: Any,
+    settings: JudgeSettings,
 ) -> None:
     """Fit a correction of the judge's probabilities on labelled rows, for this model and prompt.
 
@@ -53,12 +52,11 @@ def calibrate(
     from ..progress import RunProgress
     from ..runs import plan_calibration
 
-    settings["allow_ties"] = allow_ties
     plan = plan_calibration(
         settings,
         data,
         label_field=label_field,
-        pairwise=pairwise,
+        pairwise=settings.pairwise,
         file_format=file_format,
         mapping=mapping,
         id_field=id_field,

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from dataclasses import replace
+from typing import Optional
 
 import click
 
-from ..command_judge import default_parallel, make_evaluator
+from ..command_judge import make_evaluator
 from ..errors import OptionError
+from ..judge_settings import JudgeSettings
 from .options import TEXT_FORMS, judge_options, model_options, pair_options, parse_vars, prompt_options, text
 from .output import echo_json, handle_errors
 
@@ -38,7 +40,7 @@ def score(
     outputs: Optional[str],
     reference_outputs: Optional[str],
     variables: dict[str, str],
-    **settings: Any,
+    settings: JudgeSettings,
 ) -> None:
     """Score one output and print the result as JSON.
 
@@ -48,7 +50,7 @@ def score(
     echo "4" | localjudge score --inputs "2+2?" --outputs - -m qwen2.5-coder-1.5b-instruct
     localjudge score --prompt "Is {outputs} polite?" --outputs "Thanks!" --no-reasoning
     """
-    if settings["prompt"] is None and settings["prompt_file"] is None and outputs is None:
+    if settings.prompt is None and settings.prompt_file is None and outputs is None:
         raise OptionError("Nothing to judge: pass {outputs} (and usually {inputs})")
     evaluator = make_evaluator(
         settings, has_inputs=inputs is not None, has_reference=reference_outputs is not None, notify=note
@@ -70,7 +72,7 @@ def compare(
     outputs_a: str,
     outputs_b: str,
     reference_outputs: Optional[str],
-    **settings: Any,
+    settings: JudgeSettings,
 ) -> None:
     """Say which of two outputs is better, asking in both orders; print the result as JSON.
 
@@ -82,8 +84,7 @@ def compare(
     localjudge compare --output-a @a.txt --output-b @b.txt --allow-ties --no-reasoning
     localjudge compare --inputs @q.txt --output-a @a.txt --output-b @b.txt --on-disagreement probabilities
     """
-    settings.update(pairwise=True, continuous=False, choices=None, output_schema=None)
-    default_parallel(settings, 1, pairwise=True)  # the two orders, decoded side by side
+    settings = replace(settings, pairwise=True).with_parallel_for(1)  # the two orders, decoded side by side
     evaluator = make_evaluator(
         settings, has_inputs=inputs is not None, has_reference=reference_outputs is not None, notify=note
     )

@@ -1,7 +1,9 @@
 """The options several commands share, each declared once and applied as a decorator.
 
 - :func:`model_options`: which judge model, and how a local one loads (the
-  model flags come from the registry in :mod:`localjudge.specs`);
+  model flags come from the registry in :mod:`localjudge.specs`); it hands
+  the command every judge option it was given, and the defaults of the rest,
+  as one ``settings`` (a :class:`~localjudge.judge_settings.JudgeSettings`);
 - :func:`prompt_options`: the prompt, system message, examples, key and
   calibration, for one output or for pairs;
 - :func:`judge_options`: those two and the shape of a single output's score;
@@ -12,6 +14,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import sys
 from collections.abc import Callable, Sequence
@@ -20,6 +23,7 @@ from typing import Any, Optional
 
 import click
 
+from ..judge_settings import JudgeSettings
 from ..specs import ModelOptions, Option
 from ..specs.registry import command_line_options
 
@@ -160,10 +164,15 @@ def _model_flag(option: Option) -> Decorator:
     return click.option(option.flag, option.name, type=kind, metavar=option.metavar, help=option.help)
 
 
+#: the parameters of a command that are judge options: they go into its ``settings``
+SETTINGS_FIELDS = frozenset(f.name for f in dataclasses.fields(JudgeSettings))
+
+
 def _one_judge_or_an_ensemble(command: Callable[..., Any]) -> Callable[..., Any]:
     """``--model`` given once, or several times with ``--ensemble``: ``model_spec`` and ``ensemble_specs``.
 
-    The model flags given become one ``model_options`` (:class:`~localjudge.specs.ModelOptions`).
+    The model flags given become one ``model_options`` (:class:`~localjudge.specs.ModelOptions`), and
+    those with every other judge option the command takes one ``settings`` (:class:`JudgeSettings`).
     """
     names = [option.name for option in command_line_options()]
 
@@ -178,9 +187,11 @@ def _one_judge_or_an_ensemble(command: Callable[..., Any]) -> Callable[..., Any]
             raise click.UsageError("--ensemble needs two or more --model")
         flags = {name: kwargs.pop(name) for name in names}
         options = ModelOptions.of({name: value for name, value in flags.items() if value is not None})
-        return command(
-            *args, model_spec=model_specs[0], ensemble_specs=model_specs[1:], model_options=options, **kwargs
+        given = {name: kwargs.pop(name) for name in SETTINGS_FIELDS & kwargs.keys()}
+        settings = JudgeSettings(
+            model_spec=model_specs[0], ensemble_specs=model_specs[1:], model_options=options, **given
         )
+        return command(*args, settings=settings, **kwargs)
 
     return wrapper
 

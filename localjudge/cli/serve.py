@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import socket
-from typing import Any, Optional
+from typing import Optional
 
 import click
 
 from ..errors import MissingDependencyError, UsageError
+from ..judge_settings import JudgeSettings
 from .options import model_options
 from .output import handle_errors
 
@@ -56,7 +57,7 @@ def serve(
     max_tokens_limit: int,
     header_timeout: float,
     graceful_timeout: float,
-    **settings: Any,
+    settings: JudgeSettings,
 ) -> None:
     """Serve the judge model over an OpenAI-compatible API (/v1/chat/completions, /v1/models, /health).
 
@@ -71,7 +72,7 @@ def serve(
     from ..command_judge import judge_from_settings
     from ..server import Limits, create_app, run
 
-    if settings["ensemble_specs"]:
+    if settings.ensemble_specs:
         raise UsageError("serve serves one model (or a --fallback chain), not an --ensemble")
     try:
         import starlette  # noqa: F401
@@ -80,7 +81,7 @@ def serve(
         raise MissingDependencyError("localjudge serve", exc.name or "uvicorn", extra="server") from None
 
     client = judge_from_settings(settings)
-    model_id = settings["model_spec"]
+    model_id = settings.model_spec
     limits = Limits(max_body_bytes, max_tokens_limit, header_seconds=header_timeout)
     app = create_app(client, model_id=model_id, api_key=api_key, limits=limits)
     if not api_key and host not in ("127.0.0.1", "localhost", "::1"):

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import click
 
+from ..judge_settings import JudgeSettings
 from .judging import note
 from .options import CALIBRATED, CONCURRENCY, NO_CACHE, ON_DISAGREEMENT, model_options
 from .output import handle_errors
@@ -157,7 +158,7 @@ def check_judge(
     results_dir: Optional[Path],
     plot_dir: Optional[Path],
     no_cache: bool,
-    **settings: Any,
+    settings: JudgeSettings,
 ) -> None:
     """Judge labelled sets shipped with localjudge and print how far this judge can be trusted.
 
@@ -193,7 +194,7 @@ def check_judge(
                 on_record=progress.advance,
                 notify=note,
             )
-    judge = ",".join((settings["model_spec"], *settings["ensemble_specs"], *settings["fallbacks"]))
+    judge = ",".join((settings.model_spec, *settings.ensemble_specs, *settings.fallbacks))
     click.echo(describe_check(reports, judge=judge, split=split))
     if json_file is not None:
         document = {"judge": judge, "split": split, "sets": [r.as_dict() for r in reports]}

@@ -15,6 +15,7 @@ from localjudge.clients.outlines import OutlinesClient
 from localjudge.clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient
 from localjudge.command_judge import RowJudge
 from localjudge.judge import create_llm_as_judge
+from localjudge.judge_settings import JudgeSettings
 from localjudge.result_cache import ResultCache
 from localjudge.types import (
     SupportsCacheIdentity,
@@ -85,8 +86,8 @@ def test_a_client_that_defines_the_methods_is_an_instance_of_the_protocol(capabi
 
 
 def test_counters_are_the_batch_commands_evaluators_not_a_plain_ones():
-    assert offers(RowJudge({}, use_cache=False), SupportsCounters)
-    assert isinstance(RowJudge({}, use_cache=False), SupportsCounters)
+    assert offers(RowJudge(JudgeSettings(), use_cache=False), SupportsCounters)
+    assert isinstance(RowJudge(JudgeSettings(), use_cache=False), SupportsCounters)
     evaluator = create_llm_as_judge(prompt="{outputs}", judge=ScriptedClient([]), model="m")
     assert not offers(evaluator, SupportsCounters)
     assert not isinstance(evaluator, SupportsCounters)
