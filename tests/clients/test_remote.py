@@ -17,7 +17,8 @@ from localjudge.clients.bound import BOUND_FIELD, DEFAULT_MAX_COMPLETION_TOKENS,
 from localjudge.clients.endpoint import Endpoint, resolve_api_key
 from localjudge.clients.fallback import FallbackClient
 from localjudge.clients.formats import FORMATS, LLAMA_FORM, OPENAI_FORM, is_schema_rejection
-from localjudge.clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient, _Reply
+from localjudge.clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient
+from localjudge.clients.remote_plan import Reply
 from localjudge.clients.retry import RetryPolicy, parse_retry_after
 from localjudge.errors import (
     AllClientsFailedError,
@@ -527,8 +528,8 @@ def test_without_a_bound_of_its_own_a_request_gets_the_default_one():
     assert given["max_tokens"] == 7
 
 
-def _reply(status: int, body: dict) -> _Reply:
-    return _Reply(status, "X", {}, json.dumps(body).encode())
+def _reply(status: int, body: dict) -> Reply:
+    return Reply(status, "X", {}, json.dumps(body).encode())
 
 
 def _body(call) -> dict:
