@@ -53,6 +53,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("localjudge.models",),
     (
         "localjudge.judge",
+        "localjudge.judge_core",
         "localjudge.llm",
         "localjudge.pairwise",
         "localjudge.ensemble",
@@ -218,7 +219,7 @@ NAMING_FLAGS = {
     "localjudge.chat_templates",
     "localjudge.clients.cached",
     "localjudge.clients.local",
-    "localjudge.judge",
+    "localjudge.judge_core",
     "localjudge.models",
     "localjudge.parsing",
     "localjudge.ray_batch",
