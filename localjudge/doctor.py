@@ -86,7 +86,7 @@ def run_checks(model_spec: str = "default", base_url: str | None = None) -> Iter
         "cpu", "info", f"{platform.processor() or platform.machine()}; features: {' '.join(features) or 'unknown'}"
     )
     threads = ThreadGovernor()
-    yield Check("decode threads", "info", f"{threads.current} now; {threads.rule} (--n-threads fixes it)")
+    yield Check("decode threads", "info", f"{threads.current} now; {threads.rule} (n_threads= fixes it)")
 
     yield from _model_checks(model_spec, base_url)
 
