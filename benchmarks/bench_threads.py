@@ -8,9 +8,11 @@ the rest, so more threads can be much slower than one. This bench measures
 it side by side in one run: the same verdict-only evaluations, each judge
 loaded with ``n_threads`` 1, every usable CPU, and unset (the default rule:
 the CPUs other work leaves free, re-measured while decoding), first on an
-idle machine, then with one busy process per CPU (a Python loop at the same
-priority, as another job on a shared machine would be). The figure is the
-median seconds per verdict, and the threads the rule chose.
+idle machine, then busy: with one Python loop per CPU (work that never
+waits), and with another llama.cpp process decoding on every CPU (work that
+waits at barriers as ours does: another judge, a Ray actor, a local model
+server). The figure is the median seconds per verdict, and the threads the
+rule chose.
 """
 
 from __future__ import annotations
@@ -38,6 +40,16 @@ CASES = [
 def spin(stop) -> None:
     while not stop.is_set():
         sum(range(10_000))
+
+
+def decode_beside(stop, model_path: str, threads: int) -> None:
+    """Another llama.cpp process: free text on the tiny model with ``threads`` threads, until told to stop."""
+    from localjudge.clients.llamacpp import LlamaCppClient
+
+    client = LlamaCppClient(model_path, n_ctx=512, n_threads=threads)
+    request = {"messages": [{"role": "user", "content": "Tell a long story."}], "max_tokens": 64}
+    while not stop.is_set():
+        client.chat.completions.create(**request)
 
 
 def seconds_per_verdict(model_path: Path, n_threads: int | None, repeats: int) -> tuple[float, int]:
@@ -74,11 +86,18 @@ def main() -> int:
     counts: list[int | None] = [*sorted({1, cpus}), None]
     print(f"model {args.model}; {cpus} usable CPUs")
     print(f"\n{'machine':<32} {'n_threads':>14} {'s/verdict':>10}")
-    for label, hogs in (("idle", 0), (f"busy ({cpus} spinning processes)", cpus)):
+    tiny = str(ensure_card_model(find_card("tiny")))
+    conditions = {
+        "idle": [],
+        f"busy: {cpus} Python loops": [(spin, ())] * cpus,
+        f"busy: llama.cpp, {cpus} threads": [(decode_beside, (tiny, cpus))],
+    }
+    for label, others in conditions.items():
         stop = multiprocessing.Event()
-        workers = [multiprocessing.Process(target=spin, args=(stop,), daemon=True) for _ in range(hogs)]
+        workers = [multiprocessing.Process(target=f, args=(stop, *a), daemon=True) for f, a in others]
         for worker in workers:
             worker.start()
+        time.sleep(3 if others else 0)  # the other work under way before we measure
         try:
             for n_threads in counts:
                 figure, used = seconds_per_verdict(model_path, n_threads, args.repeats)
