@@ -14,6 +14,10 @@ OpenAI's reasoning models refuse ``max_tokens`` (HTTP 400, ``param``
 refusal of our own bound is recognised here, answered with
 ``max_completion_tokens`` (:data:`DEFAULT_MAX_COMPLETION_TOKENS`, room for
 that reasoning) and remembered for the endpoint and model in :data:`BOUND_FIELD`.
+
+A LangChain chat model takes its bound as one of its own settings, under a
+name its provider chose (:data:`CHAT_MODEL_BOUND_FIELDS`); one left unset
+gets ours there (:func:`chat_model_bound`), and one the user set stands.
 """
 
 from __future__ import annotations
@@ -27,11 +31,14 @@ from .formats import FormatMemo
 
 __all__ = [
     "BOUND_FIELD",
+    "CHAT_MODEL_BOUND_FIELDS",
     "DEFAULT_MAX_COMPLETION_TOKENS",
     "DEFAULT_MAX_TOKENS",
     "MAX_COMPLETION_TOKENS",
     "MAX_TOKENS",
+    "chat_model_bound",
     "default_bound",
+    "given_bound",
     "has_bound",
     "is_max_tokens_refusal",
     "with_bound",
@@ -49,16 +56,23 @@ DEFAULT_MAX_COMPLETION_TOKENS = 8192
 BOUND_FIELD = FormatMemo(default=MAX_TOKENS)
 
 
+#: where LangChain chat models keep the bound: OpenAI, Anthropic, Mistral, Groq and llama.cpp's ``max_tokens``,
+#: Google's ``max_output_tokens``, Ollama's ``num_predict``
+CHAT_MODEL_BOUND_FIELDS = (MAX_TOKENS, MAX_COMPLETION_TOKENS, "max_output_tokens", "num_predict")
+
 #: the openai SDK's markers for "not given", which a caller may pass through as values
 _UNSET_MARKERS = frozenset({"NotGiven", "Omit"})
 
 
 def has_bound(request: Mapping[str, Any]) -> bool:
     """Whether the caller set a bound of its own (None and the openai SDK's NOT_GIVEN set none)."""
-    return any(
-        request.get(name) is not None and type(request.get(name)).__name__ not in _UNSET_MARKERS
-        for name in (MAX_TOKENS, MAX_COMPLETION_TOKENS)
-    )
+    return given_bound(request) is not None
+
+
+def given_bound(request: Mapping[str, Any]) -> Any:
+    """The bound the caller put in a request, in either field (None: it gave none)."""
+    values = (request.get(name) for name in (MAX_TOKENS, MAX_COMPLETION_TOKENS))
+    return next((v for v in values if v is not None and type(v).__name__ not in _UNSET_MARKERS), None)
 
 
 def default_bound(field: str, model: Any = None) -> int:
@@ -91,6 +105,24 @@ def with_bound(request: Mapping[str, Any], field: str) -> tuple[dict[str, Any], 
         body.pop(name, None)  # None or NOT_GIVEN: nothing to keep
     body[field] = default_bound(field, body.get("model"))
     return body, field
+
+
+def chat_model_bound(settings: Mapping[str, Any], model: Any = None, given: int | None = None) -> dict[str, int]:
+    """The settings to change so a chat model's answers are bounded: none when it has no field for a bound.
+
+    ``settings`` are the chat model's own fields and values (a pydantic model's
+    ``__dict__``), ``model`` names the model (for a card's recommended bound)
+    and ``given`` is the request's own bound, which wins; without it the
+    model's own bound stands, and one left unset gets ours.
+    """
+    fields = [name for name in CHAT_MODEL_BOUND_FIELDS if name in settings]
+    if not fields:
+        return {}
+    if given is not None:
+        return {fields[0]: given}
+    if any(settings[name] is not None for name in fields):
+        return {}
+    return {fields[0]: default_bound(MAX_TOKENS, model)}
 
 
 def is_max_tokens_refusal(status_code: int, body: Any) -> bool:
