@@ -19,11 +19,30 @@ import sys
 import tempfile
 from pathlib import Path
 
-VARIANTS: dict[str, list[str]] = {
-    "verdict only": ["--no-reasoning"],
-    "verdict only, no format instructions": ["--no-reasoning", "--no-format-instructions"],
-    "reasoning first": [],
-    "reasoning first, no format instructions": ["--no-format-instructions"],
+EXAMPLES = Path(__file__).parent / "data"  # judged examples of our own, on questions in neither split
+
+#: each variant's check-judge options, and the sets it applies to (None: every set)
+VARIANTS: dict[str, tuple[list[str], tuple[str, ...] | None]] = {
+    "verdict only": (["--no-reasoning"], None),
+    "verdict only, no format instructions": (["--no-reasoning", "--no-format-instructions"], None),
+    "reasoning first": ([], None),
+    "reasoning first, no format instructions": (["--no-format-instructions"], None),
+    "verdict only, 4 examples after the prompt": (
+        ["--no-reasoning", "--few-shot", str(EXAMPLES / "few_shot_answers.jsonl")],
+        ("answers",),
+    ),
+    "verdict only, 4 examples before the prompt": (
+        ["--no-reasoning", "--few-shot-first", "--few-shot", str(EXAMPLES / "few_shot_answers.jsonl")],
+        ("answers",),
+    ),
+    "verdict only, 2 judged pairs, likelier side on disagreement": (
+        ["--no-reasoning", "--on-disagreement", "probabilities", "--few-shot", str(EXAMPLES / "few_shot_pairs.jsonl")],
+        ("llmbar-natural",),
+    ),
+    "verdict only, ensemble with the 0.5B, likelier side on disagreement": (
+        ["--no-reasoning", "--on-disagreement", "probabilities", "-m", "qwen2.5-coder-0.5b-instruct", "--ensemble"],
+        None,
+    ),
 }
 
 
@@ -50,18 +69,25 @@ def main() -> None:
     parser.add_argument("--variant", dest="variants", action="append", choices=list(VARIANTS))
     parser.add_argument("-j", type=int, default=2)
     args = parser.parse_args()
-    sets = args.sets or ["answers", "graded", "llmbar-natural"]
+    sets = args.sets or ["answers", "graded", "llmbar-natural", "adversarial"]
     print(f"model {args.model}, {args.split} split")
     print("| variant | set | rows | accuracy | kappa | ECE | by prob. | consistent | ties | failed | rows/s |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as work:
         for name in args.variants or VARIANTS:
-            for s in run(args.model, VARIANTS[name], sets, args.split, args.j, Path(work)):
-                cells = [name, s["set"], str(s["rows"]), number(s["accuracy"]), number(s["kappa"]), number(s["ece"])]
-                cells += [number(s["accuracy_by_probability"]), number(s["position_consistency"])]
-                cells += [str(s["ties"]) if s["position_consistency"] is not None else "-", str(s["failed"])]
-                cells.append(f"{s['rows_per_second']:.2f}")
-                print("| " + " | ".join(cells) + " |", flush=True)
+            options, applies_to = VARIANTS[name]
+            groups = [[s] for s in sets if s in applies_to] if applies_to else [sets]  # examples fit one set
+            for group in groups:
+                for report in run(args.model, options, group, args.split, args.j, Path(work)):
+                    print(table_row(name, report), flush=True)
+
+
+def table_row(variant: str, s: dict) -> str:
+    cells = [variant, s["set"], str(s["rows"]), number(s["accuracy"]), number(s["kappa"]), number(s["ece"])]
+    cells += [number(s["accuracy_by_probability"]), number(s["position_consistency"])]
+    cells += [str(s["ties"]) if s["position_consistency"] is not None else "-", str(s["failed"])]
+    cells.append(f"{s['rows_per_second']:.2f}")
+    return "| " + " | ".join(cells) + " |"
 
 
 if __name__ == "__main__":

@@ -3,13 +3,18 @@
 The sets (``check_sets/``, JSONL), each cut into a ``dev`` and a ``test``
 split so that a way of judging can be chosen on one and reported on the other:
 
-- ``answers``: 40 short questions, each once with a right and once with a
-  wrong answer; the judge says true or false, without a reference.
+- ``answers``: 130 short questions (80 dev, 50 test), each once with a right
+  and once with a wrong answer; the judge says true or false, without a
+  reference.
 - ``graded``: 12 questions, each with a complete, a partial and a wrong
   answer, graded 1, 0.5 or 0 against a reference.
 - ``llmbar-natural``: LLMBar's 100 natural pairs (MIT licence in
   ``check_sets/LLMBAR_LICENSE``): which of two outputs follows the
   instruction, asked in both orders.
+- ``adversarial``: 48 pairs of our own built to fool judges, in LLMBar's
+  manner: the better-looking output answers a neighbouring question, breaks
+  a stated constraint, is confidently wrong, or skips part of what was
+  asked; asked in both orders.
 
 Each set is scored by :func:`~localjudge.batch.score_rows` and measured by
 :func:`~localjudge.agreement.agreement`; on top of that a report says what
@@ -97,7 +102,7 @@ CHECK_SETS: dict[str, CheckSet] = {
         CheckSet(
             "answers",
             "answers.jsonl",
-            "80 short answers to 40 questions, each right once and wrong once: true or false, no reference",
+            "260 short answers to 130 questions, each right once and wrong once: true or false, no reference",
             drop=("reference_outputs",),
         ),
         CheckSet(
@@ -112,6 +117,13 @@ CHECK_SETS: dict[str, CheckSet] = {
             "llmbar_natural.jsonl",
             "LLMBar's 100 natural pairs (MIT): which output follows the instruction, asked in both orders",
             pairwise=True,
+        ),
+        CheckSet(
+            "adversarial",
+            "adversarial.jsonl",
+            "48 pairs built to fool judges: the better-looking output does not do what was asked; both orders",
+            pairwise=True,
+            drop=("kind",),
         ),
     )
 }

@@ -24,11 +24,17 @@ def test_each_set_has_unique_ids_labels_and_two_splits_of_different_questions(na
     labels = Counter(json.dumps(row["label"]) for row in rows)
     if check_set.pairwise:
         assert set(labels) == {'"A"', '"B"'}
+        if name == "adversarial":  # ours: the winner is A as often as B in each split
+            assert all(Counter(row["label"] for row in split)["A"] * 2 == len(split) for split in (dev, test))
         assert all({"outputs_a", "outputs_b"} <= set(row) for row in rows)
     elif check_set.choices:
         assert {json.loads(label) for label in labels} == set(check_set.choices)
-    else:
-        assert labels == {"true": 40, "false": 40}  # every question once right, once wrong
+    else:  # every question once right, once wrong
+        by_question: dict[str, list] = {}
+        for row in rows:
+            by_question.setdefault(row["inputs"], []).append(row["label"])
+        assert all(sorted(given) == [False, True] for given in by_question.values())
+        assert labels["true"] == labels["false"] == len(by_question)
     assert not any(field in row for row in rows for field in check_set.drop), "a dropped field reached the judge"
 
 
@@ -98,6 +104,32 @@ def test_a_readout_verdict_is_the_likeliest_value_or_none():
 def test_an_unknown_set_is_a_usage_error():
     outcome = CliRunner().invoke(main, ["check-judge", "--set", "nope"])
     assert outcome.exit_code == 2 and "no check set named 'nope'" in outcome.output
+
+
+def test_few_shot_examples_go_with_exactly_one_set(tmp_path):
+    examples = tmp_path / "examples.jsonl"
+    examples.write_text('{"inputs": "What is 6 times 7?", "outputs": "42", "score": true}\n', encoding="utf-8")
+    outcome = CliRunner().invoke(main, ["check-judge", "-m", "tiny", "--few-shot", str(examples)])
+    assert outcome.exit_code == 2 and "give exactly one --set" in outcome.output
+
+
+@pytest.mark.model
+def test_few_shot_examples_reach_the_judge_of_a_set(tmp_path):
+    examples = tmp_path / "examples.jsonl"
+    examples.write_text('{"inputs": "What is 6 times 7?", "outputs": "42", "score": true}\n', encoding="utf-8")
+    arguments = ["check-judge", "-m", "tiny", "--set", "answers", "--limit", "2", "--no-reasoning"]
+    outcome = CliRunner().invoke(
+        main, [*arguments, "--few-shot", str(examples), "--no-cache", "--results", str(tmp_path)]
+    )
+    assert outcome.exit_code == 0, outcome.output
+    shown = [json.loads(line) for line in (tmp_path / "answers.results.jsonl").read_text().splitlines()]
+    examples.write_text('{"inputs": "What is 6 times 7?", "outputs": "42", "score": false}\n', encoding="utf-8")
+    outcome = CliRunner().invoke(
+        main, [*arguments, "--few-shot", str(examples), "--no-cache", "--results", str(tmp_path)]
+    )
+    flipped = [json.loads(line) for line in (tmp_path / "answers.results.jsonl").read_text().splitlines()]
+    probabilities = [r["result"]["metadata"]["probabilities"]["true"] for r in (*shown, *flipped)]
+    assert probabilities[:2] != probabilities[2:]  # the example's verdict moved the judge: it was in the prompt
 
 
 @pytest.mark.model

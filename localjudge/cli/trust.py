@@ -10,7 +10,7 @@ import click
 
 from ..judge_settings import JudgeSettings
 from .judging import note
-from .options import CALIBRATED, CONCURRENCY, NO_CACHE, ON_DISAGREEMENT, model_options
+from .options import CALIBRATED, CONCURRENCY, FILE, NO_CACHE, ON_DISAGREEMENT, model_options
 from .output import handle_errors
 
 if TYPE_CHECKING:
@@ -121,7 +121,7 @@ def describe_agreement(report: AgreementReport) -> str:
     "set_names",
     multiple=True,
     metavar="NAME",
-    help="A labelled set to judge (repeatable; default: every set): answers, graded, llmbar-natural.",
+    help="A labelled set to judge (repeatable; default: every set): answers, graded, llmbar-natural, adversarial.",
 )
 @click.option(
     "--split",
@@ -136,6 +136,13 @@ def describe_agreement(report: AgreementReport) -> str:
 @click.option("--system", help="System message placed before each prompt.")
 @ON_DISAGREEMENT
 @CALIBRATED
+@click.option(
+    "--few-shot",
+    type=FILE,
+    help="JSONL file of judged examples shown to the judge (with one --set, as its rows are shaped: "
+    "inputs, outputs, score; or inputs, outputs_a, outputs_b, winner).",
+)
+@click.option("--few-shot-first", is_flag=True, help="Put the examples before the prompt instead of after it.")
 @click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), help="Write the report as JSON.")
 @click.option(
     "--results",
@@ -171,12 +178,15 @@ def check_judge(
     localjudge check-judge                               # the default judge, every set
     localjudge check-judge -m tiny --set answers --limit 10
     localjudge check-judge --split test --no-reasoning --json report.json --plot plots/
+    localjudge check-judge --set answers --split dev --few-shot my_examples.jsonl
     """
     from ..judge_check import CHECK_SETS, find_set, load_set
     from ..judge_check import check_judge as run_check
     from ..progress import RunProgress
 
     sets = [find_set(name) for name in set_names or tuple(CHECK_SETS)]  # every name checked before judging
+    if settings.few_shot is not None and len(sets) != 1:
+        raise click.UsageError("--few-shot examples fit one set's rows: give exactly one --set with them")
     if plot_dir is not None:
         from ..agreement_plot import check_matplotlib
 
