@@ -2,6 +2,8 @@
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
+# DeepEval, which tests/peers drives through `localjudge serve`, in an environment of its own (see its requirements file)
+PEERS_VENV := .venv-peers
 
 .PHONY: install test test-fast lint demo check-judge bench-judging bench bench-batch bench-threads bench-agreement bench-injection stress stress-faults agreement grammars clean
 
@@ -9,10 +11,15 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
 
-install: $(BIN)/python
+$(PEERS_VENV)/bin/python:
+	$(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install --upgrade pip
+
+install: $(BIN)/python $(PEERS_VENV)/bin/python
 	$(BIN)/python -m pip install -e '.[dev]'
 	$(BIN)/localjudge models fetch default
 	$(BIN)/localjudge models fetch tiny
+	$(PEERS_VENV)/bin/python -m pip install -r tests/peers/requirements-deepeval.txt
 
 test: $(BIN)/python
 	$(BIN)/python -m pytest
@@ -63,4 +70,4 @@ grammars: $(BIN)/python  ## regenerate grammars/ from the six default score sche
 	$(BIN)/localjudge grammar --write grammars
 
 clean:
-	rm -rf $(VENV) .pytest_cache build dist *.egg-info
+	rm -rf $(VENV) $(PEERS_VENV) .pytest_cache build dist *.egg-info

@@ -219,7 +219,7 @@ KEY = "test-key-0123"
 
 
 def start_serve(folder, *options: str):
-    """`localjudge serve` with the tiny model, as a process, on a free port: (process, base URL, log path)."""
+    """`localjudge serve` (the tiny model unless ``--model``), as a process on a free port: (process, base URL, log path)."""
     pytest.importorskip("uvicorn")
     from process_helpers import die_with_parent
 
@@ -231,7 +231,7 @@ def start_serve(folder, *options: str):
     deadline, base = time.monotonic() + 120, None
     while time.monotonic() < deadline:  # --port 0: the server says which port it got
         assert process.poll() is None, log.read_text()
-        found = re.search(r"serving tiny on (http://127\.0\.0\.1:\d+)/v1", log.read_text())
+        found = re.search(r"serving \S+ on (http://127\.0\.0\.1:\d+)/v1", log.read_text())
         if found:
             base = found.group(1)
             break
