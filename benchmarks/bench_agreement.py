@@ -33,11 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
-from localjudge.calibrate import content_free_values, fit_calibration, label_index, labelled_samples, mean_readout
-from localjudge.calibration import Correction
-from localjudge.judge import recalibrate
-from localjudge.judge_check import CHECK_SETS, load_set
-from localjudge.pairwise import combine_orders, read_order
+from localjudge.commands.check import CHECK_SETS, load_set
+from localjudge.judges.pairwise import combine_orders, read_order
+from localjudge.judges.single import recalibrate
+from localjudge.trust.correction import Correction
+from localjudge.trust.fit import content_free_values, fit_calibration, label_index, labelled_samples, mean_readout
 
 
 def pairs(limit: int | None) -> list[dict]:

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from localjudge import create_llm_as_judge
 from localjudge.cpu import usable_cpus
-from localjudge.evaluators import default_prompt
+from localjudge.judges.evaluators import default_prompt
 
 CASES = [
     ("What is 2+2?", "4"),
@@ -78,7 +78,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
 
-    from localjudge.models import ensure_card_model, find_card
+    from localjudge.clients.resolve import ensure_card_model, find_card
 
     card = find_card(args.model)
     model_path = ensure_card_model(card) if card is not None else Path(args.model)

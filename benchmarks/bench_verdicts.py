@@ -46,10 +46,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from localjudge import create_async_llm_as_judge, create_llm_as_judge
+from localjudge.commands.check import find_set, load_set
 from localjudge.decoding.steps import Start
-from localjudge.evaluators import default_prompt
-from localjudge.judge_check import find_set, load_set
-from localjudge.pairwise import create_pairwise_judge
+from localjudge.judges.evaluators import default_prompt
+from localjudge.judges.pairwise import create_pairwise_judge
 
 CASES = [
     ("What is 2+2?", "4"),
@@ -238,7 +238,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from localjudge.clients.llamacpp import LlamaCppClient
-    from localjudge.models import ensure_card_model, find_card
+    from localjudge.clients.resolve import ensure_card_model, find_card
 
     card = find_card(args.model)
     model_path = ensure_card_model(card) if card is not None else Path(args.model)

@@ -103,10 +103,10 @@ def schema_probes() -> None:
 
     @probe("a regex past what counts foresee (a lone string of at most 32), built in a child")
     def _() -> tuple[str, bool]:
+        from localjudge.clients.resolve import ensure_tiny_model
         from localjudge.decoding import schema_to_regex
         from localjudge.decoding.index_build import build_in_child
         from localjudge.decoding.schema_limits import SCHEMA_LIMITS
-        from localjudge.models import ensure_tiny_model
         from localjudge.runtimes.llamacpp import LlamaCppRuntime
 
         vocab = LlamaCppRuntime(ensure_tiny_model(), vocab_only=True).vocab
@@ -127,8 +127,8 @@ def two_writers() -> None:
         folder = Path(tempfile.mkdtemp())
         script = folder / "writer.py"
         script.write_text(
-            "import sys, time\nfrom pathlib import Path\nfrom localjudge.batch import run_batch\n"
-            "from localjudge.rows import Row\n"
+            "import sys, time\nfrom pathlib import Path\nfrom localjudge.datasets.batch import run_batch\n"
+            "from localjudge.datasets.rows import Row\n"
             "def judge(**v):\n    time.sleep(0.01)\n    return {'score': True}\n"
             "run_batch([Row(f'{sys.argv[2]}{i}', {'outputs': 'x'}) for i in range(12)], judge, Path(sys.argv[1]))\n",
             encoding="utf-8",
@@ -211,7 +211,7 @@ def row_probes() -> None:
 def cache_and_files() -> None:
     @probe("result cache: an entry whose verdict was flipped by hand")
     def _() -> tuple[str, bool]:
-        from localjudge.result_cache import ResultCache
+        from localjudge.datasets.result_cache import ResultCache
 
         path = Path(tempfile.mkdtemp()) / "r.sqlite3"
         cache = ResultCache(path)
@@ -224,8 +224,8 @@ def cache_and_files() -> None:
 
     @probe("calibration file: classes ['A', 'B']")
     def _() -> tuple[str, bool]:
-        from localjudge.calibration_file import read_calibration
         from localjudge.errors import UsageError
+        from localjudge.trust.calibration_file import read_calibration
 
         path = Path(tempfile.mkdtemp()) / "c.json"
         document = {"format": 1, "classes": ["A", "B"], "chosen": None, "prior": None, "temperature": 1.0}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ._lazy import lazy_attributes
 from .clients.base import AsyncChatClient, ChatClient, ChatCompletion, ScriptedClient
+from .clients.resolve import resolve_model
 from .errors import (
     AllClientsFailedError,
     JudgeRuntimeError,
@@ -23,9 +24,8 @@ from .errors import (
     UnsupportedSchemaError,
     UsageError,
 )
-from .judge import create_async_llm_as_judge, create_llm_as_judge
-from .models import resolve_model
-from .schema import default_output_schema
+from .judges.single import create_async_llm_as_judge, create_llm_as_judge
+from .prompts.schema import default_output_schema
 
 __version__ = "0.1.0"
 
@@ -77,16 +77,16 @@ _LAZY = {
     "FallbackClient": ".clients.fallback",
     "AsyncFallbackClient": ".clients.fallback",
     "PoolClient": ".clients.pool",
-    "create_pairwise_judge": ".pairwise",
-    "create_async_pairwise_judge": ".pairwise",
-    "create_ensemble_judge": ".ensemble",
-    "create_async_ensemble_judge": ".ensemble",
-    "create_trajectory_llm_as_judge": ".trajectory.llm",
-    "create_async_trajectory_llm_as_judge": ".trajectory.llm",
+    "create_pairwise_judge": ".judges.pairwise",
+    "create_async_pairwise_judge": ".judges.pairwise",
+    "create_ensemble_judge": ".judges.ensemble",
+    "create_async_ensemble_judge": ".judges.ensemble",
+    "create_trajectory_llm_as_judge": ".judges.trajectory",
+    "create_async_trajectory_llm_as_judge": ".judges.trajectory",
     "AsyncPoolClient": ".clients.pool",
     "TransformersClient": ".clients.transformers",
     "OutlinesClient": ".clients.outlines",
-    "read_calibration": ".calibration_file",
+    "read_calibration": ".trust.calibration_file",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

@@ -24,7 +24,7 @@ os.environ["LOCALJUDGE_MODEL"] = "tiny"
 @pytest.fixture(scope="session")
 def tiny_gguf() -> Path:
     """The tiny model's GGUF (Gemma 3 270M), assembled from its PyPI package into the cache once."""
-    from localjudge.models import ensure_tiny_model
+    from localjudge.clients.resolve import ensure_tiny_model
 
     return ensure_tiny_model()
 

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from localjudge.agreement import (
+from localjudge.errors import UsageError
+from localjudge.trust.agreement import (
     agreement,
     cohen_kappa,
     confusion_matrix,
@@ -14,7 +15,6 @@ from localjudge.agreement import (
     label_text,
     reliability_table,
 )
-from localjudge.errors import UsageError
 
 TRUTH = ["true", "true", "false", "false", "true"]
 PREDICTED = ["true", "false", "false", "true", "true"]

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from process_helpers import interruptible
 
-from localjudge.batch import run_batch
+from localjudge.datasets.batch import run_batch
+from localjudge.datasets.rows import Row
 from localjudge.errors import OutputParseError, UsageError
-from localjudge.rows import Row
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
@@ -152,8 +152,8 @@ KILLED_ROWS = 400
 KILLED_RUN = f"""
 import sys, time
 from pathlib import Path
-from localjudge.batch import run_batch
-from localjudge.rows import Row
+from localjudge.datasets.batch import run_batch
+from localjudge.datasets.rows import Row
 
 rows = [Row(str(i), {{"outputs": "x" * (i % 7) * 300 + "ü数"}}) for i in range({KILLED_ROWS})]
 
@@ -203,7 +203,7 @@ def test_a_run_killed_at_random_points_resumes_with_every_id_once(tmp_path):
 
 
 def test_the_python_api_takes_dicts_and_an_evaluator_and_yields_records():
-    from localjudge.batch import score_rows
+    from localjudge.datasets.batch import score_rows
 
     data = [{"id": "x", "outputs": "4"}, {"outputs": "bad"}, {"outputs": "5"}]
     scoring = score_rows(data, judge, concurrency=2)
@@ -218,7 +218,7 @@ def test_the_python_api_takes_dicts_and_an_evaluator_and_yields_records():
 
 
 def test_dicts_that_share_an_id_are_not_lost():
-    from localjudge.batch import score_rows
+    from localjudge.datasets.batch import score_rows
 
     records = list(score_rows([{"id": "a", "outputs": "4"}, {"id": "a", "outputs": "5"}], judge))
     assert sorted(r["id"] for r in records) == ["a", "a@row 2"]
@@ -226,7 +226,7 @@ def test_dicts_that_share_an_id_are_not_lost():
 
 
 def test_a_record_flattens_into_dotted_columns():
-    from localjudge.batch import flatten_record
+    from localjudge.datasets.batch import flatten_record
 
     record = {"id": "a", "result": {"score": True, "metadata": {"probabilities": {"true": 0.6}, "tags": ["x"]}}}
     assert flatten_record(record) == {
@@ -242,7 +242,7 @@ def test_a_record_flattens_into_dotted_columns():
 INTERRUPTED_RUN = """
 import sys, time
 from pathlib import Path
-from localjudge.batch import run_batch
+from localjudge.datasets.batch import run_batch
 
 started = Path(sys.argv[2])
 

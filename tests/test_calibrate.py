@@ -8,7 +8,12 @@ import math
 import numpy as np
 import pytest
 
-from localjudge.calibrate import (
+from localjudge.clients.base import ChatClient, make_chat_completion
+from localjudge.errors import UsageError
+from localjudge.judges.pairwise import create_pairwise_judge
+from localjudge.judges.single import create_llm_as_judge
+from localjudge.trust.correction import Correction
+from localjudge.trust.fit import (
     calibration_key,
     content_free_prior,
     content_free_values,
@@ -16,11 +21,6 @@ from localjudge.calibrate import (
     label_index,
     labelled_samples,
 )
-from localjudge.calibration import Correction
-from localjudge.clients.base import ChatClient, make_chat_completion
-from localjudge.errors import UsageError
-from localjudge.judge import create_llm_as_judge
-from localjudge.pairwise import create_pairwise_judge
 
 
 class Fixed(ChatClient):

@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from localjudge import cli
-from localjudge.calibration import CANDIDATES
-from localjudge.calibration_file import read_calibration
+from localjudge.trust.calibration_file import read_calibration
+from localjudge.trust.correction import CANDIDATES
 
 pytestmark = pytest.mark.model
 

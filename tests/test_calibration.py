@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from localjudge.calibration import (
+from localjudge.errors import UsageError
+from localjudge.trust.correction import (
     CANDIDATES,
     Correction,
     apply_correction,
@@ -17,7 +18,6 @@ from localjudge.calibration import (
     fit_temperature,
     verdict_classes,
 )
-from localjudge.errors import UsageError
 
 
 def _judge(rows: int, *, temperature: float = 1.0, prior_odds: float = 1.0, seed: int = 7):

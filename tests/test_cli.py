@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from localjudge import cli, command_judge
+from localjudge import cli
 from localjudge.cli.info import describe_quality
 from localjudge.cli.output import handle_errors
 from localjudge.clients.base import ChatClient, ScriptedClient, make_chat_completion
-from localjudge.judge_settings import JudgeSettings
+from localjudge.commands import judging as command_judge
+from localjudge.commands.settings import JudgeSettings
 from localjudge.specs import ModelOptions
 
 ANSWER = '{"reasoning": "Four is right. Thus, the score should be: true.", "score": true}'
@@ -458,8 +459,8 @@ def test_no_format_instructions_reaches_a_local_model_and_is_refused_for_a_serve
     result = run("score", "--outputs", "x", "--no-format-instructions")
     assert result.exit_code == 0, result.output
     assert scripted.model_options["format_instructions"] is False
+    from localjudge.clients.resolve import resolve_model
     from localjudge.errors import ModelSpecError
-    from localjudge.models import resolve_model
 
     with pytest.raises(ModelSpecError, match="--no-format-instructions does not apply"):
         resolve_model("openai:m", base_url="http://127.0.0.1:9/v1", format_instructions=False)
@@ -576,7 +577,7 @@ def test_options_that_do_not_fit_are_named_by_the_flags_of_the_command(scripted,
     assert both.exit_code == 2 and "Give --prompt or --prompt-file, not both" in both.stderr
     itself = run("batch", str(data), "-o", str(data))
     assert itself.exit_code == 2 and f"--output {data} is the data file itself" in itself.stderr
-    from localjudge.command_judge import make_evaluator
+    from localjudge.commands.judging import make_evaluator
     from localjudge.errors import OptionError
 
     with pytest.raises(OptionError, match="Give prompt= or prompt_file=, not both"):

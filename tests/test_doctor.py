@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from localjudge import cpu, doctor
+from localjudge import cpu
+from localjudge.commands import doctor
 
 
 def _doctor(*args: str) -> subprocess.CompletedProcess[str]:
@@ -54,7 +55,7 @@ def test_the_model_check_hashes_the_file_even_when_its_stamp_looks_current(tmp_p
     import hashlib
     import os
 
-    from localjudge import models
+    from localjudge.clients import resolve as models
 
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF" + b"\x00" * 4096)

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from localjudge.clients.base import ScriptedClient
-from localjudge.ensemble import combine_verdicts, create_async_ensemble_judge, create_ensemble_judge
 from localjudge.errors import AllClientsFailedError, UsageError
-from localjudge.judge import create_async_llm_as_judge, create_llm_as_judge
+from localjudge.judges.ensemble import combine_verdicts, create_async_ensemble_judge, create_ensemble_judge
+from localjudge.judges.single import create_async_llm_as_judge, create_llm_as_judge
 
 
 def _result(score, comment=None, **metadata):
@@ -119,7 +119,8 @@ def test_a_member_called_wrongly_is_the_callers_error_not_a_lost_vote():
 def test_the_command_line_ensemble_of_models(monkeypatch, tmp_path):
     from click.testing import CliRunner
 
-    from localjudge import cli, command_judge
+    from localjudge import cli
+    from localjudge.commands import judging as command_judge
 
     verdicts = {"a.gguf": True, "b.gguf": False, "c.gguf": True}
     monkeypatch.setattr(

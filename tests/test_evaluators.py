@@ -8,8 +8,8 @@ import pytest
 
 from localjudge.clients.base import ScriptedClient
 from localjudge.errors import MissingTemplateVariableError, UsageError
-from localjudge.evaluators import EVALUATORS, correctness, groundedness, make_evaluator, pairwise_preference
-from localjudge.prompting import DATA_NOT_INSTRUCTIONS
+from localjudge.judges.evaluators import EVALUATORS, correctness, groundedness, make_evaluator, pairwise_preference
+from localjudge.prompts.prompting import DATA_NOT_INSTRUCTIONS
 
 REQUIRED = {
     "correctness", "conciseness", "hallucination", "answer_relevance", "groundedness",
@@ -86,7 +86,8 @@ def test_the_list_command_prints_one_line_each():
 def test_score_takes_a_ready_made_evaluator_and_refuses_mismatches(monkeypatch):
     from click.testing import CliRunner
 
-    from localjudge import cli, command_judge
+    from localjudge import cli
+    from localjudge.commands import judging as command_judge
 
     judge = ScriptedClient([json.dumps({"reasoning": "Brief.", "score": True})], repeat=True)
     monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: judge)
@@ -106,7 +107,7 @@ def test_score_takes_a_ready_made_evaluator_and_refuses_mismatches(monkeypatch):
 
 
 def test_every_evaluator_has_its_constructor():
-    import localjudge.evaluators as module
+    import localjudge.judges.evaluators as module
 
     for name in EVALUATORS:
         constructor = getattr(module, name)

@@ -13,7 +13,7 @@ import pydantic
 import pytest
 import typing_extensions
 
-import localjudge.models
+import localjudge.clients.resolve
 from localjudge import (
     AsyncChatClient,
     ChatClient,
@@ -25,11 +25,11 @@ from localjudge import (
     create_async_llm_as_judge,
     create_llm_as_judge,
 )
-from localjudge.calibration import Correction
 from localjudge.clients.base import make_chat_completion
 from localjudge.errors import JudgeRuntimeError, MissingTemplateVariableError
-from localjudge.prompting import format_few_shot_examples
-from localjudge.schema import default_output_schema
+from localjudge.prompts.prompting import format_few_shot_examples
+from localjudge.prompts.schema import default_output_schema
+from localjudge.trust.correction import Correction
 
 PROMPT = "Is the answer correct?\nQuestion: {inputs}\nAnswer: {outputs}"
 REASON = "The answer is right. Thus, the score should be: true."
@@ -499,7 +499,7 @@ def test_without_a_judge_the_model_spec_is_resolved(monkeypatch, model, environm
         resolved.append(name)
         return client
 
-    monkeypatch.setattr(localjudge.models, "resolve_model", fake_resolve)
+    monkeypatch.setattr(localjudge.clients.resolve, "resolve_model", fake_resolve)
     result = create_llm_as_judge(prompt=PROMPT, model=model)(inputs="q", outputs="a")
     assert resolved == [spec]
     assert result["score"] is True

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from localjudge.cli import main
+from localjudge.commands.check import CHECK_SETS, load_set, measure, readout_verdict
 from localjudge.errors import UsageError
-from localjudge.judge_check import CHECK_SETS, load_set, measure, readout_verdict
 
 
 @pytest.mark.parametrize("name", list(CHECK_SETS))

@@ -1,84 +1,48 @@
 """The package's import graph: every arrow points down the layers, and there is no cycle.
 
+The layers are the package's folders, bottom to top (``LAYERS``): a module is
+in its folder's layer, so a new module is placed by where it is put. The
+modules directly in ``localjudge/`` are the foundation at the bottom (errors,
+types, paths, the CPU probe, ...), except the package's face just below the
+command line: the package itself, the server, and the modules that only
+re-export a public path (``localjudge.batch`` is ``localjudge.datasets.batch``).
+``python -m localjudge`` is the command line.
+
 Counted from the source with ``ast``: module-level imports, imports inside
 functions, and the lazy attribute tables (``_LAZY``) that import on first use.
-A new module must be placed in a layer here; that is the point.
 """
 
 from __future__ import annotations
 
 import ast
-import fnmatch
 import re
 from pathlib import Path
 
+import pytest
+
 PACKAGE = Path(__file__).resolve().parents[1] / "localjudge"
 
+FOUNDATION = "(the modules directly in localjudge/)"
+FACE = "(the package's face)"
 # Bottom to top. A module may import its own layer (without a cycle) and any below.
-LAYERS: list[tuple[str, ...]] = [
-    (
-        "localjudge._lazy",
-        "localjudge._text",
-        "localjudge.cancellation",
-        "localjudge.errors",
-        "localjudge.paths",
-        "localjudge.cpu",
-        "localjudge.types",
-        "localjudge.bounded_json",
-    ),
-    (
-        "localjudge.messages",
-        "localjudge.disk_cache",
-        "localjudge.schema",
-        "localjudge.parsing",
-        "localjudge.template_sandbox",
-        "localjudge.rows",
-        "localjudge.results_file",
-        "localjudge.result_cache",
-        "localjudge.agreement",
-        "localjudge.format_instructions",
-        "localjudge.calibration",
-        "localjudge.calibration_file",
-        "localjudge.cards",
-        "localjudge.model_files",
-        "localjudge.trajectory.text",
-        "localjudge.specs",
-        "localjudge.specs.*",
-    ),
-    ("localjudge.judge_settings",),
-    ("localjudge.chat_templates", "localjudge.runtimes", "localjudge.runtimes.*"),
-    ("localjudge.decoding", "localjudge.decoding.*"),
-    ("localjudge.clients", "localjudge.clients.*", "localjudge.grammars"),
-    ("localjudge.integrations", "localjudge.integrations.*", "localjudge.prompting"),
-    ("localjudge.models",),
-    (
-        "localjudge.judge",
-        "localjudge.judge_core",
-        "localjudge.llm",
-        "localjudge.pairwise",
-        "localjudge.ensemble",
-        "localjudge.evaluators",
-        "localjudge.trajectory",
-        "localjudge.trajectory.llm",
-    ),
-    (
-        "localjudge.batch",
-        "localjudge.ray_batch",
-        "localjudge.progress",
-        "localjudge.doctor",
-        "localjudge.command_judge",
-        "localjudge.runs",
-        "localjudge.judge_check",
-        "localjudge.agreement_plot",
-        "localjudge.calibrate",
-        "localjudge.server",
-        "localjudge.testing",
-        "localjudge.pytest_plugin",
-        "localjudge",
-    ),
+LAYERS = [
+    FOUNDATION,
+    "specs",
+    "datasets",
+    "prompts",
+    "runtimes",
+    "decoding",
+    "clients",
+    "trust",
+    "judges",
+    "commands",
+    "testing",
+    FACE,
     # the command line: it parses, calls the layers below, prints; nothing below imports it
-    ("localjudge.cli", "localjudge.cli.*", "localjudge.__main__"),
+    "cli",
 ]
+#: modules directly in localjudge/ that are not the foundation but its face
+FACE_MODULES = {"localjudge", "localjudge.server"}
 
 
 def module_name(path: Path) -> str:
@@ -100,11 +64,9 @@ def resolve(current: str, is_package: bool, level: int, target: str | None) -> s
     return ".".join([*base, target] if target else base)
 
 
-def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    is_package = path.name == "__init__.py"
+def imports_in(name: str, source: str, is_package: bool, known: set[str]) -> set[str]:
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -120,17 +82,52 @@ def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
     return {m for m in found if m in known and m != name}
 
 
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    return imports_in(name, path.read_text(encoding="utf-8"), path.name == "__init__.py", known)
+
+
 def import_graph() -> dict[str, set[str]]:
     modules = all_modules()
     known = set(modules)
     return {name: imports_of(name, path, known) for name, path in modules.items()}
 
 
-def layer_of(module: str) -> int:
-    for index, patterns in enumerate(LAYERS):
-        if any(fnmatch.fnmatchcase(module, pattern) for pattern in patterns):
-            return index
-    raise AssertionError(f"{module} is in no layer: add it to LAYERS in {__file__}")
+def only_reexports(source: str) -> bool:
+    """A module of imports and ``__all__`` only: a public path kept for what lives elsewhere."""
+    body = ast.parse(source).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return bool(body) and all(
+        isinstance(node, (ast.Import, ast.ImportFrom))
+        or (isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["__all__"])
+        for node in body
+    )
+
+
+def layer_of(module: str, path: Path | None = None) -> int:
+    """The module's folder's layer; ``path`` (where the module is not in a folder of LAYERS) tells a re-export."""
+    path = path or all_modules().get(module)
+    parts = module.split(".")[1:]
+    is_package = path is not None and path.name == "__init__.py"
+    folder = parts[0] if len(parts) > 1 or (parts and is_package) else None
+    if module == "localjudge.__main__":
+        return LAYERS.index("cli")
+    if folder in LAYERS:
+        return LAYERS.index(folder)
+    if module in FACE_MODULES or (path is not None and path.is_file() and only_reexports(path.read_text("utf-8"))):
+        return LAYERS.index(FACE)
+    if folder is None:
+        return LAYERS.index(FOUNDATION)
+    raise AssertionError(f"{module} is in no layer: add its folder {folder!r} to LAYERS in {__file__}")
+
+
+def upward_imports(graph: dict[str, set[str]], layer: dict[str, int]) -> list[str]:
+    return [
+        f"{source} (layer {LAYERS[layer[source]]}) imports {target} (layer {LAYERS[layer[target]]})"
+        for source, targets in sorted(graph.items())
+        for target in sorted(targets)
+        if layer[target] > layer[source]
+    ]
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -169,18 +166,14 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_every_module_has_a_layer():
-    for module in all_modules():
-        layer_of(module)
+    for module, path in all_modules().items():
+        layer_of(module, path)
 
 
 def test_no_import_points_up():
-    upward = [
-        f"{source} (layer {layer_of(source)}) imports {target} (layer {layer_of(target)})"
-        for source, targets in sorted(import_graph().items())
-        for target in sorted(targets)
-        if layer_of(target) > layer_of(source)
-    ]
-    assert upward == []
+    modules = all_modules()
+    layer = {name: layer_of(name, path) for name, path in modules.items()}
+    assert upward_imports(import_graph(), layer) == []
 
 
 def test_no_import_cycle():
@@ -191,6 +184,33 @@ def test_the_graph_sees_imports_inside_functions_and_lazy_tables():
     graph = import_graph()
     assert "localjudge.clients.llamacpp" in graph["localjudge"]  # through the _LAZY table
     assert "localjudge.runtimes.llamacpp" in graph["localjudge.clients.llamacpp"]  # inside __init__
+
+
+def test_a_new_module_is_placed_by_its_folder():
+    assert layer_of("localjudge.judges.new_judge", Path("new_judge.py")) == LAYERS.index("judges")
+    assert layer_of("localjudge.new_leaf", Path("new_leaf.py")) == LAYERS.index(FOUNDATION)
+    with pytest.raises(AssertionError, match="add its folder 'elsewhere'"):
+        layer_of("localjudge.elsewhere.thing", Path("thing.py"))
+
+
+def test_a_wrong_direction_import_is_reported():
+    """A spec module importing a judge inside a function: the checker must see it and say so."""
+    known = set(all_modules()) | {"localjudge.specs.new_module"}
+    source = "def build():\n    from ..judges.core import JudgeCore\n    return JudgeCore\n"
+    graph = {"localjudge.specs.new_module": imports_in("localjudge.specs.new_module", source, False, known)}
+    graph["localjudge.judges.core"] = set()
+    layer = {name: layer_of(name, Path(name.rsplit(".", 1)[-1] + ".py")) for name in graph}
+    assert upward_imports(graph, layer) == [
+        "localjudge.specs.new_module (layer specs) imports localjudge.judges.core (layer judges)"
+    ]
+    assert cycles({"a": {"b"}, "b": {"a"}}) == [["a", "b"]]
+
+
+def test_only_reexports_tells_a_public_path_from_a_module_that_works():
+    assert only_reexports('"""Doc."""\n\nfrom .datasets.batch import *\nfrom .datasets.batch import __all__\n')
+    assert not only_reexports('"""Doc."""\n\nfrom .judges import core\n\nX = core.build_core()\n')
+    assert layer_of("localjudge.batch") == LAYERS.index(FACE)
+    assert layer_of("localjudge.errors") == LAYERS.index(FOUNDATION)
 
 
 def in_the_command_line(module: str) -> bool:
@@ -214,16 +234,16 @@ FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
 #: The registry declares the model flags, and the pytest plugin its own pytest options. Shrink this, never grow it.
 NAMING_FLAGS = {
     "localjudge.specs.options",
-    "localjudge.pytest_plugin",
-    "localjudge.agreement_plot",
-    "localjudge.chat_templates",
+    "localjudge.testing.pytest_plugin",
+    "localjudge.trust.plot",
+    "localjudge.runtimes.chat_templates",
     "localjudge.clients.cached",
     "localjudge.clients.local",
-    "localjudge.judge_core",
-    "localjudge.models",
-    "localjudge.parsing",
-    "localjudge.ray_batch",
-    "localjudge.rows",
+    "localjudge.judges.core",
+    "localjudge.clients.resolve",
+    "localjudge.prompts.parsing",
+    "localjudge.datasets.ray",
+    "localjudge.datasets.rows",
     "localjudge.runtimes.base",
     "localjudge.runtimes.llamacpp",
     "localjudge.runtimes.transformers",
@@ -255,8 +275,9 @@ def test_below_the_command_line_options_are_named_as_keywords_not_flags():
 
 if __name__ == "__main__":  # print the graph, layer by layer
     graph = import_graph()
-    for number, patterns in enumerate(LAYERS):
-        members = sorted(m for m in graph if layer_of(m) == number)
-        print(f"layer {number}: {', '.join(patterns)}")
+    modules = all_modules()
+    for number, folder in enumerate(LAYERS):
+        members = sorted(m for m in graph if layer_of(m, modules[m]) == number)
+        print(f"layer {number}: {folder}")
         for module in members:
             print(f"  {module} -> {', '.join(sorted(graph[module])) or '(nothing)'}")

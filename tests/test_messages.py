@@ -7,7 +7,7 @@ import json
 import pytest
 
 from localjudge.errors import UsageError
-from localjudge.messages import message_text, render_value
+from localjudge.prompts.messages import message_text, render_value
 
 # --- values ---------------------------------------------------------------------
 

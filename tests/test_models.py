@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from localjudge import models, paths
+from localjudge import paths
+from localjudge.clients import resolve as models
 from localjudge.errors import MissingDependencyError, ModelLoadError, ModelSpecError
-from localjudge.model_files import PartFile, install_requirements, part_files
+from localjudge.specs.model_files import PartFile, install_requirements, part_files
 
 
 def test_cache_dir_prefers_localjudge_home(monkeypatch, tmp_path):
@@ -47,7 +48,7 @@ def test_every_card_names_a_pinned_source_and_checksum():
 
 
 def _pinned_requirements() -> set[str]:
-    from localjudge.cards import tomllib
+    from localjudge.specs.cards import tomllib
 
     project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
     listed = project["dependencies"] + [r for extra in project["optional-dependencies"].values() for r in extra]

@@ -10,7 +10,7 @@ import pytest
 
 from localjudge.clients.base import ChatClient, make_chat_completion
 from localjudge.errors import OutputParseError, UsageError
-from localjudge.pairwise import (
+from localjudge.judges.pairwise import (
     PAIRWISE_PROMPT,
     combine_orders,
     create_async_pairwise_judge,
@@ -160,7 +160,7 @@ def test_the_default_judge_prefers_the_right_answer_in_both_orders():
 
 @pytest.fixture
 def rule_judge(monkeypatch):
-    from localjudge import command_judge
+    from localjudge.commands import judging as command_judge
 
     judge = Judge(lambda a, b: "A" if a == GOOD else "B")
     monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: judge)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from localjudge.progress import RunProgress
+from localjudge.datasets.progress import RunProgress
 
 RECORDS = [
     {"id": "a", "result": {"score": True}},

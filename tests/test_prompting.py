@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from localjudge.errors import MissingTemplateVariableError, UsageError
-from localjudge.prompting import (
+from localjudge.prompts.prompting import (
     build_messages,
     format_few_shot_examples,
     format_template,

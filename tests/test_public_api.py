@@ -72,6 +72,29 @@ OPENEVALS_PARAMETERS = [
 ]
 
 
+#: paths users import (the README teaches them), each with the module it names and one of its names
+PUBLIC_PATHS = {
+    "localjudge.llm": ("localjudge.judges.single", "create_llm_as_judge"),
+    "localjudge.batch": ("localjudge.datasets.batch", "score_rows"),
+    "localjudge.ray_batch": ("localjudge.datasets.ray", "score_on_ray"),
+    "localjudge.evaluators": ("localjudge.judges.evaluators", "correctness"),
+    "localjudge.agreement": ("localjudge.trust.agreement", "agreement"),
+    "localjudge.calibration": ("localjudge.trust.correction", "Correction"),
+    "localjudge.trajectory": ("localjudge.judges.trajectory", "TRAJECTORY_ACCURACY_PROMPT"),
+    "localjudge.trajectory.llm": ("localjudge.judges.trajectory", "create_trajectory_llm_as_judge"),
+    "localjudge.testing": ("localjudge.testing.assertions", "assert_judged"),
+    "localjudge.pytest_plugin": ("localjudge.testing.pytest_plugin", "local_judge"),
+}
+
+
+def test_public_paths_stay_where_the_readme_teaches_them():
+    for path, (home, name) in PUBLIC_PATHS.items():
+        public, module = importlib.import_module(path), importlib.import_module(home)
+        assert getattr(public, name) is getattr(module, name), path
+        if path not in ("localjudge.llm", "localjudge.trajectory", "localjudge.pytest_plugin"):
+            assert set(public.__all__) == set(module.__all__), path
+
+
 def test_all_is_exactly_the_public_api():
     assert set(localjudge.__all__) == EXPECTED_ALL
     assert len(localjudge.__all__) == len(set(localjudge.__all__))

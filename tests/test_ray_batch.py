@@ -12,10 +12,10 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from localjudge.batch import run_batch, score_rows  # noqa: E402
+from localjudge.datasets.batch import run_batch, score_rows  # noqa: E402
+from localjudge.datasets.ray import score_on_ray  # noqa: E402
+from localjudge.datasets.rows import read_rows  # noqa: E402
 from localjudge.errors import OutputParseError, UsageError  # noqa: E402
-from localjudge.ray_batch import score_on_ray  # noqa: E402
-from localjudge.rows import read_rows  # noqa: E402
 
 
 class CountingJudge:

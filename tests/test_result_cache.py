@@ -10,8 +10,8 @@ import pytest
 
 from localjudge.clients.base import ScriptedClient, make_chat_completion
 from localjudge.clients.cached import CachedClient
+from localjudge.datasets.result_cache import ResultCache, _digest, request_key
 from localjudge.errors import UsageError
-from localjudge.result_cache import ResultCache, _digest, request_key
 
 IDENTITY = {"engine": "test", "model": "abc"}
 REQUEST = {"messages": [{"role": "user", "content": "2+2?"}], "response_format": {"type": "json_object"}}
@@ -86,7 +86,7 @@ def test_a_file_that_is_not_a_database_is_set_aside_not_read(tmp_path):
 def test_two_processes_write_at_once(tmp_path):
     path = tmp_path / "r.sqlite3"
     writer = (
-        "import sys; from localjudge.result_cache import ResultCache; "
+        "import sys; from localjudge.datasets.result_cache import ResultCache; "
         "from localjudge.clients.base import make_chat_completion as m; c = ResultCache(sys.argv[1]); "
         "[c.put(f'{sys.argv[2]}-{i}', dict(m(str(i), model='m', finish_reason='stop', prompt_tokens=1, "
         "completion_tokens=1))) for i in range(300)]"

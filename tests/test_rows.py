@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from localjudge.datasets.rows import parse_mapping, read_json_lines, read_rows, read_text
 from localjudge.errors import (
     DuplicateIdError,
     InvalidEncodingError,
@@ -12,7 +13,6 @@ from localjudge.errors import (
     MissingValueError,
     UsageError,
 )
-from localjudge.rows import parse_mapping, read_json_lines, read_rows, read_text
 
 
 def outcomes(path, **options):

@@ -13,7 +13,7 @@ import typing_extensions
 
 from localjudge.errors import UsageError
 from localjudge.llm import _construct_default_output_json_schema
-from localjudge.schema import OutputSchema, default_output_schema, normalise_output_schema
+from localjudge.prompts.schema import OutputSchema, default_output_schema, normalise_output_schema
 
 # Printed by the seed's demo program, verbatim: these strings are the interface.
 SEED_DEFAULT_PRINT = """\

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from localjudge import cli, models
+from localjudge import cli
+from localjudge.clients import resolve as models
 from localjudge.clients.base import ScriptedClient
 from localjudge.errors import ModelSpecError
 from localjudge.specs import ENGINES, Engine, ModelOptions, Option, parse_spec, register, unregister

@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 import click
 
-from ..judge_settings import JudgeSettings
+from ..commands.settings import JudgeSettings
 from .judging import note
 from .options import data_options, judge_options, pair_options
 from .output import handle_errors
@@ -100,7 +100,7 @@ def batch(
     localjudge batch pairs.jsonl --pairwise --no-reasoning --summary summary.json
     localjudge batch rows.parquet --engine ray --actors 4 -j 4
     """
-    from ..runs import plan_batch
+    from ..commands.runs import plan_batch
 
     plan = plan_batch(
         settings,
@@ -117,7 +117,7 @@ def batch(
         actors=actors,
         notify=note,
     )
-    from ..progress import RunProgress
+    from ..datasets.progress import RunProgress
 
     try:
         with RunProgress(len(plan.rows)) as progress:

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
-from ..judge_settings import JudgeSettings
+from ..commands.settings import JudgeSettings
 from .options import data_options, judge_options
 from .output import handle_errors
 
 if TYPE_CHECKING:
-    from ..calibrate import Samples
-    from ..calibration import Fit
+    from ..trust.correction import Fit
+    from ..trust.fit import Samples
 
 __all__ = ["calibrate", "describe_fit"]
 
@@ -49,8 +49,8 @@ def calibrate(
     localjudge calibrate labelled.csv --map outputs=answer --evaluator correctness -j 2
     localjudge calibrate pairs.jsonl --pairwise && localjudge compare ... --calibrated
     """
-    from ..progress import RunProgress
-    from ..runs import plan_calibration
+    from ..commands.runs import plan_calibration
+    from ..datasets.progress import RunProgress
 
     plan = plan_calibration(
         settings,

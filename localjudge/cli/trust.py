@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Optional
 
 import click
 
-from ..judge_settings import JudgeSettings
+from ..commands.settings import JudgeSettings
 from .judging import note
 from .options import CALIBRATED, CONCURRENCY, FILE, NO_CACHE, ON_DISAGREEMENT, model_options
 from .output import handle_errors
 
 if TYPE_CHECKING:
-    from ..agreement import AgreementReport
-    from ..judge_check import SetReport
+    from ..commands.check import SetReport
+    from ..trust.agreement import AgreementReport
 
 __all__ = ["agreement", "check_judge", "describe_agreement", "describe_check"]
 
@@ -51,13 +51,13 @@ def agreement(
     localjudge agreement data.results.jsonl --labels data.jsonl --label-field human --plot agreement.png
     localjudge agreement pairs.results.jsonl --labels pairs.jsonl --json
     """
-    from ..agreement import agreement as measure
-    from ..agreement import read_labels
-    from ..results_file import read_results
+    from ..datasets.results_file import read_results
+    from ..trust.agreement import agreement as measure
+    from ..trust.agreement import read_labels
 
     labels, unreadable = read_labels(labels_file, label_field=label_field, id_field=id_field)
     if plot_file is not None:
-        from ..agreement_plot import check_matplotlib
+        from ..trust.plot import check_matplotlib
 
         check_matplotlib()  # before any output: a missing package is the whole command's error
     report = measure(read_results(results), labels, bins=bins)
@@ -75,7 +75,7 @@ def agreement(
     else:
         click.echo(describe_agreement(report))
     if plot_file is not None:
-        from ..agreement_plot import plot_agreement
+        from ..trust.plot import plot_agreement
 
         click.echo(f"drawn in {plot_agreement(report, plot_file, title=results.name)}", err=True)
 
@@ -180,15 +180,15 @@ def check_judge(
     localjudge check-judge --split test --no-reasoning --json report.json --plot plots/
     localjudge check-judge --set answers --split dev --few-shot my_examples.jsonl
     """
-    from ..judge_check import CHECK_SETS, find_set, load_set
-    from ..judge_check import check_judge as run_check
-    from ..progress import RunProgress
+    from ..commands.check import CHECK_SETS, find_set, load_set
+    from ..commands.check import check_judge as run_check
+    from ..datasets.progress import RunProgress
 
     sets = [find_set(name) for name in set_names or tuple(CHECK_SETS)]  # every name checked before judging
     if settings.few_shot is not None and len(sets) != 1:
         raise click.UsageError("--few-shot examples fit one set's rows: give exactly one --set with them")
     if plot_dir is not None:
-        from ..agreement_plot import check_matplotlib
+        from ..trust.plot import check_matplotlib
 
         check_matplotlib()
     reports = []
@@ -217,7 +217,7 @@ def check_judge(
             (results_dir / f"{report.name}.results.jsonl").write_text(lines, encoding="utf-8")
         click.echo(f"records in {results_dir}", err=True)
     if plot_dir is not None:
-        from ..agreement_plot import plot_agreement
+        from ..trust.plot import plot_agreement
 
         for report in reports:
             drawn = plot_agreement(report.agreement, plot_dir / f"{report.name}.png", title=f"{judge}: {report.name}")

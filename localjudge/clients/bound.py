@@ -85,8 +85,8 @@ def default_bound(field: str, model: Any = None) -> int:
 
 @functools.lru_cache(maxsize=64)
 def _card_max_tokens(model: str) -> int | None:
-    from ..cards import find_card
     from ..errors import ModelSpecError
+    from ..specs.cards import find_card
 
     try:
         card = find_card(model)

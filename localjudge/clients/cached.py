@@ -1,4 +1,4 @@
-"""Any judge client with its complete answers kept in a :class:`~localjudge.result_cache.ResultCache`.
+"""Any judge client with its complete answers kept in a :class:`~localjudge.datasets.result_cache.ResultCache`.
 
 The same request to the same judge gets the stored answer, without a model
 call. Who answers is the client's ``cache_identity()``: a local model's file
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..datasets.result_cache import ResultCache, request_key
 from ..errors import OutputParseError, UsageError
-from ..result_cache import ResultCache, request_key
 from ..types import SupportsCacheIdentity, offers
 from .base import ChatCompletion, WrappingClient, call_create, plain_data
 from .formats import check_answer

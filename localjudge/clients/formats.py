@@ -133,7 +133,7 @@ def check_content(
     """The JSON answer's value; ``OutputParseError`` (raw text kept) when it breaks the format asked for."""
     if kind == "text":
         return None
-    from ..parsing import parse_json_output
+    from ..prompts.parsing import parse_json_output
 
     value = parse_json_output(content, schema, finish_reason=finish_reason, backend=backend)
     if not isinstance(value, dict):

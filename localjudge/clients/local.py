@@ -25,12 +25,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..chat_templates import ChatTemplate, resolve_chat_template, text_in_markup
 from ..decoding.batcher import Batcher
 from ..decoding.readout import DEFAULT_TOLERANCE, readout_fields
 from ..errors import ContextOverflowError, ModelError, UsageError
-from ..format_instructions import add_format_instructions
+from ..prompts.format_instructions import add_format_instructions
 from ..runtimes.base import Runtime
+from ..runtimes.chat_templates import ChatTemplate, resolve_chat_template, text_in_markup
 from ..specs.options import DECODING_OPTIONS, DEFAULT_MAX_TOKENS, DEFAULT_REASONING_BUDGET
 from ..specs.registry import identity_options
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
@@ -64,7 +64,7 @@ class LocalClient(ChatClient):
     string early when greedy decoding is stuck repeating one passage.
     ``max_tokens`` is the default answer length when a request names none.
     ``format_instructions`` tells the model in words what the answer's schema
-    means (:mod:`localjudge.format_instructions`); the grammar alone holds
+    means (:mod:`localjudge.prompts.format_instructions`); the grammar alone holds
     only its shape.
     ``readout`` weighs every value the grammar allows for each boolean, enum
     or number field (the response's ``readout``), leaving out less than

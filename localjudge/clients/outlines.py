@@ -40,11 +40,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .. import bounded_json
-from ..chat_templates import text_in_markup
 from ..errors import ContextOverflowError, ModelError, UnsupportedSchemaError, UsageError
-from ..format_instructions import add_format_instructions
+from ..prompts.format_instructions import add_format_instructions
+from ..prompts.schema import stated_bounds
 from ..runtimes.base import check_fits, refuse_what_cannot_fit
-from ..schema import stated_bounds
+from ..runtimes.chat_templates import text_in_markup
 from ..specs.options import WHITESPACE_PATTERN
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
 from .local import DEFAULT_MAX_TOKENS

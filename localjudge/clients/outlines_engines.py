@@ -13,8 +13,8 @@ import importlib
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..chat_templates import ChatTemplate, resolve_chat_template
 from ..errors import MissingDependencyError, UsageError
+from ..runtimes.chat_templates import ChatTemplate, resolve_chat_template
 from .request import RequestOptions
 
 __all__ = ["LlamaCppEngine", "MLXEngine", "OutlinesEngine", "TransformersEngine", "VLLMEngine", "engine_for"]

@@ -14,7 +14,7 @@ are unbounded unless the schema says otherwise; their length is held by a
 token budget at decode time (see :mod:`localjudge.decoding.guide`), since a
 ``maxLength`` in the regex makes the token index slow and large.
 
-A number's bounds are read by :func:`localjudge.schema.stated_bounds`, so
+A number's bounds are read by :func:`localjudge.prompts.schema.stated_bounds`, so
 OpenEvals' continuous score, whose range is in its description only, is
 decoded within [0, 1]; the answer stays valid under the schema as sent.
 
@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..errors import UnsupportedSchemaError
-from ..schema import stated_bounds
+from ..prompts.schema import stated_bounds
 from .schema_limits import SCHEMA_LIMITS, SchemaLimits, estimated_states
 
 __all__ = [

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, NamedTuple
 import numpy as np
 
 from ..errors import ContextOverflowError, ModelError, UsageError
-from ..messages import Part
+from ..prompts.messages import Part
 from .vocabulary import TokenVocabulary
 
 __all__ = ["Group", "Runtime", "check_fits", "check_positive", "refuse_what_cannot_fit"]

@@ -3,7 +3,7 @@
 An :class:`Engine` says how specs name it (a prefix such as ``gguf:``, or
 the bare specs: card names and paths), how its models are reached (in this
 process, on a server, through a provider's library), which options its
-client takes, and the client class. The resolver (:mod:`localjudge.models`)
+client takes, and the client class. The resolver (:mod:`localjudge.clients.resolve`)
 and the command line read everything about an engine from here; adding one
 is a module with its client and options plus one :func:`register` call.
 

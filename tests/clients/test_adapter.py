@@ -152,7 +152,7 @@ def _bounds(server) -> list[tuple]:
     ("model", "bound"), [("gpt-4o-mini", DEFAULT_MAX_TOKENS), ("qwen2.5-coder-1.5b-instruct", 512)]
 )
 def test_an_evaluator_sends_a_foreign_client_a_bound(model, bound, fault_server):
-    from localjudge.judge import create_llm_as_judge
+    from localjudge.judges.single import create_llm_as_judge
 
     server = fault_server(completion('{"score": true}'))
     with _sdk(server) as sdk:
@@ -162,7 +162,7 @@ def test_an_evaluator_sends_a_foreign_client_a_bound(model, bound, fault_server)
 
 
 def test_a_foreign_client_refused_max_tokens_sends_max_completion_tokens_and_remembers(fault_server):
-    from localjudge.judge import create_llm_as_judge
+    from localjudge.judges.single import create_llm_as_judge
 
     server = fault_server(respond(400, O_SERIES_REFUSAL), completion(), completion())
     with _sdk(server) as sdk:
@@ -177,7 +177,7 @@ def test_a_foreign_client_refused_max_tokens_sends_max_completion_tokens_and_rem
 
 
 async def test_an_async_foreign_client_negotiates_the_bound_in_the_same_way(fault_server):
-    from localjudge.judge import create_async_llm_as_judge
+    from localjudge.judges.single import create_async_llm_as_judge
 
     server = fault_server(respond(400, O_SERIES_REFUSAL), completion())
     async with _sdk(server, asynchronous=True) as sdk:
@@ -206,7 +206,7 @@ def test_a_caller_s_refused_max_tokens_is_the_caller_s_error(fault_server):
 
 
 def test_an_answer_cut_at_the_bound_is_a_truncation_error_and_fallback_takes_over(fault_server):
-    from localjudge.judge import create_llm_as_judge
+    from localjudge.judges.single import create_llm_as_judge
 
     cut = '{"score": tr'
     rambler = fault_server(completion(cut, finish_reason="length"))

@@ -7,7 +7,6 @@ import json
 import pytest
 from remote_helpers import O_SERIES_REFUSAL
 
-from localjudge.cards import load_cards
 from localjudge.clients.bound import (
     DEFAULT_MAX_COMPLETION_TOKENS,
     DEFAULT_MAX_TOKENS,
@@ -15,6 +14,7 @@ from localjudge.clients.bound import (
     is_max_tokens_refusal,
     with_bound,
 )
+from localjudge.specs.cards import load_cards
 
 TOO_LARGE = {
     "error": {

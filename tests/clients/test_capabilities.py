@@ -13,10 +13,10 @@ from localjudge.clients.local import LocalClient
 from localjudge.clients.metered import MeteredClient
 from localjudge.clients.outlines import OutlinesClient
 from localjudge.clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient
-from localjudge.command_judge import RowJudge
-from localjudge.judge import create_llm_as_judge
-from localjudge.judge_settings import JudgeSettings
-from localjudge.result_cache import ResultCache
+from localjudge.commands.judging import RowJudge
+from localjudge.commands.settings import JudgeSettings
+from localjudge.datasets.result_cache import ResultCache
+from localjudge.judges.single import create_llm_as_judge
 from localjudge.types import (
     SupportsCacheIdentity,
     SupportsCheckSchema,

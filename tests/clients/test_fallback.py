@@ -220,7 +220,7 @@ async def test_aio_twin_uses_the_native_async_remote_client(fault_server):
 
 
 def test_judge_result_metadata_says_which_client_answered():
-    from localjudge.judge import create_llm_as_judge
+    from localjudge.judges.single import create_llm_as_judge
 
     chain = FallbackClient(_failing(ModelLoadError("Model file not found"), "local"), _answering("remote"))
     result = create_llm_as_judge(prompt="Judge {outputs}", judge=chain, use_reasoning=False)(outputs="4")
@@ -237,7 +237,7 @@ SERVER_REQUEST = {**REQUEST, "max_tokens": 24, "temperature": 0}
 @pytest.mark.server
 @pytest.mark.model
 def test_missing_local_model_falls_back_to_the_server(llama_server, tmp_path):
-    from localjudge.models import deferred_client
+    from localjudge.clients.resolve import deferred_client
 
     missing = deferred_client(str(tmp_path / "missing.gguf"))
     with OpenAICompatibleClient(llama_server.base_url, max_retries=1) as remote:
@@ -252,7 +252,7 @@ def test_missing_local_model_falls_back_to_the_server(llama_server, tmp_path):
 @pytest.mark.model
 def test_openai_sdk_client_takes_part_in_a_chain(llama_server, tmp_path):
     openai = pytest.importorskip("openai")
-    from localjudge.models import deferred_client
+    from localjudge.clients.resolve import deferred_client
 
     with openai.OpenAI(base_url=llama_server.base_url, api_key="sk-local", max_retries=0) as sdk:
         chain = FallbackClient(deferred_client(str(tmp_path / "missing.gguf")), sdk)

@@ -7,9 +7,9 @@ import json
 import jsonschema
 import pytest
 
+from localjudge.decoding.grammars import DEFAULT_VARIANTS
 from localjudge.errors import ModelError
-from localjudge.grammars import DEFAULT_VARIANTS
-from localjudge.schema import default_output_schema
+from localjudge.prompts.schema import default_output_schema
 
 pytestmark = pytest.mark.model
 

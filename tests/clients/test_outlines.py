@@ -19,7 +19,7 @@ from localjudge.clients.outlines import _finish_reason, _refuse_what_outlines_ig
 from localjudge.clients.outlines_engines import LlamaCppEngine, TransformersEngine  # noqa: E402
 from localjudge.clients.request import read_request  # noqa: E402
 from localjudge.errors import MissingDependencyError, UnsupportedSchemaError, UsageError  # noqa: E402
-from localjudge.schema import default_output_schema  # noqa: E402
+from localjudge.prompts.schema import default_output_schema  # noqa: E402
 
 MESSAGES = [{"role": "user", "content": "Is 2+2=4?"}]
 

@@ -419,7 +419,7 @@ def test_scores_through_a_real_llama_server(llama_server, caplog):
 @pytest.mark.server
 @pytest.mark.model
 def test_our_evaluator_judges_through_the_server(llama_server):
-    from localjudge.judge import create_llm_as_judge
+    from localjudge.judges.single import create_llm_as_judge
 
     with OpenAICompatibleClient(llama_server.base_url, model="gemma-3-270m", max_retries=1) as client:
         evaluator = create_llm_as_judge(prompt=PROMPT, judge=client, use_reasoning=False)
@@ -431,7 +431,7 @@ def test_our_evaluator_judges_through_the_server(llama_server):
 @pytest.mark.server
 @pytest.mark.model
 async def test_async_evaluator_judges_through_the_server(llama_server):
-    from localjudge.judge import create_async_llm_as_judge
+    from localjudge.judges.single import create_async_llm_as_judge
 
     client = AsyncOpenAICompatibleClient(llama_server.base_url, model="gemma-3-270m", max_retries=1)
     try:
@@ -446,7 +446,7 @@ async def test_async_evaluator_judges_through_the_server(llama_server):
 @pytest.mark.model
 def test_openai_sdk_client_is_a_judge_for_our_evaluator(llama_server):
     openai = pytest.importorskip("openai")
-    from localjudge.judge import create_llm_as_judge
+    from localjudge.judges.single import create_llm_as_judge
 
     with openai.OpenAI(base_url=llama_server.base_url, api_key="sk-local", max_retries=0) as sdk:
         evaluator = create_llm_as_judge(prompt=PROMPT, judge=sdk, model="gemma-3-270m", use_reasoning=False)
@@ -595,8 +595,8 @@ def test_a_server_that_refuses_max_tokens_gets_max_completion_tokens(mode, fault
 
 
 def test_max_tokens_reaches_a_server_spec_and_loading_options_do_not():
+    from localjudge.clients.resolve import resolve_model
     from localjudge.errors import ModelSpecError
-    from localjudge.models import resolve_model
 
     assert resolve_model("openai:m", base_url="http://127.0.0.1:9/v1", max_tokens=5).max_tokens == 5
     with pytest.raises(UsageError, match="max_tokens"):

@@ -125,7 +125,7 @@ def test_the_estimate_counts_copies_that_repetitions_make(regex, states):
 
 
 def test_every_default_schema_is_far_below_the_limits():
-    from localjudge.schema import default_output_schema
+    from localjudge.prompts.schema import default_output_schema
 
     for options in ({}, {"continuous": True}, {"choices": [0, 0.5, 1]}):
         for reasoning in (True, False):

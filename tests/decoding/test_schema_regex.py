@@ -9,7 +9,7 @@ import pytest
 
 from localjudge.decoding import check_schema, schema_to_regex
 from localjudge.errors import UnsupportedSchemaError, UsageError
-from localjudge.schema import default_output_schema
+from localjudge.prompts.schema import default_output_schema
 
 VARIANTS = {
     "boolean": {},

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from localjudge import ScriptedClient, cli
-from localjudge.trajectory.text import trajectory_text
+from localjudge.prompts.trajectory import trajectory_text
 
 GOOD = [
     {"role": "user", "content": "What is 17 * 23?"},
@@ -31,7 +31,7 @@ ROWS = [
 
 @pytest.fixture
 def judge(monkeypatch):
-    from localjudge import command_judge
+    from localjudge.commands import judging as command_judge
 
     client = ScriptedClient(['{"reasoning": "Direct.", "score": true}'], repeat=True)
     monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: client)

@@ -8,9 +8,9 @@ import pytest
 
 from localjudge import ScriptedClient, create_async_trajectory_llm_as_judge, create_trajectory_llm_as_judge
 from localjudge.errors import InvalidTrajectoryError
-from localjudge.schema import default_output_schema
+from localjudge.prompts.schema import default_output_schema
+from localjudge.prompts.trajectory import trajectory_text
 from localjudge.trajectory import TRAJECTORY_ACCURACY_PROMPT, TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE
-from localjudge.trajectory.text import trajectory_text
 
 TRAJECTORY = [
     {"role": "user", "content": "What is 17 * 23?"},

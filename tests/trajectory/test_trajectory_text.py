@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from localjudge.errors import InvalidTrajectoryError, UsageError
-from localjudge.trajectory.text import trajectory_messages, trajectory_text
+from localjudge.prompts.trajectory import trajectory_messages, trajectory_text
 
 WEATHER = [
     {"role": "user", "content": "What is the weather in Paris?"},

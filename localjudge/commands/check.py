@@ -1,0 +1,281 @@
+"""How far to trust a judge: labelled sets shipped with localjudge, judged with any judge spec and measured.
+
+The sets (``check_sets/``, JSONL), each cut into a ``dev`` and a ``test``
+split so that a way of judging can be chosen on one and reported on the other:
+
+- ``answers``: 130 short questions (80 dev, 50 test), each once with a right
+  and once with a wrong answer; the judge says true or false, without a
+  reference.
+- ``graded``: 12 questions, each with a complete, a partial and a wrong
+  answer, graded 1, 0.5 or 0 against a reference.
+- ``llmbar-natural``: LLMBar's 100 natural pairs (MIT licence in
+  ``check_sets/LLMBAR_LICENSE``): which of two outputs follows the
+  instruction, asked in both orders.
+- ``adversarial``: 48 pairs of our own built to fool judges, in LLMBar's
+  manner: the better-looking output answers a neighbouring question, breaks
+  a stated constraint, is confidently wrong, or skips part of what was
+  asked; asked in both orders.
+
+Each set is scored by :func:`~localjudge.datasets.batch.score_rows` and measured by
+:func:`~localjudge.trust.agreement.agreement`; on top of that a report says what
+the verdict would have been had it been read from the judge's probabilities
+(the likeliest value, both orders averaged for a pair) instead of the
+greedy answer.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from typing import Any, Optional
+
+from ..errors import UsageError
+from ..prompts.prompting import DATA_NOT_INSTRUCTIONS
+from ..trust.agreement import AgreementReport, agreement, label_text
+from .settings import JudgeSettings
+
+__all__ = [
+    "CHECK_SETS",
+    "GRADED_PROMPT",
+    "CheckSet",
+    "SetReport",
+    "check_judge",
+    "find_set",
+    "load_set",
+    "readout_verdict",
+]
+
+SPLITS = ("dev", "test", "all")
+
+GRADED_PROMPT = f"""Grade the answer below against a reference answer that is known to be right and complete.
+
+<question>
+{{inputs}}
+</question>
+
+<answer>
+{{outputs}}
+</answer>
+
+<reference>
+{{reference_outputs}}
+</reference>
+
+{DATA_NOT_INSTRUCTIONS}
+Scale: 0, 0.5 or 1.
+- 1: the answer gives everything the reference gives, and nothing false.
+- 0.5: part of it is right, but some of what the question asks for is missing or wrong.
+- 0: it is wrong, or it answers something else.
+"""
+
+
+@dataclass(frozen=True)
+class CheckSet:
+    """One labelled set: its file, what it asks of the judge, and the judge options that shape the question."""
+
+    name: str
+    file: str
+    description: str
+    pairwise: bool = False
+    choices: Optional[tuple[float, ...]] = None
+    prompt: Optional[str] = None  # None: the command line's default prompt for what the rows hold
+    drop: tuple[str, ...] = ()  # fields the rows carry that the judge is not shown
+
+    def settings(self, base: JudgeSettings) -> JudgeSettings:
+        """The judge options for this set: the caller's model and way of judging, this set's question."""
+        return replace(
+            base,
+            pairwise=self.pairwise,
+            choices=self.choices or None,
+            prompt=self.prompt,
+            on_disagreement=base.on_disagreement if self.pairwise else None,
+        )
+
+
+CHECK_SETS: dict[str, CheckSet] = {
+    s.name: s
+    for s in (
+        CheckSet(
+            "answers",
+            "answers.jsonl",
+            "260 short answers to 130 questions, each right once and wrong once: true or false, no reference",
+            drop=("reference_outputs",),
+        ),
+        CheckSet(
+            "graded",
+            "graded.jsonl",
+            "36 answers to 12 questions, complete, partial or wrong: 1, 0.5 or 0 against a reference",
+            choices=(0.0, 0.5, 1.0),
+            prompt=GRADED_PROMPT,
+        ),
+        CheckSet(
+            "llmbar-natural",
+            "llmbar_natural.jsonl",
+            "LLMBar's 100 natural pairs (MIT): which output follows the instruction, asked in both orders",
+            pairwise=True,
+        ),
+        CheckSet(
+            "adversarial",
+            "adversarial.jsonl",
+            "48 pairs built to fool judges: the better-looking output does not do what was asked; both orders",
+            pairwise=True,
+            drop=("kind",),
+        ),
+    )
+}
+
+
+def find_set(name: str) -> CheckSet:
+    """The shipped set called ``name``, or a UsageError that lists them."""
+    if name not in CHECK_SETS:
+        raise UsageError(f"no check set named {name!r}; the sets: {', '.join(CHECK_SETS)}")
+    return CHECK_SETS[name]
+
+
+def load_set(check_set: CheckSet, split: str = "all", limit: Optional[int] = None) -> list[dict[str, Any]]:
+    """The set's rows (``id``, the prompt variables, ``label``) in the split asked for, the first ``limit`` of them."""
+    if split not in SPLITS:
+        raise UsageError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+    text = resources.files("localjudge").joinpath("check_sets").joinpath(check_set.file).read_text(encoding="utf-8")
+    rows = []
+    for line in text.splitlines():
+        row = json.loads(line)
+        if split != "all" and row.pop("split") != split:
+            continue
+        row.pop("split", None)
+        for name in check_set.drop:
+            row.pop(name, None)
+        rows.append(row)
+    return rows[:limit] if limit else rows
+
+
+@dataclass
+class SetReport:
+    """One set judged: the agreement with its labels, and what the run cost."""
+
+    name: str
+    split: str
+    rows: int
+    failed: int
+    seconds: float
+    agreement: AgreementReport
+    errors: Counter[str] = field(default_factory=Counter)
+    ties: int = 0  # pairs whose two orders disagreed (whatever --on-disagreement then made of them)
+    accuracy_by_probability: Optional[float] = None  # the likeliest value (a pair: both orders averaged) as the verdict
+    compared_by_probability: int = 0
+    mean_absolute_error: Optional[float] = None  # numeric labels: |score - label|, and the same for expected_score
+    expected_score_error: Optional[float] = None
+    records: list[Mapping[str, Any]] = field(default_factory=list, repr=False)  # each row's record, label added
+    cached: int = 0  # rows answered from the result cache: rows/s then says nothing of the model's speed
+
+    @property
+    def rows_per_second(self) -> float:
+        return self.rows / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        report = self.agreement
+        return {
+            "set": self.name,
+            "split": self.split,
+            "rows": self.rows,
+            "failed": self.failed,
+            "errors": dict(self.errors),
+            "accuracy": report.accuracy,
+            "kappa": report.kappa,
+            "ece": report.ece,
+            "position_consistency": report.position_consistency,
+            "ties": self.ties,
+            "accuracy_by_probability": self.accuracy_by_probability,
+            "mean_absolute_error": self.mean_absolute_error,
+            "expected_score_error": self.expected_score_error,
+            "cached": self.cached,
+            "seconds": round(self.seconds, 3),
+            "rows_per_second": round(self.rows_per_second, 4),
+            "agreement": report.as_dict(),
+        }
+
+
+def readout_verdict(result: Mapping[str, Any]) -> Optional[str]:
+    """The value the judge's probabilities favour (as :func:`label_text` writes it), or None without them."""
+    metadata = result.get("metadata")
+    probabilities = metadata.get("probabilities") if isinstance(metadata, Mapping) else None
+    if not isinstance(probabilities, Mapping) or not probabilities:
+        return None
+    numbers = {label_text(k): float(v) for k, v in probabilities.items() if isinstance(v, (int, float))}
+    return max(numbers, key=numbers.__getitem__) if numbers else None
+
+
+def check_judge(
+    settings: JudgeSettings,
+    sets: Iterable[str],
+    *,
+    split: str = "all",
+    limit: Optional[int] = None,
+    concurrency: int = 1,
+    use_cache: bool = True,
+    on_record: Callable[[Mapping[str, Any]], None] = lambda record: None,
+    notify: Optional[Callable[[str], None]] = None,
+) -> list[SetReport]:
+    """Judge each named set with the judge ``settings`` describe (the command line's judge options) and measure it."""
+    from ..datasets.batch import score_rows
+    from .judging import RowJudge
+
+    chosen = [find_set(name) for name in sets]
+    reports = []
+    for check_set in chosen:
+        rows = load_set(check_set, split, limit)
+        labels = {row["id"]: row.pop("label") for row in rows}
+        set_settings = check_set.settings(settings).with_parallel_for(concurrency)
+        judge = RowJudge(set_settings, use_cache=use_cache, notify=notify)
+        judge.prepare({RowJudge.shape(rows[0])})  # a bad option or model stops the check before its first row
+        started = time.monotonic()
+        records = []
+        for record in score_rows(rows, judge, concurrency=concurrency):
+            on_record(record)
+            records.append(record)
+        report = measure(check_set, split, records, labels, time.monotonic() - started)
+        report.cached = judge.counters().get("cached", 0)
+        reports.append(report)
+    return reports
+
+
+def measure(
+    check_set: CheckSet, split: str, records: Sequence[Mapping[str, Any]], labels: Mapping[str, Any], seconds: float
+) -> SetReport:
+    """A set's figures from its results records and labels (pure: no model, no files)."""
+    results = {str(r["id"]): r["result"] for r in records if isinstance(r.get("result"), Mapping)}
+    errors = Counter(r["error"]["type"] for r in records if "error" in r)
+    report = agreement(records, labels)
+    read_out = []  # each result with the value its probabilities favour as its verdict, measured the same way
+    absolute, expected = [], []
+    for row_id, result in results.items():
+        favoured = readout_verdict(result)
+        if favoured is not None:
+            verdict = {"winner": favoured} if check_set.pairwise else {}
+            read_out.append({"id": row_id, "result": {"score": favoured, "metadata": verdict}})
+        if check_set.choices:
+            absolute.append(abs(float(result["score"]) - float(labels[row_id])))
+            metadata = result.get("metadata") or {}
+            if isinstance(metadata.get("expected_score"), (int, float)):
+                expected.append(abs(float(metadata["expected_score"]) - float(labels[row_id])))
+    ties = sum(1 for r in results.values() if (r.get("metadata") or {}).get("consistent") is False)
+    by_probability = agreement(read_out, {row_id: labels[row_id] for row_id in results})
+    return SetReport(
+        name=check_set.name,
+        split=split,
+        rows=len(records),
+        failed=sum(errors.values()),
+        seconds=seconds,
+        agreement=report,
+        errors=errors,
+        ties=ties,
+        accuracy_by_probability=by_probability.accuracy,
+        compared_by_probability=by_probability.compared,
+        mean_absolute_error=sum(absolute) / len(absolute) if absolute else None,
+        expected_score_error=sum(expected) / len(expected) if expected else None,
+        records=[{**record, "label": labels[str(record["id"])]} for record in records],
+    )

@@ -1,0 +1,361 @@
+"""The judge a set of judge options describes: the client, the evaluator, and a batch run's row judge.
+
+``score``, ``batch``, ``compare`` and ``calibrate`` take the same judge
+options; this module turns them (a :class:`~localjudge.commands.settings.JudgeSettings`)
+into a judge, so the commands only parse and print. Misfitting options raise
+:class:`~localjudge.errors.OptionError`, which names them by their field names
+(a command line shows its own flags for them).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from .. import bounded_json
+from ..errors import LocalJudgeError, OptionError, UsageError
+from ..judges.evaluators import default_prompt
+from ..specs import parse_spec
+from ..specs.options import MAX_DEFAULT_PARALLEL
+from .settings import JudgeSettings
+
+__all__ = [
+    "MAX_DEFAULT_PARALLEL",
+    "JudgeSettings",
+    "RowJudge",
+    "absolute_paths",
+    "build_judge",
+    "judge_from_settings",
+    "make_evaluator",
+]
+
+if TYPE_CHECKING:
+    from ..judges.ensemble import EnsembleEvaluator
+    from ..judges.pairwise import PairwiseEvaluator
+    from ..judges.single import JudgeEvaluator
+    from ..judges.trajectory import TrajectoryEvaluator
+
+    RowEvaluator = Union[JudgeEvaluator, PairwiseEvaluator, TrajectoryEvaluator, EnsembleEvaluator]
+
+
+def build_judge(
+    model_spec: str, base_urls: tuple[str, ...], fallbacks: tuple[str, ...], *, load: bool = True, **model_options: Any
+) -> Any:
+    """The judge client; ``load=False`` checks everything but loads no local model (a chain loads none anyway)."""
+    from ..clients.resolve import resolve_chain, resolve_model
+    from ..runtimes.chat_templates import read_template_option
+
+    template = read_template_option(model_options.pop("chat_template", None))
+    if template is not None:
+        model_options["chat_template"] = template
+    if fallbacks:
+        return resolve_chain([model_spec, *fallbacks], base_url=base_urls, **model_options)
+    return resolve_model(model_spec, base_url=base_urls, load=load, **model_options)
+
+
+def judge_from_settings(settings: JudgeSettings, *, load: bool = True) -> Any:
+    """The judge client the model options name."""
+    options = dict(settings.model_options)
+    return build_judge(settings.model_spec, settings.base_urls, settings.fallbacks, load=load, **options)
+
+
+#: the options that shape a single output's score, which a pairwise judge does not take
+SINGLE_OUTPUT_OPTIONS = ("continuous", "choices", "output_schema")
+
+#: where a note goes that a caller may want to show (which calibration was applied); none by default
+Notify = Callable[[str], None]
+
+
+def make_evaluator(
+    settings: JudgeSettings,
+    *,
+    has_inputs: bool,
+    has_reference: bool,
+    cache: Any = None,
+    build: Callable[[JudgeSettings], Any] | None = None,
+    notify: Notify | None = None,
+) -> RowEvaluator:
+    """An evaluator from the judge options; our default prompt when none was given.
+
+    ``settings.pairwise`` makes it a pairwise judge (outputs_a, outputs_b);
+    ``settings.ensemble_specs`` an ensemble of the main model and those.
+    ``build`` makes a judge client from settings (default: :func:`judge_from_settings`);
+    ``notify`` is told which calibration ``settings.calibrated`` applied.
+    """
+    from ..judges.single import create_llm_as_judge
+
+    build = build or judge_from_settings
+    if settings.ensemble_specs:
+        from ..judges.ensemble import create_ensemble_judge
+
+        members = [
+            make_evaluator(
+                replace(settings, model_spec=spec, ensemble_specs=()),
+                has_inputs=has_inputs,
+                has_reference=has_reference,
+                cache=cache,
+                build=build,
+                notify=notify,
+            )
+            for spec in (settings.model_spec, *settings.ensemble_specs)
+        ]
+        return create_ensemble_judge(*members)
+
+    pairwise, trajectory = settings.pairwise, settings.trajectory
+    if trajectory:
+        _check_trajectory_options(settings)
+    for name in ("allow_ties", "on_disagreement"):
+        if getattr(settings, name) and not pairwise:
+            raise OptionError(f"{{{name}}} is for pairs: use it with a pairwise judge ({{pairwise}})")
+    if pairwise:
+        given = [f"{{{name}}}" for name in SINGLE_OUTPUT_OPTIONS if getattr(settings, name)]
+        if given:
+            raise OptionError(f"{', '.join(given)} shapes a single output's score; a pairwise judge picks A or B")
+    prompt, prompt_file = settings.prompt, settings.prompt_file
+    if prompt is not None and prompt_file is not None:
+        raise OptionError("Give {prompt} or {prompt_file}, not both")
+    if prompt_file is not None:
+        from ..datasets.rows import read_text
+
+        prompt = read_text(prompt_file)
+    feedback_key, continuous = settings.feedback_key, settings.continuous
+    if settings.evaluator:
+        from ..judges.evaluators import EVALUATORS
+
+        ready = EVALUATORS.get(settings.evaluator)
+        if ready is None:
+            raise UsageError(f"no evaluator named {settings.evaluator!r}; see: localjudge evaluators list")
+        if prompt is not None:
+            raise OptionError("{evaluator} brings its own prompt; give {evaluator} or {prompt}, not both")
+        if ready.pairwise != pairwise:
+            where = "a pairwise judge ({pairwise})" if ready.pairwise else "a judge of one output (without {pairwise})"
+            judges = "pairs" if ready.pairwise else "one output"
+            raise OptionError(f"the {{name}} evaluator judges {judges}: use {where}", name=ready.name)
+        if settings.choices or (continuous and not ready.continuous):
+            raise OptionError(
+                "the {name} evaluator has its own scale; drop {continuous} and {choices}", name=ready.name
+            )
+        prompt = ready.prompt or None
+        feedback_key = feedback_key or ready.name
+        continuous = ready.continuous
+    judge = build(settings)
+    if cache is not None:
+        from ..clients.cached import cache_identity
+
+        if cache_identity(judge) is None:  # a judge that cannot say which model answers is asked every time
+            cache = None
+    shared = {
+        "judge": judge,
+        "system": settings.system,
+        "use_reasoning": not settings.no_reasoning,
+        "few_shot_examples": read_jsonl(settings.few_shot) if settings.few_shot else None,
+        "few_shot_placement": "start" if settings.few_shot_first else "end",
+        "cache": cache,
+    }
+    choices = list(settings.choices) if settings.choices is not None else None
+    output_schema = read_json(settings.output_schema) if settings.output_schema else None
+    evaluator: RowEvaluator
+    if pairwise:
+        from ..judges.pairwise import create_pairwise_judge, pairwise_prompt
+
+        evaluator = create_pairwise_judge(
+            prompt=prompt
+            if prompt is not None
+            else pairwise_prompt(has_inputs=has_inputs, has_reference=has_reference),
+            feedback_key=feedback_key or "preference",
+            allow_ties=settings.allow_ties,
+            on_disagreement=settings.on_disagreement or "tie",
+            reference=has_reference,
+            **shared,
+        )
+    elif trajectory:
+        from ..judges.trajectory import FEEDBACK_KEY, create_trajectory_llm_as_judge
+
+        evaluator = create_trajectory_llm_as_judge(
+            prompt=prompt,  # None: ours, with the sections each row's values need
+            feedback_key=feedback_key or FEEDBACK_KEY,
+            continuous=continuous,
+            choices=choices,
+            output_schema=output_schema,
+            **shared,
+        )
+    else:
+        evaluator = create_llm_as_judge(
+            prompt=prompt if prompt is not None else default_prompt(has_inputs=has_inputs, has_reference=has_reference),
+            feedback_key=feedback_key or "score",
+            continuous=continuous,
+            choices=choices,
+            output_schema=output_schema,
+            **shared,
+        )
+    if settings.calibrated:
+        from ..trust.fit import stored_correction
+
+        correction, note = stored_correction(evaluator)
+        evaluator.core.use_calibration(correction)
+        if notify is not None:
+            notify(note)
+    return evaluator
+
+
+def _check_trajectory_options(settings: JudgeSettings) -> None:
+    """A trajectory judges one agent's messages: options for pairs, ready-made evaluators and calibration do not fit."""
+    for name in ("pairwise", "evaluator", "calibrated"):
+        if getattr(settings, name):
+            raise OptionError(
+                f"{{{name}}} does not go with {{trajectory}}, which judges an agent's messages with the trajectory "
+                "judge (give {prompt} or {prompt_file} for prompts of your own)"
+            )
+
+
+def read_jsonl(path: Path) -> list[Any]:
+    from ..datasets.rows import read_json_lines
+
+    return read_json_lines(path)
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return bounded_json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path} is not valid JSON: {exc}") from exc
+
+
+class RowJudge:
+    """The batch command's evaluator: each row gets the default prompt for what it has (inputs, a reference).
+
+    It pickles as its options only and builds its judge where it is first
+    called, so each Ray actor loads its own (and, with ``cache_file=None``,
+    uses its own machine's default result cache). ``counters()`` says what
+    the run cost: answers from the result cache, model calls and their tokens.
+    """
+
+    def __init__(
+        self,
+        settings: JudgeSettings,
+        *,
+        use_cache: bool,
+        cache_file: Optional[Path] = None,
+        notify: Notify | None = None,
+    ) -> None:
+        self.settings, self.use_cache, self.cache_file = settings, use_cache, cache_file
+        self.notify = notify  # not pickled: a note from an actor has no one to show it to
+        self._lock = threading.Lock()
+        self._judges: dict[str, Any] = {}  # a metered client per model spec (several in an ensemble)
+        self._cache: Any = None
+        self._failure: Optional[LocalJudgeError] = None
+        self._evaluators: dict[tuple[bool, bool], RowEvaluator] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"settings": self.settings, "use_cache": self.use_cache, "cache_file": self.cache_file}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        RowJudge.__init__(self, state["settings"], use_cache=state["use_cache"], cache_file=state["cache_file"])
+
+    @staticmethod
+    def shape(values: dict[str, Any]) -> tuple[bool, bool]:
+        return "inputs" in values, "reference_outputs" in values
+
+    def prepare(self, shapes: Any) -> None:
+        """Build the judge now, so a bad option or model stops the run before its first row."""
+        for shape in shapes:
+            self.evaluator(shape)
+
+    def check(self, shapes: Any) -> None:
+        """Every check :meth:`prepare` makes that needs no loaded model: for judges that load elsewhere."""
+        from ..clients.base import ScriptedClient
+
+        def stand_in(settings: JudgeSettings) -> Any:
+            judge_from_settings(settings, load=False)
+            return ScriptedClient([])
+
+        # a stand-in cannot name a model, so its calibration is looked up where the judge loads
+        settings = replace(self.settings, calibrated=False)
+        for has_inputs, has_reference in shapes:
+            make_evaluator(settings, has_inputs=has_inputs, has_reference=has_reference, build=stand_in)
+
+    def evaluator(self, shape: tuple[bool, bool]) -> RowEvaluator:
+        if shape in self._evaluators:
+            return self._evaluators[shape]
+        with self._lock:
+            if self._failure is not None:  # a judge that failed to build is not built again for every row
+                raise self._failure
+            try:
+                if self._cache is None and self.use_cache:
+                    from ..datasets.result_cache import ResultCache
+
+                    self._cache = ResultCache(self.cache_file)
+                if shape not in self._evaluators:
+                    self._evaluators[shape] = make_evaluator(
+                        self.settings,
+                        has_inputs=shape[0],
+                        has_reference=shape[1],
+                        cache=self._cache,
+                        build=self._metered,
+                        notify=self.notify,
+                    )
+            except LocalJudgeError as exc:
+                self._failure = exc
+                raise
+            return self._evaluators[shape]
+
+    def __call__(self, **values: Any) -> Any:
+        return self.evaluator(self.shape(values))(**values)
+
+    def _metered(self, settings: JudgeSettings) -> Any:
+        """The judge client for ``settings``' model, counted; one per model, however many evaluators use it."""
+        spec = settings.model_spec
+        if spec not in self._judges:
+            from ..clients.metered import MeteredClient
+
+            self._judges[spec] = MeteredClient(judge_from_settings(settings))
+        return self._judges[spec]
+
+    def counters(self) -> dict[str, int]:
+        if not self._judges:
+            return {}
+        judges = list(self._judges.values())
+        return {
+            "cached": self._cache.hits if self._cache is not None else 0,
+            "model_calls": sum(j.calls for j in judges),
+            "prompt_tokens": sum(j.prompt_tokens for j in judges),
+            "completion_tokens": sum(j.completion_tokens for j in judges),
+        }
+
+
+def absolute_paths(settings: JudgeSettings) -> JudgeSettings:
+    """The options with every file they name made absolute, for judges built in other processes (Ray actors)."""
+
+    def absolute(value: Any) -> Any:
+        if isinstance(value, Path):
+            return value.resolve()
+        if isinstance(value, str) and Path(value).expanduser().exists():
+            return str(Path(value).expanduser().resolve())
+        return value
+
+    def absolute_spec(text: str) -> str:
+        spec = parse_spec(text)
+        if spec.kind == "chain":
+            return ",".join(absolute_spec(member.text) for member in spec.members)
+        if spec.kind != "local" or not Path(spec.target).expanduser().exists():
+            return spec.text
+        prefix = spec.text[: len(spec.text) - len(spec.target)]  # gguf:, hf:, or none
+        return prefix + absolute(spec.target)
+
+    options = settings.model_options
+    if options.get("chat_template") is not None:
+        options = options.replace(chat_template=absolute(options["chat_template"]))
+    return replace(
+        settings,
+        prompt_file=absolute(settings.prompt_file),
+        few_shot=absolute(settings.few_shot),
+        output_schema=absolute(settings.output_schema),
+        model_spec=absolute_spec(settings.model_spec),
+        fallbacks=tuple(map(absolute_spec, settings.fallbacks)),
+        ensemble_specs=tuple(map(absolute_spec, settings.ensemble_specs)),
+        model_options=options,
+    )

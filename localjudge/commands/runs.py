@@ -1,0 +1,254 @@
+"""The runs over a data file that the commands start, as library calls that return data.
+
+Each run is planned first and run second: :func:`plan_batch` and
+:func:`plan_calibration` read the rows and check every option, the data and
+the judge before the first row is judged, and return a plan that says how
+many rows it will judge (for a progress bar) and runs with ``run``. Nothing
+here prints or exits; options that do not fit raise
+:class:`~localjudge.errors.OptionError`, which names them by the keywords
+these functions take.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Optional
+
+from ..datasets.batch import BatchSummary, run_batch, score_rows, write_csv
+from ..datasets.rows import Row, parse_mapping, read_rows
+from ..errors import OptionError, UsageError
+from ..specs import parse_spec
+from .judging import Notify, RowJudge, absolute_paths
+from .settings import JudgeSettings
+
+__all__ = [
+    "CPUS_PER_ACTOR",
+    "DEFAULT_ACTORS",
+    "BatchPlan",
+    "CalibrationPlan",
+    "CalibrationResult",
+    "plan_batch",
+    "plan_calibration",
+]
+
+#: actors in a Ray run's pool unless ``actors`` says otherwise, and the CPUs each reserves (and decodes with)
+DEFAULT_ACTORS = 2
+CPUS_PER_ACTOR = 1
+
+OnRecord = Callable[[dict[str, Any]], None]
+
+
+def _read(data: Path, file_format: Optional[str], mapping: Optional[str], id_field: str) -> list[Row]:
+    return list(read_rows(data, file_format=file_format, mapping=parse_mapping(mapping), id_field=id_field))
+
+
+@dataclass
+class BatchPlan:
+    """A checked batch run: its rows, its judge, where its results go; :meth:`run` scores them."""
+
+    rows: list[Row]
+    judge: RowJudge
+    results: Path
+    concurrency: int
+    fail_fast: bool
+    scorer: Callable[..., Any] = score_rows
+
+    def run(self, on_record: OnRecord = lambda record: None) -> BatchSummary:
+        """Score every row not yet in the results file; the summary says how it went."""
+        return run_batch(
+            self.rows,
+            self.judge,
+            self.results,
+            concurrency=self.concurrency,
+            fail_fast=self.fail_fast,
+            on_record=on_record,
+            scorer=self.scorer,
+        )
+
+    def write_csv(self) -> Path:
+        """The results flattened into a CSV beside the JSONL (which stays, to resume from)."""
+        target = self.results.with_suffix(".csv")
+        write_csv(self.results, target)
+        return target
+
+
+def plan_batch(
+    settings: JudgeSettings,
+    data: Path,
+    *,
+    results: Optional[Path] = None,
+    concurrency: int = 1,
+    file_format: Optional[str] = None,
+    mapping: Optional[str] = None,
+    id_field: str = "id",
+    fail_fast: bool = False,
+    use_cache: bool = True,
+    cache_file: Optional[Path] = None,
+    engine: str = "local",
+    actors: Optional[int] = None,
+    notify: Notify | None = None,
+) -> BatchPlan:
+    """A batch run of ``data`` with the judge ``settings`` describe, here (``engine="local"``) or on Ray.
+
+    ``results`` defaults to DATA with ``.results.jsonl``. On Ray each actor
+    loads its own judge, so only what needs no loaded model is checked here.
+    """
+    rows = _read(data, file_format, mapping, id_field)
+    results = results or data.with_name(data.stem + ".results.jsonl")
+    if results.resolve() == data.resolve():
+        raise OptionError(
+            "{results} {path} is the data file itself; write the results to another file", path=str(results)
+        )
+    if results.suffix.lower() == ".csv":
+        raise OptionError(
+            "{results} {path}: the results file is JSONL (a run resumes from it); "
+            "add {output_format} csv for a CSV beside it",
+            path=str(results),
+        )
+    settings = settings.with_parallel_for(concurrency)
+    shapes = {RowJudge.shape(row.values) for row in rows if row.error is None}
+    scorer: Callable[..., Any] = score_rows
+    if engine == "ray":
+        from ..datasets.ray import score_on_ray
+
+        if settings.calibrated:
+            raise OptionError(
+                "{calibrated} is for the local engine: a Ray actor cannot see this machine's calibrations"
+            )
+        settings = absolute_paths(settings)
+        if parse_spec(settings.model_spec).runs_here:  # as many threads as Ray gives the actor CPUs, not every core
+            settings = replace(settings, model_options=settings.model_options.with_default("n_threads", CPUS_PER_ACTOR))
+        judge = RowJudge(settings, use_cache=use_cache, cache_file=cache_file.resolve() if cache_file else None)
+        judge.check(shapes)  # each actor loads its own model; nothing is loaded here
+        scorer = functools.partial(score_on_ray, actors=actors or DEFAULT_ACTORS, cpus_per_actor=CPUS_PER_ACTOR)
+    elif engine == "local":
+        if actors is not None:
+            raise OptionError(
+                "{actors} is for {engine} ray; with the local engine, {concurrency} sets the rows in flight"
+            )
+        judge = RowJudge(settings, use_cache=use_cache, cache_file=cache_file, notify=notify)
+        judge.prepare(shapes)  # a bad option or model stops the run before its first row
+    else:
+        raise OptionError("{engine} is local or ray, not {given}", given=repr(engine))
+    return BatchPlan(rows, judge, results, concurrency, fail_fast, scorer)
+
+
+@dataclass
+class CalibrationResult:
+    """A fitted calibration, the samples it was fitted on, and the file that keeps it."""
+
+    fit: Any  # localjudge.trust.correction.Fit
+    samples: Any  # localjudge.trust.fit.Samples
+    path: Path
+
+
+#: the options a calibration does not take: the name an error gives it, its field, and why where it is not plain
+_NOT_FOR_CALIBRATION = (
+    ("calibrated", "calibrated", ""),
+    ("ensemble", "ensemble_specs", " (calibrate each model on its own)"),
+    ("fallbacks", "fallbacks", ""),
+    ("base_urls", "base_urls", ""),
+    ("output_schema", "output_schema", ""),
+    ("allow_ties", "allow_ties", " (a content-free pair is a tie by rights, so it cannot show a bias)"),
+)
+
+
+@dataclass
+class CalibrationPlan:
+    """A checked calibration: the labelled rows to judge; :meth:`run` judges them and fits."""
+
+    rows: list[Row]
+    labels: dict[str, int]
+    judge: RowJudge
+    evaluator: Any
+    classes: tuple[str, ...]
+    settings: JudgeSettings
+    data: Path
+    pairwise: bool
+    concurrency: int
+    folds: int
+
+    def run(self, on_record: OnRecord = lambda record: None) -> CalibrationResult:
+        """Judge the rows and a content-free input, fit the corrections, keep the best in its file."""
+        from ..trust.calibration_file import calibration_path, write_calibration
+        from ..trust.fit import calibration_key, content_free_prior, fit_calibration, labelled_samples
+
+        path = calibration_path(calibration_key(self.evaluator))
+        variables = set(self.rows[0].values) - {"outputs", "outputs_a", "outputs_b"}
+        prior = content_free_prior(self.evaluator, variables, self.classes, pairwise=self.pairwise)
+        records = []
+        for record in score_rows(self.rows, self.judge, concurrency=self.concurrency):
+            on_record(record)
+            records.append(record)
+        order = {row.id: number for number, row in enumerate(self.rows)}
+        records.sort(key=lambda record: order[str(record["id"])])  # folds by the data's order, not finishing order
+        samples = labelled_samples(records, self.labels, self.classes, pairwise=self.pairwise)
+        fit = fit_calibration(samples, self.classes, prior, folds=self.folds)
+        about = {"model": self.settings.model_spec, "data": str(self.data.resolve()), "pairwise": self.pairwise}
+        write_calibration(path, fit, about)
+        return CalibrationResult(fit, samples, path)
+
+
+def plan_calibration(
+    settings: JudgeSettings,
+    data: Path,
+    *,
+    label_field: str = "label",
+    pairwise: bool = False,
+    file_format: Optional[str] = None,
+    mapping: Optional[str] = None,
+    id_field: str = "id",
+    concurrency: int = 1,
+    folds: int = 5,
+    use_cache: bool = True,
+) -> CalibrationPlan:
+    """A calibration of one local model's verdicts on the rows of ``data`` that have a ``label_field``.
+
+    Every option, row and label is checked before the first row is judged.
+    """
+    from ..judges.ensemble import EnsembleEvaluator
+    from ..trust.fit import label_index
+
+    given = [f"{{{name}}}{why}" for name, attribute, why in _NOT_FOR_CALIBRATION if getattr(settings, attribute)]
+    if given:
+        raise OptionError(f"calibrate fits one local model's verdicts; it does not take {', '.join(given)}")
+    if parse_spec(settings.model_spec).kind != "local":
+        raise UsageError(
+            "calibrate needs one local model (the default, a GGUF file or an hf: model): "
+            "a server gives no probabilities"
+        )
+    settings = replace(settings, pairwise=pairwise, allow_ties=False)
+    rows = [
+        row for row in _read(data, file_format, mapping, id_field) if row.error is None and label_field in row.values
+    ]
+    if not rows:
+        raise OptionError(
+            "{path}: no row has a {field} field ({label_field} names the labels' column)",
+            path=str(data),
+            field=repr(label_field),
+        )
+    shapes = {RowJudge.shape(row.values) for row in rows}
+    if len(shapes) > 1:
+        raise UsageError(
+            "a calibration is for one prompt, but some rows have inputs or a reference and others not: "
+            "calibrate each kind of row on its own"
+        )
+    settings = settings.with_parallel_for(concurrency)
+    judge = RowJudge(settings, use_cache=use_cache)
+    evaluator = judge.evaluator(next(iter(shapes)))
+    if isinstance(evaluator, EnsembleEvaluator):  # refused above; an ensemble has no one core to calibrate
+        raise UsageError("calibrate fits one model, not an ensemble")
+    classes = tuple(evaluator.core.verdict_values())
+    labels = {}
+    for row in rows:  # every label is checked before the first row is judged
+        try:
+            index = label_index(row.values.pop(label_field), classes, pairwise=pairwise)
+        except UsageError as exc:
+            raise UsageError(f"{data}, row {row.id}: {exc}") from None
+        if index is not None:
+            labels[row.id] = index
+    labelled = [row for row in rows if row.id in labels]
+    return CalibrationPlan(labelled, labels, judge, evaluator, classes, settings, data, pairwise, concurrency, folds)

@@ -1,0 +1,66 @@
+"""The judge options ``score``, ``batch``, ``compare``, ``calibrate`` and ``check-judge`` share, as one typed value.
+
+:class:`JudgeSettings` holds which model judges (its spec, servers, fallbacks,
+ensemble members and the typed :class:`~localjudge.specs.ModelOptions`) and
+how it is asked (prompt, examples, the score's shape, pairs). It is frozen and
+picklable: a command line builds it once, the library changes it only with
+:func:`dataclasses.replace`, and a batch run sends it to Ray's actors as it
+is. Each field is named as the keyword an
+:class:`~localjudge.errors.OptionError` names it by (``{prompt_file}``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Optional
+
+from ..specs import ModelOptions, parse_spec
+from ..specs.options import MAX_DEFAULT_PARALLEL
+
+__all__ = ["JudgeSettings"]
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """Which model judges and how it is asked; every field has the default a command uses when its flag is absent."""
+
+    # the model
+    model_spec: str = "default"
+    ensemble_specs: tuple[str, ...] = ()
+    base_urls: tuple[str, ...] = ()
+    fallbacks: tuple[str, ...] = ()
+    model_options: ModelOptions = field(default_factory=ModelOptions)
+    # the prompt
+    prompt: Optional[str] = None
+    prompt_file: Optional[Path] = None
+    evaluator: Optional[str] = None
+    system: Optional[str] = None
+    no_reasoning: bool = False
+    few_shot: Optional[Path] = None
+    few_shot_first: bool = False
+    feedback_key: Optional[str] = None
+    calibrated: bool = False
+    # the shape of a single output's score
+    continuous: bool = False
+    choices: Optional[tuple[float, ...]] = None
+    output_schema: Optional[Path] = None
+    # pairs and trajectories
+    pairwise: bool = False
+    allow_ties: bool = False
+    on_disagreement: Optional[str] = None
+    trajectory: bool = False
+
+    def __post_init__(self) -> None:
+        if self.choices is not None and not isinstance(self.choices, tuple):  # a list from a caller: kept immutable
+            object.__setattr__(self, "choices", tuple(self.choices))
+
+    def with_parallel_for(self, concurrency: int) -> JudgeSettings:
+        """These settings with the sequences a local model decodes side by side, unless ``parallel`` was given.
+
+        ``concurrency`` rows in flight, each two sequences for a pair (its two orders).
+        """
+        if (concurrency > 1 or self.pairwise) and parse_spec(self.model_spec).runs_here:
+            parallel = min(concurrency * (2 if self.pairwise else 1), MAX_DEFAULT_PARALLEL)
+            return replace(self, model_options=self.model_options.with_default("parallel", parallel))
+        return self

@@ -1,0 +1,333 @@
+"""Score a dataset: one result line per row, never lost, never twice, resumable after any interruption.
+
+Each finished row is appended to the results file at once as a whole line
+(:class:`~localjudge.datasets.results_file.ResultsFile`), so a run that stops (Ctrl-C,
+a crash, a kill in the middle of a write) loses nothing already scored;
+running it again skips the rows whose results are there and retries the
+ones that failed. When a run ends, the file holds each id exactly once.
+
+A row that cannot be judged (bad input, a judge failure) is that row's
+error line; the run goes on unless ``fail_fast``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..errors import DuplicateIdError, LocalJudgeError, UsageError
+from ..types import SupportsCounters, offers
+from .results_file import ResultsFile, replace_atomically
+from .rows import Row
+
+__all__ = [
+    "BatchSummary",
+    "Scoring",
+    "as_rows",
+    "error_record",
+    "evaluator_counters",
+    "flatten_record",
+    "run_batch",
+    "score_rows",
+    "write_csv",
+]
+
+
+#: what an evaluator may count of its own work (its ``counters()``), summed into a run's summary
+COUNTERS = ("cached", "model_calls", "prompt_tokens", "completion_tokens")
+
+
+@dataclass
+class BatchSummary:
+    """What a run did: rows by outcome, errors by type, the scores it gave, how long it took."""
+
+    total: int = 0
+    skipped: int = 0
+    scored: int = 0
+    failed: int = 0
+    cached: int = 0  # answers that came from the result cache (set by the caller that has the cache)
+    model_calls: int = 0  # answers the model gave in this run, and the tokens they took (set by the caller that meters)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    errors: Counter[str] = field(default_factory=Counter)  # error type -> rows
+    scores: Counter[str] = field(default_factory=Counter)  # a score as JSON text ("true", "0.5") -> rows
+    seconds: float = 0.0
+    stopped_early: bool = False  # fail_fast stopped the run
+
+    def count(self, record: Mapping[str, Any]) -> None:
+        """Count one finished row's record."""
+        if "result" in record:
+            self.scored += 1
+            result = record["result"]
+            self.scores[json.dumps(result.get("score") if isinstance(result, Mapping) else None)] += 1
+        else:
+            self.failed += 1
+            self.errors[record["error"]["type"]] += 1
+
+    def add_counters(self, counters: Mapping[str, int]) -> None:
+        """Add an evaluator's counters (:data:`COUNTERS`)."""
+        for name in COUNTERS:
+            setattr(self, name, getattr(self, name) + int(counters.get(name, 0)))
+
+    @property
+    def mean_score(self) -> float | None:
+        """The mean of the numeric scores given in this run (true counts 1, false 0); None when there were none."""
+        values = [(float(json.loads(text)), n) for text, n in self.scores.items() if _is_number(text)]
+        count = sum(n for _, n in values)
+        return sum(v * n for v, n in values) / count if count else None
+
+    @property
+    def rows_per_second(self) -> float:
+        done = self.scored + self.failed
+        return done / self.seconds if self.seconds > 0 else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rows": self.total,
+            "scored": self.scored,
+            "cached": self.cached,
+            "model_calls": self.model_calls,
+            "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
+            "skipped": self.skipped,
+            "failed": self.failed,
+            "errors": dict(self.errors.most_common()),
+            "scores": dict(self.scores.most_common()),
+            "mean_score": self.mean_score,
+            "seconds": round(self.seconds, 3),
+            "rows_per_second": round(self.rows_per_second, 3),
+            "stopped_early": self.stopped_early,
+        }
+
+
+def _is_number(text: str) -> bool:
+    value = json.loads(text)
+    return isinstance(value, (bool, int, float))
+
+
+def error_record(row_id: str, exc: LocalJudgeError) -> dict[str, Any]:
+    """A row's error line: its type, message, and the model's raw output when there was one."""
+    error = {"type": type(exc).__name__, "message": getattr(exc, "message", str(exc))}
+    raw_output = getattr(exc, "raw_output", None)
+    if raw_output is not None:
+        error["raw_output"] = raw_output
+    return {"id": row_id, "error": error}
+
+
+def score_rows(
+    rows: Iterable[Row | Mapping[str, Any]],
+    evaluator: Callable[..., Any],
+    *,
+    id_field: str = "id",
+    concurrency: int = 1,
+    fail_fast: bool = False,
+    skip: Callable[[str], bool] = lambda row_id: False,
+) -> Scoring:
+    """Score rows (dicts of prompt variables, or :class:`~localjudge.datasets.rows.Row`) with ``evaluator(**row)``.
+
+    The records come as rows finish: ``{"id", "result"}`` or ``{"id",
+    "error"}``, a bad row or a judge failure being that row's error;
+    ``fail_fast`` stops at the first. A dict's id is its ``id_field``, else
+    its position from 1. Rows run ``concurrency`` at a time (a local model
+    decodes them side by side; a server takes several); ``skip(id)`` leaves
+    a row out. The summary is ``.summary``, complete once the records are.
+    Any exception other than the judge's stops it.
+    """
+    if concurrency < 1:
+        raise UsageError(f"concurrency must be at least 1, got {concurrency}")
+    return Scoring(as_rows(rows, id_field), evaluator, concurrency, fail_fast, skip)
+
+
+def as_rows(rows: Iterable[Row | Mapping[str, Any]], id_field: str) -> list[Row]:
+    """Rows with ids no two share: a later row with an earlier one's id is its own DuplicateIdError."""
+    found, seen = [], set()
+    for number, row in enumerate(rows, 1):
+        if not isinstance(row, Row):
+            values = dict(row)
+            row_id = values.pop(id_field, None)
+            row = Row(str(number) if row_id is None else str(row_id), values, where=f"row {number}")
+        if row.id in seen:
+            error = DuplicateIdError(f"repeats the id {row.id!r} of an earlier row", where=row.where)
+            row = Row(f"{row.id}@{row.where or number}", where=row.where, error=error)
+        seen.add(row.id)
+        found.append(row)
+    return found
+
+
+class Scoring:
+    """The records of a scoring run as rows finish; ``summary`` as it goes."""
+
+    def __init__(
+        self,
+        rows: list[Row],
+        evaluator: Callable[..., Any],
+        concurrency: int,
+        fail_fast: bool,
+        skip: Callable[[str], bool],
+    ) -> None:
+        self.rows = rows
+        self.summary = BatchSummary(total=len(rows))
+        self._evaluator = evaluator
+        self._concurrency = concurrency
+        self._fail_fast = fail_fast
+        self._skip = skip
+        self._in_flight: set[Future[dict[str, Any]]] = set()
+
+    def _score(self, row: Row) -> dict[str, Any]:
+        if row.error is not None:
+            return error_record(row.id, row.error)
+        try:
+            result = self._evaluator(**row.values)
+            dump = getattr(result, "model_dump", None)  # a Pydantic output_schema's instance, as its JSON
+            return {"id": row.id, "result": dump(mode="json") if callable(dump) else result}
+        except LocalJudgeError as exc:
+            return error_record(row.id, exc)
+
+    def _records(self, todo: list[Row]) -> Iterator[dict[str, Any]]:
+        """The records of ``todo`` as they finish; here, in a pool of threads."""
+        pool = ThreadPoolExecutor(max_workers=self._concurrency)
+        try:
+            yield from _in_completion_order(pool, self._score, todo, self._concurrency, self._in_flight)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)  # what runs still is drain()'s to wait for
+
+    def drain(self) -> list[dict[str, Any]]:
+        """After an interrupt, the records of the rows being judged, once they finish: their answers are paid for.
+
+        A second interrupt stops the wait. Rows not yet started are not started.
+        """
+        running = {future for future in self._in_flight if not future.cancel()}
+        self._in_flight.clear()
+        finished, _ = wait(running)
+        records = [f.result() for f in finished if not f.cancelled() and f.exception() is None]
+        for record in records:
+            self.summary.count(record)
+        return records
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        summary, started = self.summary, time.monotonic()
+        todo = [row for row in self.rows if not self._skip(row.id)]
+        summary.skipped = len(self.rows) - len(todo)
+        counted_before = evaluator_counters(self._evaluator)
+        try:
+            with closing(self._records(todo)) as records:
+                for record in records:
+                    summary.count(record)
+                    yield record
+                    if self._fail_fast and "error" in record:
+                        summary.stopped_early = True
+                        return
+        finally:
+            summary.seconds = time.monotonic() - started
+            counted = evaluator_counters(self._evaluator)
+            summary.add_counters({name: counted[name] - counted_before.get(name, 0) for name in counted})
+
+
+def evaluator_counters(evaluator: Any) -> dict[str, int]:
+    """What an evaluator counts of its own work (``counters()``: cache hits, model calls, tokens); {} if nothing."""
+    return dict(evaluator.counters()) if offers(evaluator, SupportsCounters) else {}
+
+
+def run_batch(
+    rows: Iterable[Row | Mapping[str, Any]],
+    evaluator: Callable[..., Any],
+    results: Path,
+    *,
+    concurrency: int = 1,
+    fail_fast: bool = False,
+    on_record: Callable[[dict[str, Any]], None] | None = None,
+    scorer: Callable[..., Any] = score_rows,
+) -> BatchSummary:
+    """Rows scored into a results file: rows scored there are skipped, each record appended as it comes.
+
+    ``scorer`` does the scoring: :func:`score_rows` in this process, or
+    another with its signature (``functools.partial(score_on_ray, actors=4)``).
+    Any exception stops the run after what finished is written (on Ctrl-C,
+    also the rows being judged, unless a second Ctrl-C comes); either way the
+    file is left with each id once, in the order of ``rows``.
+    """
+    out = ResultsFile(results)
+    scoring = scorer(rows, evaluator, concurrency=concurrency, fail_fast=fail_fast, skip=out.scored)
+    out.open()
+
+    def write(record: dict[str, Any]) -> None:
+        out.append(record)
+        if on_record is not None:
+            on_record(record)
+
+    try:
+        for record in scoring:
+            write(record)
+    except KeyboardInterrupt:
+        for record in scoring.drain():  # rows already being judged are finished and written first
+            write(record)
+        raise
+    finally:
+        out.close(order=[row.id for row in scoring.rows])
+    return scoring.summary
+
+
+def flatten_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """One results line as one CSV row: nested fields as dotted names (``metadata.probabilities.true``).
+
+    An error's fields become ``error.type``, ``error.message``, ``error.raw_output``; lists stay JSON text.
+    """
+    flat: dict[str, Any] = {"id": record.get("id")}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, Mapping) and value:
+            for name, inner in value.items():
+                walk(f"{prefix}.{name}" if prefix else str(name), inner)
+        elif isinstance(value, (list, Mapping)):
+            flat[prefix] = json.dumps(value, ensure_ascii=False)
+        else:
+            flat[prefix] = value
+
+    walk("", record.get("result") if "result" in record else {"error": record.get("error")})
+    return flat
+
+
+def write_csv(results: Path, target: Path) -> None:
+    """The records of a results file, flattened into a CSV (atomically): the columns are every field any row has."""
+    rows = [flatten_record(json.loads(line)) for line in results.read_text(encoding="utf-8").splitlines() if line]
+    columns = list(dict.fromkeys(name for row in rows for name in row))
+
+    def write(out: TextIO) -> None:
+        writer = csv.DictWriter(out, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows({k: "" if v is None else v for k, v in row.items()} for row in rows)
+
+    replace_atomically(target, write, newline="")
+
+
+def _in_completion_order(
+    pool: ThreadPoolExecutor,
+    score: Callable[[Row], dict[str, Any]],
+    todo: list[Row],
+    limit: int,
+    in_flight: set[Future[dict[str, Any]]],
+) -> Iterator[dict[str, Any]]:
+    """At most ``limit`` rows in flight, so a stop leaves little work half done.
+
+    ``in_flight`` holds every row submitted and not yet handed on, for
+    :meth:`Scoring.drain` to finish after an interrupt.
+    """
+    queue = iter(todo)
+    while True:
+        for row in queue:
+            in_flight.add(pool.submit(score, row))
+            if len(in_flight) >= limit:
+                break
+        if not in_flight:
+            return
+        finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+        for future in finished:
+            in_flight.discard(future)
+            yield future.result()

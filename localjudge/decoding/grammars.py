@@ -1,0 +1,147 @@
+"""Grammars of the six default score schemas, as the outlines regex and as llama.cpp GBNF.
+
+The regex is what the decoder enforces; the GBNF is translated from that same
+regex, so both describe exactly one language and ``grammars/`` can be checked
+against the code that produced it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Optional
+
+if sys.version_info >= (3, 11):
+    import re._constants as sre_constants
+    import re._parser as sre_parse
+else:  # pragma: no cover - Python 3.10
+    import sre_constants
+    import sre_parse
+
+from ..prompts.schema import default_output_schema
+
+__all__ = ["DEFAULT_VARIANTS", "default_grammar", "regex_to_gbnf", "write_default_grammars"]
+
+#: file stem -> default_output_schema arguments; choices as in OpenEvals' own example
+DEFAULT_VARIANTS: dict[str, dict[str, Any]] = {
+    "boolean": {},
+    "boolean-no-reasoning": {"use_reasoning": False},
+    "continuous": {"continuous": True},
+    "continuous-no-reasoning": {"continuous": True, "use_reasoning": False},
+    "choices": {"choices": [0.0, 0.5, 1.0]},
+    "choices-no-reasoning": {"choices": [0.0, 0.5, 1.0], "use_reasoning": False},
+}
+
+
+def default_grammar(
+    *, continuous: bool = False, choices: Optional[list[float]] = None, use_reasoning: bool = True, fmt: str = "gbnf"
+) -> str:
+    from . import schema_to_regex
+
+    schema, _ = default_output_schema(continuous=continuous, choices=choices, use_reasoning=use_reasoning)
+    regex = schema_to_regex(schema)
+    return regex if fmt == "regex" else regex_to_gbnf(regex)
+
+
+def grammar_files() -> Iterator[tuple[str, str]]:
+    """(file name, text) for every default grammar, in a stable order."""
+    for stem, arguments in DEFAULT_VARIANTS.items():
+        for fmt in ("regex", "gbnf"):
+            yield f"{stem}.{fmt}", default_grammar(fmt=fmt, **arguments) + "\n"
+
+
+def write_default_grammars(directory: Path) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in grammar_files():
+        path = directory / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    index = {stem: default_output_schema(**args)[0] for stem, args in DEFAULT_VARIANTS.items()}
+    schemas = directory / "schemas.json"
+    schemas.write_text(json.dumps(index, indent=2) + "\n", encoding="utf-8")
+    return [*written, schemas]
+
+
+# --- regex -> GBNF -----------------------------------------------------------------------
+
+
+def regex_to_gbnf(regex: str) -> str:
+    """Translate a regular expression (the subset outlines emits) into a one-rule GBNF grammar."""
+    return f"root ::= {_sequence(sre_parse.parse(regex))}"
+
+
+def _char(code: int, in_class: bool) -> str:
+    char = chr(code)
+    specials = '\\"' if not in_class else "\\]-^["
+    if char in specials:
+        return "\\" + char
+    if 0x20 <= code < 0x7F:
+        return char
+    return f"\\x{code:02X}" if code <= 0xFF else f"\\u{code:04X}"
+
+
+def _sequence(items: Any) -> str:
+    parts: list[str] = []
+    literal = ""
+    for op, value in items:
+        if op is sre_constants.LITERAL:
+            literal += _char(value, in_class=False)
+            continue
+        if literal:
+            parts.append(f'"{literal}"')
+            literal = ""
+        parts.append(_item(op, value))
+    if literal:
+        parts.append(f'"{literal}"')
+    return " ".join(parts) if parts else '""'
+
+
+def _item(op: Any, value: Any) -> str:
+    if op is sre_constants.NOT_LITERAL:
+        return f"[^{_char(value, in_class=True)}]"
+    if op is sre_constants.IN:
+        return _class(value)
+    if op is sre_constants.ANY:
+        return "[^\\x0A]"
+    if op is sre_constants.BRANCH:
+        return "(" + " | ".join(_sequence(branch) for branch in value[1]) + ")"
+    if op is sre_constants.SUBPATTERN:
+        inner = value[-1]
+        return _sequence(inner) if len(inner) == 1 and inner[0][0] is sre_constants.BRANCH else f"({_sequence(inner)})"
+    if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT):
+        low, high, item = value
+        body = _sequence(item)
+        if len(item) != 1:
+            body = f"({body})"
+        unbounded = high is sre_constants.MAXREPEAT
+        if (low, unbounded) == (0, True):
+            return body + "*"
+        if (low, unbounded) == (1, True):
+            return body + "+"
+        if (low, high) == (0, 1):
+            return body + "?"
+        return body + (f"{{{low},}}" if unbounded else f"{{{low}}}" if low == high else f"{{{low},{high}}}")
+    raise ValueError(f"regex construct {op} has no GBNF translation")
+
+
+_CATEGORIES = {sre_constants.CATEGORY_DIGIT: "0-9", sre_constants.CATEGORY_SPACE: " \\t\\n\\r\\x0B\\x0C"}
+
+
+def _class(items: Any) -> str:
+    negate = ""
+    body = ""
+    for op, value in items:
+        if op is sre_constants.NEGATE:
+            negate = "^"
+        elif op is sre_constants.LITERAL:
+            body += _char(value, in_class=True)
+        elif op is sre_constants.RANGE:
+            body += f"{_char(value[0], True)}-{_char(value[1], True)}"
+        elif op is sre_constants.CATEGORY and value in _CATEGORIES:
+            body += _CATEGORIES[value]
+        else:
+            raise ValueError(f"character class item {op} {value} has no GBNF translation")
+    return f"[{negate}{body}]"

@@ -1,1 +1,0 @@
-"""Adapters to other libraries, imported only when the user hands us their objects."""

@@ -1,0 +1,346 @@
+"""The judge's core, shared by every evaluator: build a request from a row, read a score from the answer.
+
+:class:`JudgeCore` holds the prompt, the score's schema and the client;
+:func:`build_core` checks the factories' arguments and makes one. The
+evaluator objects in :mod:`.judge` (and the pairwise and trajectory judges)
+only call its client, sync or async.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from ..clients.base import field_of, plain_data, read_choice
+from ..errors import JudgeRuntimeError, OutputParseError, UsageError
+from ..prompts.parsing import parse_json_output, validate
+from ..prompts.prompting import (
+    FEW_SHOT_PLACEMENTS,
+    SINGLE_EXAMPLE,
+    ExampleShape,
+    build_messages,
+    format_few_shot_examples,
+)
+from ..prompts.schema import OutputSchema, default_output_schema, normalise_output_schema
+from ..types import FewShotExample, SupportsCheckSchema, offers
+
+if TYPE_CHECKING:
+    from ..trust.correction import Correction
+
+__all__ = [
+    "READOUT_FIELD",
+    "RESPONSE_METADATA_FIELD",
+    "JudgeCore",
+    "build_core",
+    "recalibrate",
+    "response_metadata",
+]
+
+#: the field a client may add to its response to say who answered (see FallbackClient)
+RESPONSE_METADATA_FIELD = "localjudge"
+#: the field a local client adds with the probabilities of each field's values (see LocalClient)
+READOUT_FIELD = "readout"
+
+
+@dataclass
+class JudgeCore:
+    prompt: Any
+    feedback_key: str
+    client: Any
+    model: Optional[str]
+    system: Optional[str]
+    few_shot_examples: Optional[Sequence[Mapping[str, Any]]]
+    few_shot_placement: str
+    schema: OutputSchema
+    choices: Optional[list[float]]
+    continuous: bool
+    use_reasoning: bool
+    verdict_field: Optional[str] = None  # the answer's field a calibration corrects (None: it has none)
+    few_shot_shape: ExampleShape = SINGLE_EXAMPLE
+    calibration: Optional[Correction] = None  # applied to the verdict's probabilities (see recalibrate)
+
+    def build_request(
+        self, inputs: Any, outputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        values = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs, **kwargs}
+        messages = build_messages(
+            self.prompt,
+            values=values,
+            system=self.system,
+            few_shot_examples=self.few_shot_examples,
+            few_shot_placement=self.few_shot_placement,
+            few_shot_shape=self.few_shot_shape,
+        )
+        request: dict[str, Any] = {"messages": messages}
+        if self.model is not None:
+            request["model"] = self.model
+        request["response_format"] = self.schema.response_format()
+        return request
+
+    def read_parsed(self, response: Any) -> Any:
+        """The answer, parsed and checked against the schema (an error with the raw text otherwise)."""
+        content, finish_reason = read_choice(response)
+        return parse_json_output(
+            content,
+            self.schema.json_schema,
+            finish_reason=finish_reason,
+            model_type=self.schema.model_type,
+            backend=self.backend,
+        )
+
+    @property
+    def backend(self) -> str:
+        return getattr(self.client, "name", type(self.client).__name__)
+
+    def read_result(self, response: Any) -> Any:
+        """The evaluator's result: the default score dict, or the answer in the shape of a custom schema."""
+        parsed = self.read_parsed(response)
+        if not self.schema.is_default:
+            return self.schema.instance(parsed)
+        if self.continuous and not 0 <= parsed["score"] <= 1:  # a remote judge is not held by our grammar
+            content, _ = read_choice(response)
+            raise OutputParseError(
+                f"The judge's score {parsed['score']!r} is outside 0 to 1, the range its schema states",
+                raw_output=content,
+                schema=self.schema.json_schema,
+                backend=self.backend,
+            )
+        metadata = response_metadata(response, "score")
+        if self.calibration is not None:
+            parsed, metadata = recalibrate(parsed, metadata, "score", self.calibration, backend=self.backend)
+        return {
+            "key": self.feedback_key,
+            "score": self._score(parsed["score"]),
+            "comment": parsed.get("reasoning") if self.use_reasoning else None,
+            "metadata": metadata,
+        }
+
+    def verdict_values(self) -> tuple[str, ...]:
+        """The values this judge's verdict can take, as JSON text: what a calibration corrects."""
+        from ..trust.correction import verdict_classes  # numpy, only for calibration
+
+        field = self.verdict_field
+        classes = verdict_classes(self.schema.json_schema, field) if field else None
+        if classes is None:
+            shape = "a number (--continuous)" if self.continuous else "shaped by its own output schema"
+            raise UsageError(
+                "calibration is for verdicts with a fixed set of values (true/false, choices, A/B); "
+                f"this judge's answer is {shape}"
+            )
+        return classes
+
+    def use_calibration(self, correction: Optional[Correction]) -> None:
+        """Correct this judge's verdicts with ``correction`` from now on (None: not at all), where it fits them."""
+        if correction is not None:
+            from ..trust.correction import value_key
+
+            classes = self.verdict_values()
+            if {value_key(c) for c in classes} != {value_key(c) for c in correction.classes}:
+                raise UsageError(
+                    f"this calibration was fitted for the values {', '.join(correction.classes)}, "
+                    f"but this judge answers {', '.join(classes)}"
+                )
+        self.calibration = correction
+
+    def _score(self, score: Any) -> Union[bool, float]:
+        if self.choices is not None:
+            return next(c for c in self.choices if c == score)
+        if self.continuous:
+            return float(score)
+        return score
+
+
+def response_metadata(response: Any, score_field: str) -> Optional[dict[str, Any]]:
+    """Who answered (a fallback chain) and how likely each score was (a local model), merged; None for neither."""
+    metadata: dict[str, Any] = {}
+    extra = field_of(response, RESPONSE_METADATA_FIELD)
+    if isinstance(extra, Mapping):
+        metadata.update(extra)
+    readout = field_of(response, READOUT_FIELD)
+    if isinstance(readout, Mapping) and isinstance(readout.get(score_field), Mapping):
+        metadata.update(readout[score_field])
+    return plain_data(metadata) or None
+
+
+def recalibrate(
+    parsed: Mapping[str, Any],
+    metadata: Optional[Mapping[str, Any]],
+    field: str,
+    correction: Correction,
+    *,
+    backend: Optional[str] = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The answer with ``field`` set to the value the corrected probabilities favour, and the metadata.
+
+    The metadata gets the corrected probabilities (and expected score); what
+    the judge said, and its own figures, stay under ``uncalibrated``. Where
+    the corrected probabilities tie, the judge's own verdict stands.
+    """
+    from ..trust.correction import correct, value_key
+
+    raw = (metadata or {}).get("probabilities")
+    if not isinstance(raw, Mapping):
+        raise JudgeRuntimeError(
+            "a calibrated judge needs its model's probabilities, and this answer came without them "
+            "(only local models read them out)",
+            backend=backend,
+        )
+    spelled = {value_key(text): text for text in raw}  # the corrected figures keep the judge's spelling
+    if not any(value_key(c) in spelled and raw[spelled[value_key(c)]] > 0 for c in correction.classes):
+        raise JudgeRuntimeError(
+            f"the judge's probabilities ({dict(raw)}) hold none of the values the calibration corrects "
+            f"({', '.join(correction.classes)})",
+            backend=backend,
+        )
+    corrected = {spelled.get(value_key(c), c): p for c, p in correct(raw, correction).items()}
+    own = value_key(json.dumps(parsed[field]))
+    favoured = max(corrected, key=lambda text: (corrected[text], value_key(text) == own))  # a tie keeps its own
+    uncalibrated = {field: parsed[field], "probabilities": dict(raw)}
+    figures: dict[str, Any] = {"probabilities": corrected}
+    if "expected_score" in (metadata or {}):
+        uncalibrated["expected_score"] = metadata["expected_score"]
+        figures["expected_score"] = sum(float(json.loads(text)) * p for text, p in corrected.items())
+    return (
+        {**parsed, field: json.loads(favoured)},
+        {**metadata, **figures, "calibrated": True, "uncalibrated": uncalibrated},
+    )
+
+
+def build_core(
+    *,
+    prompt: Any,
+    feedback_key: str,
+    judge: Any,
+    model: Optional[str],
+    system: Optional[str],
+    continuous: bool,
+    choices: Optional[list[float]],
+    use_reasoning: bool,
+    few_shot_examples: Optional[list[FewShotExample]],
+    output_schema: Any,
+    few_shot_placement: str,
+    cache: Any,
+    calibration: Optional[Correction] = None,
+    verdict_field: Optional[str] = None,
+    few_shot_shape: ExampleShape = SINGLE_EXAMPLE,
+) -> JudgeCore:
+    """The judge's core; ``verdict_field`` names the field a calibration corrects (default: our score's)."""
+    if prompt is None:
+        raise UsageError("prompt is required: a template string, a callable returning messages or a LangChain prompt")
+    if not isinstance(feedback_key, str) or not feedback_key:
+        raise UsageError(f"feedback_key must be a non-empty string, got {feedback_key!r}")
+    if system is not None and not isinstance(prompt, str):
+        raise UsageError(
+            "system= only works with a string prompt; with a callable or LangChain prompt, "
+            "put the system message in the messages it returns"
+        )
+    if few_shot_examples is not None and not isinstance(few_shot_examples, (list, tuple)):
+        raise UsageError(f"few_shot_examples must be a list of examples, got {type(few_shot_examples).__name__}")
+
+    if output_schema is None:
+        output_schema = _schema_from_prompt(prompt)
+    if output_schema is not None:
+        schema = normalise_output_schema(output_schema)
+    else:
+        json_schema, _ = default_output_schema(continuous=continuous, choices=choices, use_reasoning=use_reasoning)
+        schema = OutputSchema(json_schema, "score", True)
+        choices = json_schema["properties"]["score"].get("enum")
+
+    if few_shot_placement not in FEW_SHOT_PLACEMENTS:
+        raise UsageError(f"few_shot_placement must be one of {FEW_SHOT_PLACEMENTS}, got {few_shot_placement!r}")
+    verdict_field = verdict_field or ("score" if schema.is_default else None)
+    if few_shot_examples:
+        _check_few_shot_examples(few_shot_examples, schema, verdict_field, few_shot_shape, continuous=continuous)
+    client = _resolve_client(judge, model)
+    if cache is not None and cache is not False:  # a ResultCache is falsy while empty
+        from ..clients.cached import CachedClient
+        from ..datasets.result_cache import ResultCache
+
+        client = CachedClient(client, cache if isinstance(cache, ResultCache) else ResultCache())
+    if offers(client, SupportsCheckSchema):
+        client.check_schema(
+            schema.json_schema
+        )  # refuse a schema keyword this client cannot enforce, now rather than later
+    core = JudgeCore(
+        prompt=prompt,
+        feedback_key=feedback_key,
+        client=client,
+        model=model if judge is not None else None,  # without a judge, model= is a spec, not a name to send
+        system=system,
+        few_shot_examples=few_shot_examples,
+        few_shot_placement=few_shot_placement,
+        schema=schema,
+        choices=choices,
+        continuous=continuous,
+        use_reasoning=use_reasoning,
+        verdict_field=verdict_field,
+        few_shot_shape=few_shot_shape,
+    )
+    core.use_calibration(calibration)
+    return core
+
+
+def _check_few_shot_examples(
+    examples: Sequence[Mapping[str, Any]],
+    schema: OutputSchema,
+    verdict_field: Optional[str],
+    shape: ExampleShape,
+    *,
+    continuous: bool,
+) -> None:
+    """Examples that cannot be shown fail when the evaluator is built; odd verdicts are a warning.
+
+    OpenEvals writes examples into the prompt without checking them (its own
+    tests give a boolean judge scores of 0.0 and 1.0), so an example verdict
+    this judge could never give is allowed, with a warning that says so.
+    """
+    format_few_shot_examples(examples, shape=shape)  # raises on a missing field
+    if verdict_field is None:
+        return
+    verdict_schema = schema.json_schema["properties"][verdict_field]
+    for number, example in enumerate(examples):
+        if shape.verdict not in example:  # OpenEvals shows an example without its verdict as it is
+            continue
+        verdict = example[shape.verdict]
+        problem = validate(verdict, verdict_schema)
+        if not problem and continuous and not 0 <= verdict <= 1:
+            problem = f"{verdict!r} is outside 0 to 1, the range the score's description states"
+        if problem:
+            warnings.warn(
+                f"few_shot_examples[{number}] has {shape.verdict} {example[shape.verdict]!r}, which this judge "
+                f"could never give ({problem.removeprefix('at (root): ')}); it is shown to the model as it is",
+                UserWarning,
+                stacklevel=4,
+            )
+
+
+def _schema_from_prompt(prompt: Any) -> Any:
+    """A LangChain StructuredPrompt carries its own output schema."""
+    return getattr(prompt, "schema_", None) if not isinstance(prompt, str) else None
+
+
+def _resolve_client(judge: Any, model: Optional[str]) -> Any:
+    if judge is None:
+        from ..clients.resolve import default_model_spec, resolve_model
+
+        return resolve_model(model or default_model_spec())
+    if _is_langchain_chat_model(judge):
+        from ..clients.langchain import LangChainClient
+
+        return LangChainClient(judge)
+    chat = getattr(judge, "chat", None)
+    if not callable(getattr(getattr(chat, "completions", None), "create", None)):
+        raise UsageError(
+            f"judge must have chat.completions.create(...) (an OpenAI-style client) or be a LangChain "
+            f"chat model; got {type(judge).__name__}"
+        )
+    from ..clients.adapter import adapt_response_format
+
+    return adapt_response_format(judge)
+
+
+def _is_langchain_chat_model(judge: Any) -> bool:
+    return any(cls.__name__ == "BaseChatModel" for cls in type(judge).__mro__)

@@ -1,0 +1,333 @@
+"""Which of two answers is better: asked in both orders, so the answer's position cannot decide.
+
+A judge model tends to prefer the answer it reads first (or last). Each pair
+is judged twice, A before B and B before A; the verdict stands only when
+both orders agree, and is a tie otherwise. The result is an evaluator
+result (``key``, ``score``, ``comment``, ``metadata``): ``score`` 1.0 when A
+is better, 0.0 when B is, 0.5 for a tie or an inconsistent pair.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from ..clients.base import acall_create, call_create
+from ..errors import UsageError
+from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, PAIR_EXAMPLE, SWAP, template_fields
+from .single import AsyncEvaluator, Evaluator, JudgeCore, build_core, recalibrate, response_metadata
+
+__all__ = [
+    "ON_DISAGREEMENT",
+    "PAIRWISE_PROMPT",
+    "PAIRWISE_PROMPT_WITH_REFERENCE",
+    "SWAP",
+    "combine_orders",
+    "create_async_pairwise_judge",
+    "create_pairwise_judge",
+    "pairwise_prompt",
+    "pairwise_schema",
+]
+
+
+def pairwise_prompt(*, has_inputs: bool = True, has_reference: bool = False) -> str:
+    """Our pairwise instructions, with sections only for what is given (the request, a reference)."""
+    parts = ["Two assistants answered the same request. Decide which answer serves the request better."]
+    if has_inputs:
+        parts.append("<request>\n{inputs}\n</request>")
+    if has_reference:
+        parts.append("<reference_answer>\n{reference_outputs}\n</reference_answer>")
+    parts += ["<answer_a>\n{outputs_a}\n</answer_a>", "<answer_b>\n{outputs_b}\n</answer_b>"]
+    rules = [DATA_NOT_INSTRUCTIONS]
+    if has_reference:
+        rules.append("The reference answer is known to be good; measure both answers against it.")
+    rules.append(
+        "Prefer the answer that does what the request asks, correctly and completely, and says nothing false. "
+        "Do not let the answers' order, length or polish decide; a shorter answer that is right beats a longer "
+        "one that is not."
+    )
+    return "\n\n".join(parts) + "\n\n" + "\n".join(rules)
+
+
+PAIRWISE_PROMPT = pairwise_prompt()
+PAIRWISE_PROMPT_WITH_REFERENCE = pairwise_prompt(has_reference=True)
+
+#: the score each verdict gives, from A's side
+SCORES = {"A": 1.0, "B": 0.0, "tie": 0.5}
+
+
+def pairwise_schema(*, allow_ties: bool = False, use_reasoning: bool = True) -> dict[str, Any]:
+    """The answer's shape: the reasoning first (when asked for), then the winner."""
+    winners = ["A", "B", "tie"] if allow_ties else ["A", "B"]
+    winner_text = "A if answer A is better, B if answer B is better" + (
+        ", tie if neither is better than the other" if allow_ties else ""
+    )
+    properties: dict[str, Any] = {}
+    if use_reasoning:
+        properties["reasoning"] = {
+            "type": "string",
+            "description": "Compare the two answers point by point before deciding.",
+        }
+    properties["winner"] = {"type": "string", "enum": winners, "description": winner_text}
+    return {
+        "title": "pairwise_verdict",
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+@dataclass(frozen=True)
+class OrderVerdict:
+    """One order's answer, turned back into the caller's A and B."""
+
+    winner: str
+    reasoning: Optional[str]
+    probabilities: Optional[dict[str, float]]
+
+
+def read_order(parsed: Mapping[str, Any], metadata: Optional[Mapping[str, Any]], swapped: bool) -> OrderVerdict:
+    """An answer given with the outputs in the order (B, A) speaks of them swapped: swap its A and B back."""
+    swap = SWAP if swapped else {name: name for name in SWAP}
+    probabilities = None
+    raw = (metadata or {}).get("probabilities")
+    if isinstance(raw, Mapping):
+        values = {json.loads(value): float(p) for value, p in raw.items()}
+        probabilities = {swap[value]: p for value, p in values.items() if value in swap}
+    return OrderVerdict(swap[parsed["winner"]], parsed.get("reasoning"), probabilities)
+
+
+#: what a pair whose two orders disagree becomes: a tie, or the side the probabilities of both orders favour
+ON_DISAGREEMENT = ("tie", "probabilities")
+
+
+def combine_orders(key: str, first: OrderVerdict, second: OrderVerdict, on_disagreement: str = "tie") -> dict[str, Any]:
+    """The pair's verdict: what both orders said, else a tie, with both orders' verdicts and reasoning kept.
+
+    With ``on_disagreement="probabilities"`` a pair whose orders disagree goes
+    to the side whose probability, averaged over both orders, is higher
+    (``metadata.decided_by``); it stays a tie without probabilities (a remote
+    judge) or when they are even.
+    """
+    consistent = first.winner == second.winner
+    winner = first.winner if consistent else "tie"
+    metadata: dict[str, Any] = {
+        "winner": winner,
+        "consistent": consistent,
+        "verdicts": [first.winner, second.winner],
+    }
+    if first.probabilities is not None and second.probabilities is not None:
+        sides = sorted(set(first.probabilities) | set(second.probabilities), key=list(SCORES).index)
+        averaged = {
+            side: (first.probabilities.get(side, 0.0) + second.probabilities.get(side, 0.0)) / 2 for side in sides
+        }
+        metadata["probabilities"] = averaged
+        ranked = sorted(averaged.values(), reverse=True)
+        if not consistent and on_disagreement == "probabilities" and (len(ranked) < 2 or ranked[0] > ranked[1]):
+            winner = metadata["winner"] = max(averaged, key=averaged.__getitem__)
+            metadata["decided_by"] = "probabilities"
+    comment = None
+    if first.reasoning is not None or second.reasoning is not None:
+        comment = f"A then B: {first.reasoning}\nB then A: {second.reasoning}"
+    return {"key": key, "score": SCORES[winner], "comment": comment, "metadata": metadata}
+
+
+@dataclass
+class _PairwiseCore:
+    core: JudgeCore
+    shows_reference: bool  # False: our prompt without the reference, which must not be dropped silently
+    on_disagreement: str = "tie"
+
+    def requests(
+        self, inputs: Any, outputs_a: Any, outputs_b: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
+    ) -> list[dict[str, Any]]:
+        if reference_outputs is not None and not self.shows_reference:
+            raise UsageError(
+                "reference_outputs was given, but this judge's prompt does not show it: "
+                "create it with reference=True (or a prompt with {reference_outputs})"
+            )
+        forward = {**kwargs, "outputs_a": outputs_a, "outputs_b": outputs_b}
+        backward = {**kwargs, "outputs_a": outputs_b, "outputs_b": outputs_a}
+        return [self.core.build_request(inputs, None, reference_outputs, values) for values in (forward, backward)]
+
+    def read(self, responses: list[Any]) -> dict[str, Any]:
+        answers = [(self.core.read_parsed(r), response_metadata(r, "winner")) for r in responses]
+        seen = [_positions(metadata) for _, metadata in answers]
+        uncalibrated = None
+        if self.core.calibration is not None:
+            uncalibrated = [parsed["winner"] for parsed, _ in answers]  # as each order saw them
+            answers = [
+                recalibrate(parsed, metadata, "winner", self.core.calibration, backend=self.core.backend)
+                for parsed, metadata in answers
+            ]
+        first, second = (
+            read_order(parsed, metadata, swapped)
+            for (parsed, metadata), swapped in zip(answers, (False, True), strict=True)
+        )
+        result = combine_orders(self.core.feedback_key, first, second, self.on_disagreement)
+        if all(probabilities is not None for probabilities in seen):
+            result["metadata"]["order_probabilities"] = seen
+        if uncalibrated is not None:
+            result["metadata"]["calibrated"] = True
+            result["metadata"]["uncalibrated_verdicts"] = [uncalibrated[0], SWAP[uncalibrated[1]]]
+        return result
+
+
+def _positions(metadata: Optional[Mapping[str, Any]]) -> Optional[dict[str, float]]:
+    """One order's own probabilities, by position: A is the answer it showed first (what calibration corrects)."""
+    raw = (metadata or {}).get("probabilities")
+    if not isinstance(raw, Mapping):
+        return None
+    return {json.loads(value): float(p) for value, p in raw.items()}
+
+
+class PairwiseEvaluator(Evaluator):
+    """What :func:`create_pairwise_judge` returns: both orders asked side by side, read by one core."""
+
+    def __init__(self, pair: _PairwiseCore) -> None:
+        self.pair = pair
+        self.core = pair.core
+
+    def __call__(
+        self,
+        *,
+        inputs: Any = None,
+        outputs_a: Any = None,
+        outputs_b: Any = None,
+        reference_outputs: Any = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        requests = self.pair.requests(inputs, outputs_a, outputs_b, reference_outputs, kwargs)
+        with ThreadPoolExecutor(max_workers=2) as both:  # a local model decodes the two orders side by side
+            return self.pair.read(list(both.map(lambda request: call_create(self.core.client, request), requests)))
+
+
+class AsyncPairwiseEvaluator(AsyncEvaluator):
+    """What :func:`create_async_pairwise_judge` returns: both orders awaited at once."""
+
+    def __init__(self, pair: _PairwiseCore) -> None:
+        self.pair = pair
+        self.core = pair.core
+
+    async def __call__(
+        self,
+        *,
+        inputs: Any = None,
+        outputs_a: Any = None,
+        outputs_b: Any = None,
+        reference_outputs: Any = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        requests = self.pair.requests(inputs, outputs_a, outputs_b, reference_outputs, kwargs)
+        return self.pair.read(list(await asyncio.gather(*(acall_create(self.core.client, r) for r in requests))))
+
+
+def _pairwise_core(
+    *,
+    prompt: Any,
+    feedback_key: str,
+    judge: Any,
+    model: Optional[str],
+    system: Optional[str],
+    allow_ties: bool,
+    use_reasoning: bool,
+    has_reference: bool,
+    cache: Any,
+    calibration: Any,
+    few_shot_examples: Any,
+    few_shot_placement: str,
+    on_disagreement: str,
+) -> _PairwiseCore:
+    if on_disagreement not in ON_DISAGREEMENT:
+        raise UsageError(f"on_disagreement must be one of {', '.join(ON_DISAGREEMENT)}, got {on_disagreement!r}")
+    if prompt is None:
+        prompt = pairwise_prompt(has_reference=has_reference)
+    # a template string shows the reference only if it names it; a callable or LangChain prompt decides itself
+    shows_reference = not isinstance(prompt, str) or "reference_outputs" in template_fields(prompt)
+    core = build_core(
+        prompt=prompt,
+        feedback_key=feedback_key,
+        judge=judge,
+        model=model,
+        system=system,
+        continuous=False,
+        choices=None,
+        use_reasoning=use_reasoning,
+        few_shot_examples=few_shot_examples,
+        output_schema=pairwise_schema(allow_ties=allow_ties, use_reasoning=use_reasoning),
+        few_shot_placement=few_shot_placement,
+        few_shot_shape=PAIR_EXAMPLE,
+        cache=cache,
+        calibration=calibration,
+        verdict_field="winner",
+    )
+    return _PairwiseCore(core, shows_reference, on_disagreement)
+
+
+def create_pairwise_judge(
+    *,
+    prompt: Any = None,
+    feedback_key: str = "preference",
+    judge: Any = None,
+    model: Optional[str] = None,
+    system: Optional[str] = None,
+    allow_ties: bool = False,
+    use_reasoning: bool = True,
+    reference: bool = False,
+    cache: Any = None,
+    calibration: Any = None,
+    few_shot_examples: Optional[list[dict[str, Any]]] = None,
+    few_shot_placement: str = "end",
+    on_disagreement: str = "tie",
+) -> PairwiseEvaluator:
+    """An evaluator that says which of two outputs is better, asking in both orders.
+
+    Called as ``evaluator(inputs=..., outputs_a=..., outputs_b=..., reference_outputs=None, **kwargs)``.
+    The prompt names ``{inputs}``, ``{outputs_a}``, ``{outputs_b}`` (and
+    ``{reference_outputs}``); ours (:func:`pairwise_prompt`) is used when none
+    is given, with the reference when ``reference=True``. A missing output, or
+    a reference the prompt does not show, is an error, never dropped. ``allow_ties`` lets the judge answer
+    "tie"; without it a tie comes only from orders that disagree. ``judge``,
+    ``model``, ``system`` and ``cache`` are as for :func:`create_llm_as_judge`.
+    ``few_shot_examples`` are judged pairs (``inputs``, ``outputs_a``,
+    ``outputs_b``, ``winner`` and optionally ``reasoning``), shown as they
+    are in both orders: give examples won by A and by B alike.
+    ``calibration`` corrects each order's probabilities by position before the
+    orders are combined, which divides out a preference for the first (or
+    second) answer; ``metadata.order_probabilities`` holds each order's own.
+    ``on_disagreement="probabilities"`` gives a pair whose orders disagree to
+    the side the judge found likelier over both orders, instead of a tie
+    (:func:`combine_orders`).
+    """
+    return PairwiseEvaluator(_pairwise_core(**_options(locals())))
+
+
+def create_async_pairwise_judge(
+    *,
+    prompt: Any = None,
+    feedback_key: str = "preference",
+    judge: Any = None,
+    model: Optional[str] = None,
+    system: Optional[str] = None,
+    allow_ties: bool = False,
+    use_reasoning: bool = True,
+    reference: bool = False,
+    cache: Any = None,
+    calibration: Any = None,
+    few_shot_examples: Optional[list[dict[str, Any]]] = None,
+    few_shot_placement: str = "end",
+    on_disagreement: str = "tie",
+) -> AsyncPairwiseEvaluator:
+    """The async twin of :func:`create_pairwise_judge`: both orders are asked at once."""
+    return AsyncPairwiseEvaluator(_pairwise_core(**_options(locals())))
+
+
+def _options(local_vars: Mapping[str, Any]) -> dict[str, Any]:
+    options = {k: v for k, v in local_vars.items() if not k.startswith("_")}
+    options["has_reference"] = options.pop("reference")
+    return options

@@ -1,0 +1,153 @@
+"""create_llm_as_judge / create_async_llm_as_judge: one core, two thin callers.
+
+The core (:mod:`.core`) builds the request and reads the response; the
+sync evaluator calls the client directly and the async one awaits it (or runs
+a sync client in a worker thread). Nothing else differs between the two.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Optional
+
+from ..clients.base import acall_create, call_create
+from ..types import FewShotExample
+from .core import (  # re-exported: the pairwise and trajectory judges build on them
+    READOUT_FIELD,
+    RESPONSE_METADATA_FIELD,
+    JudgeCore,
+    build_core,
+    recalibrate,
+    response_metadata,
+)
+
+if TYPE_CHECKING:
+    from ..trust.correction import Correction
+
+__all__ = [
+    "READOUT_FIELD",
+    "RESPONSE_METADATA_FIELD",
+    "AsyncEvaluator",
+    "AsyncJudgeEvaluator",
+    "Evaluator",
+    "JudgeCore",
+    "JudgeEvaluator",
+    "build_core",
+    "create_async_llm_as_judge",
+    "create_llm_as_judge",
+    "recalibrate",
+    "response_metadata",
+]
+
+
+class Evaluator:
+    """Base of the evaluators the factories return: objects called as OpenEvals calls its functions.
+
+    ``__name__`` is the name the function they replace had, which LangSmith
+    gives an evaluator's runs.
+    """
+
+    __name__ = "evaluator"
+
+
+async def _a_coroutine_function() -> None:
+    """Its code is what an async evaluator shows ``inspect`` (see AsyncEvaluator)."""
+
+
+class AsyncEvaluator(Evaluator):
+    """Base of the async evaluators: ``inspect.iscoroutinefunction`` is true of them, as of an ``async def``.
+
+    LangSmith and OpenEvals ask it to know whether to await an evaluator, and
+    before Python 3.12 it answers false for an object with an ``async __call__``.
+    It answers from a function-like object's ``__code__``; ``__signature__``
+    keeps ``inspect.signature`` reading ``__call__``'s keywords.
+    """
+
+    __code__ = _a_coroutine_function.__code__
+    __defaults__ = None
+    __kwdefaults__ = None
+    __call__: Callable[..., Awaitable[Any]]
+
+    @property
+    def __signature__(self) -> inspect.Signature:
+        return inspect.signature(self.__call__)
+
+
+class JudgeEvaluator(Evaluator):
+    """What :func:`create_llm_as_judge` returns: its core builds each request and reads each answer."""
+
+    def __init__(self, core: JudgeCore) -> None:
+        self.core = core
+
+    def __call__(self, *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any) -> Any:
+        request = self.core.build_request(inputs, outputs, reference_outputs, kwargs)
+        return self.core.read_result(call_create(self.core.client, request))
+
+
+class AsyncJudgeEvaluator(AsyncEvaluator):
+    """What :func:`create_async_llm_as_judge` returns: the same core, its client awaited."""
+
+    def __init__(self, core: JudgeCore) -> None:
+        self.core = core
+
+    async def __call__(
+        self, *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
+    ) -> Any:
+        request = self.core.build_request(inputs, outputs, reference_outputs, kwargs)
+        return self.core.read_result(await acall_create(self.core.client, request))
+
+
+def create_llm_as_judge(
+    *,
+    prompt: Any,
+    feedback_key: str = "score",
+    judge: Any = None,
+    model: Optional[str] = None,
+    system: Optional[str] = None,
+    continuous: bool = False,
+    choices: Optional[list[float]] = None,
+    use_reasoning: bool = True,
+    few_shot_examples: Optional[list[FewShotExample]] = None,
+    output_schema: Any = None,
+    few_shot_placement: str = "end",
+    cache: Any = None,
+    calibration: Optional[Correction] = None,
+) -> JudgeEvaluator:
+    """An evaluator that asks a judge model to score ``outputs``; OpenEvals' arguments, then our own.
+
+    ``few_shot_placement="start"`` puts the examples before the prompt's
+    text, so every evaluation's prompt starts alike and a local model
+    reuses that evaluated start (OpenEvals' place, and the default, is the end).
+    ``cache=True`` (or a :class:`~localjudge.datasets.result_cache.ResultCache`) answers
+    a request the judge has answered before from the result cache, without a
+    model call. ``calibration`` (a :class:`~localjudge.trust.correction.Correction`,
+    as ``localjudge calibrate`` fits and :func:`~localjudge.read_calibration`
+    reads) corrects a local model's probabilities of a true/false or choices
+    verdict; the score becomes the value they then favour.
+    """
+    return JudgeEvaluator(build_core(**_arguments(locals())))
+
+
+def create_async_llm_as_judge(
+    *,
+    prompt: Any,
+    feedback_key: str = "score",
+    judge: Any = None,
+    model: Optional[str] = None,
+    system: Optional[str] = None,
+    continuous: bool = False,
+    choices: Optional[list[float]] = None,
+    use_reasoning: bool = True,
+    few_shot_examples: Optional[list[FewShotExample]] = None,
+    output_schema: Any = None,
+    few_shot_placement: str = "end",
+    cache: Any = None,
+    calibration: Optional[Correction] = None,
+) -> AsyncJudgeEvaluator:
+    """The async twin of :func:`create_llm_as_judge`."""
+    return AsyncJudgeEvaluator(build_core(**_arguments(locals())))
+
+
+def _arguments(local_vars: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in local_vars.items() if not k.startswith("_")}

@@ -1,0 +1,81 @@
+"""Text of chat messages, and of the values put into them: the leaf every prompt path shares."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import UsageError
+
+__all__ = ["Part", "is_langchain_message", "langchain_to_openai", "message_text", "render_value"]
+
+Part = tuple[str, bool]  # (text, is_markup) of a rendered prompt: markup may spell special tokens, text may not
+
+
+def message_text(message: Mapping[str, Any]) -> str:
+    """The text of a chat message whose content is a string or text content blocks."""
+    content = message.get("content")
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, Mapping) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        else:
+            kind = block.get("type") if isinstance(block, Mapping) else type(block).__name__
+            raise UsageError(
+                f"This judge reads text only, but a message holds a {kind!r} content block. "
+                "Use a multimodal judge (for example a remote vision model) for attachments."
+            )
+    return "".join(parts)
+
+
+def render_value(value: Any) -> str:
+    """Strings go in as they are; anything else as ``json.dumps`` writes it, as OpenEvals renders a prompt's values.
+
+    (So an import swap from OpenEvals sends the same bytes; objects JSON
+    cannot write go in as their ``model_dump()``/``dict()``/``str()``.)
+    """
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(_openai_messages(value), default=_json_fallback)
+    except ValueError as exc:  # circular references
+        raise UsageError(f"Could not serialise a prompt value to JSON: {exc}") from exc
+
+
+def is_langchain_message(value: Any) -> bool:
+    """A LangChain message object (told by its module, so LangChain need not be imported to ask)."""
+    return type(value).__module__.startswith("langchain_core.messages")
+
+
+def langchain_to_openai(message: Any) -> dict[str, Any]:
+    """One LangChain message as OpenAI's message dict, its id kept, as OpenEvals converts it."""
+    from langchain_core.messages import convert_to_openai_messages
+
+    converted = convert_to_openai_messages([message])[0]
+    if getattr(message, "id", None) is not None and converted.get("id") is None:
+        converted["id"] = message.id
+    return converted
+
+
+def _openai_messages(value: Any) -> Any:
+    """LangChain messages as OpenAI's message dicts, where OpenEvals converts them: the value itself, the
+    items of a list, or the ``messages`` of a dict (an agent's run)."""
+    if is_langchain_message(value):
+        return langchain_to_openai(value)
+    if isinstance(value, list):
+        return [_openai_messages(item) if is_langchain_message(item) else item for item in value]
+    if isinstance(value, dict) and isinstance(value.get("messages"), list):
+        return {**value, "messages": _openai_messages(value["messages"])}
+    return value
+
+
+def _json_fallback(value: Any) -> Any:
+    for method in ("model_dump", "dict", "to_dict"):
+        if callable(getattr(value, method, None)):
+            return getattr(value, method)()
+    return str(value)

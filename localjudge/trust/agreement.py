@@ -1,0 +1,243 @@
+"""How far to trust a judge: its verdicts against human labels.
+
+Pure functions over plain values: accuracy, Cohen's kappa, the confusion
+matrix, expected calibration error with its reliability table (where the
+judge gave probabilities), and, for pairwise runs, how often a verdict held
+when the two answers swapped places. :func:`agreement` reads results
+records (``{"id", "result"}`` lines) and a mapping of id to label.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import OptionError, UsageError
+
+__all__ = [
+    "AgreementReport",
+    "ReliabilityBin",
+    "agreement",
+    "cohen_kappa",
+    "confusion_matrix",
+    "expected_calibration_error",
+    "label_text",
+    "read_labels",
+    "reliability_table",
+]
+
+
+@dataclass(frozen=True)
+class ReliabilityBin:
+    """Verdicts whose confidence fell in ``[low, high)`` (the last bin includes 1.0)."""
+
+    low: float
+    high: float
+    count: int
+    mean_confidence: float | None
+    accuracy: float | None
+
+
+@dataclass
+class AgreementReport:
+    """The judge against the labels, on the rows that have both a verdict and a label."""
+
+    compared: int
+    accuracy: float | None
+    kappa: float | None
+    classes: list[str]
+    confusion: list[list[int]]  # confusion[i][j]: rows labelled classes[i] the judge called classes[j]
+    label_classes: list[str] = field(default_factory=list)
+    verdict_classes: list[str] = field(default_factory=list)
+    without_label: int = 0  # verdicts with no label
+    without_verdict: int = 0  # labelled rows the judge failed on or never scored
+    ece: float | None = None  # over the compared rows that carry probabilities
+    with_probabilities: int = 0
+    reliability: list[ReliabilityBin] = field(default_factory=list)
+    position_consistency: float | None = None  # pairwise runs: share of pairs whose two orders agreed
+    flip_rate: float | None = None  # pairwise runs: share of pairs whose winner changed with the order
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "compared": self.compared,
+            "accuracy": self.accuracy,
+            "kappa": self.kappa,
+            "classes": self.classes,
+            "confusion": self.confusion,
+            "without_label": self.without_label,
+            "without_verdict": self.without_verdict,
+            "ece": self.ece,
+            "with_probabilities": self.with_probabilities,
+            "reliability": [vars(b) for b in self.reliability],
+            "position_consistency": self.position_consistency,
+            "flip_rate": self.flip_rate,
+        }
+
+
+def label_text(value: Any) -> str:
+    """A verdict or a label as comparable text: ``True`` and ``"true"`` agree, ``1`` and ``1.0`` agree."""
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in ("true", "false"):
+            return lowered
+        try:
+            return label_text(float(lowered))
+        except ValueError:
+            return value.strip()
+    if isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, float) and value.is_integer():
+        return json.dumps(int(value))
+    return json.dumps(value)
+
+
+def confusion_matrix(truth: Sequence[str], predicted: Sequence[str], classes: Sequence[str]) -> list[list[int]]:
+    index = {name: i for i, name in enumerate(classes)}
+    matrix = [[0] * len(classes) for _ in classes]
+    for label, verdict in zip(truth, predicted, strict=True):
+        matrix[index[label]][index[verdict]] += 1
+    return matrix
+
+
+def cohen_kappa(truth: Sequence[str], predicted: Sequence[str]) -> float | None:
+    """Agreement beyond chance; None when chance agreement is total (one class on both sides), where it is undefined."""
+    count = len(truth)
+    if count == 0:
+        return None
+    observed = sum(a == b for a, b in zip(truth, predicted, strict=True)) / count
+    truth_counts, predicted_counts = Counter(truth), Counter(predicted)
+    chance = sum(truth_counts[c] * predicted_counts[c] for c in truth_counts) / (count * count)
+    return None if chance == 1 else (observed - chance) / (1 - chance)
+
+
+def reliability_table(confidences: Sequence[float], correct: Sequence[bool], bins: int = 10) -> list[ReliabilityBin]:
+    """Equal-width confidence bins with how often the verdicts in each were right."""
+    if bins < 1:
+        raise UsageError(f"bins must be at least 1, got {bins}")
+    members: list[list[tuple[float, bool]]] = [[] for _ in range(bins)]
+    for confidence, right in zip(confidences, correct, strict=True):
+        if not 0.0 <= confidence <= 1.0:
+            raise UsageError(f"a confidence must be between 0 and 1, got {confidence!r}")
+        members[min(int(confidence * bins), bins - 1)].append((confidence, right))
+    table = []
+    for number, inside in enumerate(members):
+        count = len(inside)
+        table.append(
+            ReliabilityBin(
+                low=number / bins,
+                high=(number + 1) / bins,
+                count=count,
+                mean_confidence=sum(c for c, _ in inside) / count if count else None,
+                accuracy=sum(r for _, r in inside) / count if count else None,
+            )
+        )
+    return table
+
+
+def expected_calibration_error(table: Sequence[ReliabilityBin]) -> float | None:
+    """The gap between confidence and accuracy, averaged over bins weighted by their verdicts."""
+    total = sum(b.count for b in table)
+    if total == 0:
+        return None
+    return sum(b.count * abs(b.mean_confidence - b.accuracy) for b in table if b.count) / total
+
+
+def agreement(records: Iterable[Mapping[str, Any]], labels: Mapping[Any, Any], *, bins: int = 10) -> AgreementReport:
+    """The verdicts of results ``records`` against ``labels`` (id -> label).
+
+    A verdict is a result's ``score`` (a pairwise result's ``metadata.winner``).
+    Labels 0 and 1 against true/false verdicts read as false and true; A, B and
+    tie are read in any case. The confidence is the probability the judge gave
+    its verdict (``metadata.probabilities``); where the verdict has none (a pair
+    whose two orders disagreed is a tie), the value the probabilities favour
+    stands for it, so the least certain rows stay in the calibration. Position
+    consistency and the flip rate count every pairwise result, labelled or not.
+    Error records count as labelled rows without a verdict.
+    """
+    labels = {str(k): v for k, v in labels.items()}
+    pairs: list[tuple[str, str, Mapping[str, Any]]] = []  # (label, verdict, metadata) of compared rows
+    consistent: list[bool] = []
+    flipped: list[bool] = []
+    without_label = 0
+    compared_ids: set[str] = set()
+    for record in records:
+        result = record.get("result")
+        if not isinstance(result, Mapping):
+            continue
+        metadata = result.get("metadata") if isinstance(result.get("metadata"), Mapping) else {}
+        if isinstance(metadata.get("consistent"), bool):
+            consistent.append(metadata["consistent"])
+            verdicts = metadata.get("verdicts")
+            flipped.append(isinstance(verdicts, Sequence) and len(verdicts) == 2 and set(verdicts) == {"A", "B"})
+        row_id = str(record.get("id"))
+        if row_id not in labels:
+            without_label += 1
+            continue
+        verdict = metadata["winner"] if "winner" in metadata else result.get("score")
+        pairs.append((label_text(labels[row_id]), label_text(verdict), metadata))
+        compared_ids.add(row_id)
+    pairs = _read_labels_as_verdicts(pairs)
+    truth = [label for label, _, _ in pairs]
+    predicted = [verdict for _, verdict, _ in pairs]
+    confidences, correct = [], []
+    for label, verdict, metadata in pairs:
+        probabilities = metadata.get("probabilities")
+        if isinstance(probabilities, Mapping):
+            given = {label_text(k): float(v) for k, v in probabilities.items() if isinstance(v, (int, float))}
+            if given:
+                stands_for = verdict if verdict in given else max(given, key=given.get)
+                confidences.append(given[stands_for])
+                correct.append(label == stands_for)
+    classes = sorted(set(truth) | set(predicted))
+    table = reliability_table(confidences, correct, bins) if confidences else []
+    compared = len(pairs)
+    return AgreementReport(
+        compared=compared,
+        accuracy=sum(a == b for a, b in zip(truth, predicted, strict=True)) / compared if compared else None,
+        kappa=cohen_kappa(truth, predicted),
+        classes=classes,
+        confusion=confusion_matrix(truth, predicted, classes),
+        label_classes=sorted(set(truth)),
+        verdict_classes=sorted(set(predicted)),
+        without_label=without_label,
+        without_verdict=len(set(labels) - compared_ids),
+        ece=expected_calibration_error(table) if table else None,
+        with_probabilities=len(confidences),
+        reliability=table,
+        position_consistency=sum(consistent) / len(consistent) if consistent else None,
+        flip_rate=sum(flipped) / len(flipped) if flipped else None,
+    )
+
+
+def _read_labels_as_verdicts(pairs: list[tuple[str, str, Any]]) -> list[tuple[str, str, Any]]:
+    """Labels in the verdicts' terms: 0/1 for true/false verdicts, a/b/TIE for pairwise winners."""
+    verdicts = {verdict for _, verdict, _ in pairs}
+    if verdicts <= {"true", "false"} and {label for label, _, _ in pairs} <= {"0", "1"}:
+        return [({"0": "false", "1": "true"}[label], verdict, m) for label, verdict, m in pairs]
+    if verdicts <= {"A", "B", "tie"}:
+        names = {"a": "A", "b": "B", "tie": "tie"}
+        return [(names.get(label.lower(), label), verdict, m) for label, verdict, m in pairs]
+    return pairs
+
+
+def read_labels(path: Any, *, label_field: str = "label", id_field: str = "id") -> tuple[dict[str, Any], list[Any]]:
+    """Each row's label by id from a labels or data file, and the errors of the rows that could not be read."""
+    from ..datasets.rows import read_rows
+
+    labels: dict[str, Any] = {}
+    unreadable = []
+    for row in read_rows(path, id_field=id_field):
+        if row.error is not None:
+            unreadable.append(row.error)
+        elif row.values.get(label_field) not in (None, ""):
+            labels[row.id] = row.values[label_field]
+    if not labels:
+        raise OptionError(
+            "{path} has no rows with a {field} value; name the column with {label_field}",
+            path=str(path),
+            field=repr(label_field),
+        )
+    return labels, unreadable
