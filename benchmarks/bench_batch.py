@@ -33,7 +33,7 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
-SERVER_LAUNCHER = ROOT / "tests" / "clients" / "llama_server.py"
+SERVER_LAUNCHER = ROOT / "tests" / "support" / "llama_server.py"
 MAX_TOKENS = "96"
 
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import httpx
 import pytest
-from process_helpers import die_with_parent, free_port
+from support.process_helpers import die_with_parent, free_port
 
-LLAMA_SERVER_LAUNCHER = Path(__file__).parent / "clients" / "llama_server.py"
+LLAMA_SERVER_LAUNCHER = Path(__file__).parent / "support" / "llama_server.py"
 SERVER_START_DEADLINE = 120.0
 os.environ["LOCALJUDGE_MODEL"] = "tiny"
 
@@ -33,7 +33,7 @@ def tiny_gguf() -> Path:
 def tiny_model_dir(tmp_path_factory) -> Path:
     """A tiny random-weights transformers model directory (see tiny_model.py), built once."""
     pytest.importorskip("transformers")
-    from tiny_model import build_tiny_model
+    from support.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-llama"))
 

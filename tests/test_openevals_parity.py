@@ -106,7 +106,7 @@ TYPED_CASES = {
     ),
 }
 # A Pydantic output_schema: OpenEvals refuses it with an OpenAI-shaped judge, and gives an instance of it
-# through a LangChain model; ours gives the instance with any judge (tests/test_judge.py).
+# through a LangChain model; ours gives the instance with any judge (tests/judges/test_single.py).
 
 
 def _shape(value):

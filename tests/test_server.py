@@ -221,7 +221,7 @@ KEY = "test-key-0123"
 def start_serve(folder, *options: str):
     """`localjudge serve` (the tiny model unless ``--model``), as a process on a free port: (process, base URL, log path)."""
     pytest.importorskip("uvicorn")
-    from process_helpers import die_with_parent
+    from support.process_helpers import die_with_parent
 
     log = folder / "serve.log"
     env = {**os.environ, "LOCALJUDGE_SERVER_KEY": KEY}

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from fault_server import Blackhole, FaultServer
+from support.fault_server import Blackhole, FaultServer
 
 from localjudge.clients.bound import BOUND_FIELD
 from localjudge.clients.formats import FIXED_TEMPERATURE, FORMATS

@@ -5,8 +5,8 @@ from __future__ import annotations
 import functools
 
 import pytest
-from fault_server import completion, respond
-from remote_helpers import LLAMA_REJECTION, O_SERIES_REFUSAL, REQUEST, SCORE_SCHEMA
+from support.fault_server import completion, respond
+from support.remote_helpers import LLAMA_REJECTION, O_SERIES_REFUSAL, REQUEST, SCORE_SCHEMA
 
 from localjudge.clients.adapter import AsyncFormatAdapter, FormatAdapter, adapt_response_format, is_async_create
 from localjudge.clients.base import ScriptedClient, make_chat_completion

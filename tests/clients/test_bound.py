@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from remote_helpers import O_SERIES_REFUSAL
+from support.remote_helpers import O_SERIES_REFUSAL
 
 from localjudge.clients.bound import (
     DEFAULT_MAX_COMPLETION_TOKENS,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from toy_runtime import ToyRuntime
+from support.toy_runtime import ToyRuntime
 
 from localjudge.clients.base import ScriptedClient
 from localjudge.clients.cached import CachedClient

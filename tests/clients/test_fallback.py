@@ -7,8 +7,8 @@ import threading
 
 import httpx
 import pytest
-from fault_server import completion
-from remote_helpers import FAST, REQUEST
+from support.fault_server import completion
+from support.remote_helpers import FAST, REQUEST
 
 from localjudge.clients.base import AsyncChatClient, ScriptedClient, make_chat_completion
 from localjudge.clients.failure_policy import another_client

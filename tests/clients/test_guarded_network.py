@@ -6,8 +6,8 @@ import ipaddress
 import socket
 
 import pytest
-from fault_server import completion
-from remote_helpers import REQUEST
+from support.fault_server import completion
+from support.remote_helpers import REQUEST
 
 from localjudge.clients.endpoint import embedded_ipv4, refused_address
 from localjudge.clients.guarded_network import AddressRefused

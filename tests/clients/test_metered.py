@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from remote_helpers import REQUEST
+from support.remote_helpers import REQUEST
 
 from localjudge.clients.base import ChatClient, ScriptedClient, make_chat_completion
 from localjudge.clients.metered import MeteredClient

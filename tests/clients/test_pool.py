@@ -7,7 +7,7 @@ import threading
 
 import httpx
 import pytest
-from remote_helpers import FAST, REQUEST
+from support.remote_helpers import FAST, REQUEST
 
 from localjudge.clients.base import ScriptedClient
 from localjudge.clients.fallback import FALLBACK_FIELD

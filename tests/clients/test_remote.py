@@ -10,8 +10,8 @@ import json
 import logging
 
 import pytest
-from fault_server import completion, completion_body, echo_headers, hang, respond
-from remote_helpers import FAST, LLAMA_REJECTION, O_SERIES_REFUSAL, REQUEST, SCORE_SCHEMA, run
+from support.fault_server import completion, completion_body, echo_headers, hang, respond
+from support.remote_helpers import FAST, LLAMA_REJECTION, O_SERIES_REFUSAL, REQUEST, SCORE_SCHEMA, run
 
 from localjudge.clients.bound import BOUND_FIELD, DEFAULT_MAX_COMPLETION_TOKENS, DEFAULT_MAX_TOKENS
 from localjudge.clients.endpoint import Endpoint, resolve_api_key

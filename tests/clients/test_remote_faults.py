@@ -12,8 +12,8 @@ import json
 import time
 
 import pytest
-from fault_server import completion, completion_body, drip, hang, reset, respond, truncated
-from remote_helpers import REQUEST, run
+from support.fault_server import completion, completion_body, drip, hang, reset, respond, truncated
+from support.remote_helpers import REQUEST, run
 
 from localjudge.errors import ConnectError, HTTPStatusError, JudgeTimeoutError, TransportError
 

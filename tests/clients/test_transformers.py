@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from tiny_model import TEMPLATE
+from support.tiny_model import TEMPLATE
 
 from localjudge import TransformersClient, create_llm_as_judge
 from localjudge.errors import ModelError, UsageError

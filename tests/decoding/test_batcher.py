@@ -6,7 +6,7 @@ import contextlib
 import threading
 
 import pytest
-from toy_runtime import ToyRuntime
+from support.toy_runtime import ToyRuntime
 
 from localjudge.decoding import guide_for, schema_to_regex
 from localjudge.decoding.batcher import Batcher

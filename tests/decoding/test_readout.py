@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from toy_runtime import EOS, PIECES, ToyRuntime
+from support.toy_runtime import EOS, PIECES, ToyRuntime
 
 from localjudge.decoding import guide_for, schema_to_regex
 from localjudge.decoding.readout import read_values, readout_fields, value_probabilities

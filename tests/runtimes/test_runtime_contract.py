@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from toy_runtime import ToyRuntime
+from support.toy_runtime import ToyRuntime
 
 from localjudge.errors import ContextOverflowError, ModelError
 from localjudge.runtimes.base import Group, Runtime

@@ -6,7 +6,7 @@ nor the server's settings expose ``use_extra_bufts``. The server builds its
 model parameters from ``llama_model_default_params()``, so this launcher
 changes that default, then hands over to the server's own command line:
 
-    python tests/clients/llama_server.py --model M.gguf --host 127.0.0.1 --port 8000
+    python tests/support/llama_server.py --model M.gguf --host 127.0.0.1 --port 8000
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from localjudge.decoding.grammars import DEFAULT_VARIANTS, grammar_files, regex_
 from localjudge.prompts.parsing import validate
 from localjudge.prompts.schema import default_output_schema
 
-GRAMMARS_DIR = Path(__file__).resolve().parent.parent / "grammars"
+GRAMMARS_DIR = Path(__file__).resolve().parents[2] / "grammars"
 
 VALID = {
     "boolean": [

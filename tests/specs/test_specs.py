@@ -140,7 +140,7 @@ def test_every_keyword_a_local_client_takes_is_declared(name):
 
 
 def test_the_command_line_flags_are_the_declared_ones_in_the_readme():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     flags = [option.flag for option in command_line_options()]
     assert flags == [
         "--chat-template",

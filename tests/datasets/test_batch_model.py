@@ -6,7 +6,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from process_helpers import interruptible
+from support.process_helpers import interruptible
 
 from localjudge import cli
 from localjudge.clients.local import LocalClient

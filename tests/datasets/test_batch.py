@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from process_helpers import interruptible
+from support.process_helpers import interruptible
 
 from localjudge.datasets.batch import run_batch
 from localjudge.datasets.rows import Row

@@ -50,7 +50,7 @@ def test_every_card_names_a_pinned_source_and_checksum():
 def _pinned_requirements() -> set[str]:
     from localjudge.specs.cards import tomllib
 
-    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]
     listed = project["dependencies"] + [r for extra in project["optional-dependencies"].values() for r in extra]
     return {r for r in listed if "==" in r}
 
