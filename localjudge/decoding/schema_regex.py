@@ -25,14 +25,28 @@ with ``re.fullmatch``.
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import UnsupportedSchemaError
-from ..prompts.schema import stated_bounds
 from .schema_limits import SCHEMA_LIMITS, SchemaLimits, estimated_states
+from .value_regex import (
+    BOOLEAN,
+    MAX_FRACTION_DIGITS,
+    MAX_INT_DIGITS,
+    NULL,
+    STRING,
+    STRING_CHAR,
+    alternatives,
+    any_json_object,
+    any_json_value,
+    count,
+    json_type,
+    literal,
+    number_regex,
+    refusal,
+    string_regex,
+)
 
 __all__ = [
     "ANY_JSON_OBJECT_SCHEMA",
@@ -42,27 +56,6 @@ __all__ = [
     "check_schema",
     "schema_to_regex",
 ]
-
-MAX_FRACTION_DIGITS = 6
-MAX_INT_DIGITS = 15
-MAX_ENUMERATED_INTEGERS = 1000
-MAX_BOUNDED_NUMBER_SPAN = 100
-# "Any JSON" (plain json_object, a schema of {} or true) is written as a flat
-# object of scalars: each level of nesting multiplies the regex's states, and
-# the token index costs ~25 ms per state over a 262k vocabulary (measured: flat
-# 2 s, one level 7 s, two levels 36 s). A flat object is still valid output.
-GENERIC_DEPTH = 0
-
-# One character of a JSON string: anything but quote, backslash and control
-# characters, or a simple escape. \uXXXX escapes are left out: they can spell
-# lone surrogates, which decode to strings that cannot be printed.
-STRING_CHAR = r'([^"\\\x00-\x1f\x7f]|\\["\\/bfnrt])'
-STRING = f'"{STRING_CHAR}*"'
-INTEGER = rf"-?(0|[1-9][0-9]{{0,{MAX_INT_DIGITS - 1}}})"
-FRACTION = rf"(\.[0-9]{{1,{MAX_FRACTION_DIGITS}}})?"
-NUMBER = INTEGER + FRACTION
-BOOLEAN = "(true|false)"
-NULL = "null"
 
 ANY_JSON_OBJECT_SCHEMA: dict[str, Any] = {"type": "object"}
 
@@ -92,7 +85,6 @@ _KEYWORDS_BY_TYPE = {
     "null": set(),
 }
 _GENERIC = {"type", "enum", "const", "anyOf", "allOf", "$ref"}
-_REGEX_META = set(r"\.+*?()|[]{}^$")
 
 
 def check_schema(schema: Mapping[str, Any], limits: SchemaLimits = SCHEMA_LIMITS) -> None:
@@ -113,34 +105,6 @@ def schema_to_regex(schema: Mapping[str, Any], limits: SchemaLimits = SCHEMA_LIM
     return _Compiler(schema, limits).compile(schema, "#")
 
 
-def _escape(text: str) -> str:
-    out = []
-    for ch in text:
-        if ch in _REGEX_META:
-            out.append("\\" + ch)
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def _literal(value: Any) -> str:
-    """The regex for one JSON value written exactly as ``json.dumps`` prints it."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError("not finite")
-    return _escape(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
-
-
-def _alternatives(parts: list[str]) -> str:
-    unique = list(dict.fromkeys(parts))
-    return unique[0] if len(unique) == 1 else "(" + "|".join(unique) + ")"
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 # The keywords that make a schema large, in the order a refusal names them.
 _SIZE_KEYWORDS = ("maxItems", "minItems", "maxLength", "minLength", "properties", "enum", "anyOf", "items")
 
@@ -155,11 +119,7 @@ class _Compiler:
         self.depth = 0
 
     def fail(self, message: str, path: str, keyword: str) -> UnsupportedSchemaError:
-        return UnsupportedSchemaError(
-            f"Schema keyword {keyword!r} cannot be enforced by local constrained decoding: {message}",
-            path=path,
-            keyword=keyword,
-        )
+        return refusal(message, path, keyword)
 
     def compile(self, schema: Any, path: str) -> str:
         """One subschema's regex, refused as soon as it is nested too deep or has grown too large."""
@@ -176,7 +136,7 @@ class _Compiler:
 
     def compile_unbounded(self, schema: Any, path: str) -> str:
         if schema is True or schema == {}:
-            return self.generic_value(GENERIC_DEPTH)
+            return any_json_value()
         if schema is False:
             raise self.fail("a false schema admits no value", path, "false")
         if not isinstance(schema, Mapping):
@@ -195,7 +155,7 @@ class _Compiler:
             return self.any_of(schema, path)
         if "const" in schema or "enum" in schema:
             return self.enum(schema, types, path)
-        return _alternatives([self.typed(t, schema, path) for t in types])
+        return alternatives([self.typed(t, schema, path) for t in types])
 
     @staticmethod
     def unknown_reason(key: str, types: tuple[str, ...]) -> str:
@@ -264,7 +224,7 @@ class _Compiler:
         if not isinstance(branches, list) or not branches:
             raise UnsupportedSchemaError("anyOf must be a non-empty list", path=path, keyword="anyOf")
         self.limits.check("branches", len(branches), path=path, keyword="anyOf", why="branches")
-        return _alternatives([self.compile(b, f"{path}/anyOf/{i}") for i, b in enumerate(branches)])
+        return alternatives([self.compile(b, f"{path}/anyOf/{i}") for i, b in enumerate(branches)])
 
     def enum(self, schema: Mapping[str, Any], types: tuple[str, ...], path: str) -> str:
         keyword = "const" if "const" in schema else "enum"
@@ -276,10 +236,10 @@ class _Compiler:
         self.limits.check("enum_values", len(values), path=path, keyword=keyword, why="values")
         parts = []
         for value in values:
-            if _json_type(value) not in types and not (_json_type(value) == "integer" and "number" in types):
+            if json_type(value) not in types and not (json_type(value) == "integer" and "number" in types):
                 continue
             try:
-                parts.append(_literal(value))
+                parts.append(literal(value))
             except ValueError:
                 raise self.fail(f"value {value!r} has no JSON form", path, keyword) from None
         for key in schema:
@@ -287,7 +247,7 @@ class _Compiler:
                 raise self.fail(f"{key!r} next to {keyword} is not supported", path, key)
         if not parts:
             raise UnsupportedSchemaError(f"No {keyword} value has the declared type", path=path, keyword=keyword)
-        return _alternatives(parts)
+        return alternatives(parts)
 
     # --- types ---------------------------------------------------------
 
@@ -297,9 +257,9 @@ class _Compiler:
         if kind == "array":
             return self.array(schema, path)
         if kind == "string":
-            return self.string(schema, path)
+            return string_regex(schema, path, self.limits)
         if kind in ("number", "integer"):
-            return self.number(schema, path, integer=kind == "integer")
+            return number_regex(schema, path, integer=kind == "integer")
         return BOOLEAN if kind == "boolean" else NULL
 
     def object(self, schema: Mapping[str, Any], path: str) -> str:
@@ -313,7 +273,7 @@ class _Compiler:
             if extra is False:
                 return r"\{\}"
             if extra is True:
-                return self.generic_object(GENERIC_DEPTH)
+                return any_json_object()
             member = f"{STRING}:{self.compile(extra, f'{path}/additionalProperties')}"
             return rf"\{{({member}(,{member})*)?\}}"
         if not isinstance(props, Mapping):
@@ -325,7 +285,7 @@ class _Compiler:
             raise self.fail(f"required {unknown} not in properties", path, "required")
         # additionalProperties (true, false or a schema) is honoured by never writing extra keys.
         members = [
-            (f"{_literal(name)}:{self.compile(sub, f'{path}/properties/{name}')}", name in required)
+            (f"{literal(name)}:{self.compile(sub, f'{path}/properties/{name}')}", name in required)
             for name, sub in props.items()
         ]
         if not members:
@@ -341,7 +301,7 @@ class _Compiler:
         size = sum(sum(lengths[i:]) for i in range(last_first + 1))
         self.limits.check("regex_chars", size, path=path, keyword="properties", why="characters of grammar")
         heads = [members[i][0] + tail(i + 1) for i in range(last_first + 1)]
-        body = _alternatives(heads)
+        body = alternatives(heads)
         if first_required is None:
             body = f"({body})?"
         return rf"\{{{body}\}}"
@@ -352,8 +312,8 @@ class _Compiler:
         items = schema.get("items", True)
         if isinstance(items, list):
             raise self.fail("tuple-style items lists are not supported", path, "items")
-        low = _count(schema, "minItems", path, 0)
-        high = _count(schema, "maxItems", path, None)
+        low = count(schema, "minItems", path, 0)
+        high = count(schema, "maxItems", path, None)
         for keyword, bound in (("minItems", low), ("maxItems", high)):
             self.limits.check("items_bound", bound or 0, path=path, keyword=keyword, why="items")
         item = self.compile(items, f"{path}/items")
@@ -366,81 +326,6 @@ class _Compiler:
         seq = f"{item}(,{item}){{{more_low},{more_high}}}"
         return rf"\[{seq}\]" if low > 0 else rf"\[({seq})?\]"
 
-    def string(self, schema: Mapping[str, Any], path: str) -> str:
-        low = _count(schema, "minLength", path, 0)
-        high = _count(schema, "maxLength", path, None)
-        for keyword, bound in (("minLength", low), ("maxLength", high)):
-            self.limits.check("length_bound", bound or 0, path=path, keyword=keyword, why="characters")
-        if high is None and low == 0:
-            return STRING
-        if high is not None and high < low:
-            raise UnsupportedSchemaError("maxLength < minLength admits nothing", path=path, keyword="maxLength")
-        return f'"{STRING_CHAR}{{{low},{"" if high is None else high}}}"'
-
-    def number(self, schema: Mapping[str, Any], path: str, *, integer: bool) -> str:
-        low, high = stated_bounds(schema)
-        for key, value in (("minimum", low), ("maximum", high)):
-            if value is not None and not _is_number(value):
-                raise UnsupportedSchemaError(f"{key} must be a number", path=path, keyword=key)
-        if low is not None and high is not None and high < low:
-            raise UnsupportedSchemaError("maximum < minimum admits nothing", path=path, keyword="maximum")
-        if integer:
-            return self.bounded_integer(low, high, path)
-        if low is None and high is None:
-            return NUMBER
-        return self.bounded_number(low, high, path)
-
-    def bounded_integer(self, low: Any, high: Any, path: str) -> str:
-        lo = None if low is None else math.ceil(low)
-        hi = None if high is None else math.floor(high)
-        if lo is None and hi is None:
-            return INTEGER
-        if lo is not None and hi is not None:
-            if hi - lo + 1 > MAX_ENUMERATED_INTEGERS:
-                raise self.fail(f"integer ranges wider than {MAX_ENUMERATED_INTEGERS} values", path, "maximum")
-            return _alternatives([str(v) for v in range(lo, hi + 1)])
-        if hi is None and lo in (0, 1):
-            tail = f"[0-9]{{0,{MAX_INT_DIGITS - 1}}}"
-            return f"(0|[1-9]{tail})" if lo == 0 else f"[1-9]{tail}"
-        keyword = "minimum" if hi is None else "maximum"
-        raise self.fail("a one-sided integer bound is supported only as minimum 0 or 1", path, keyword)
-
-    def bounded_number(self, low: Any, high: Any, path: str) -> str:
-        if low is not None and high is None and low == 0:
-            return f"(0|[1-9][0-9]{{0,{MAX_INT_DIGITS - 1}}}){FRACTION}"
-        if low is None or high is None:
-            keyword = "maximum" if low is not None else "minimum"
-            raise self.fail("a one-sided number bound is supported only as minimum 0", path, keyword)
-        if low != int(low) or high != int(high) or low < 0:
-            raise self.fail("number bounds must be whole numbers >= 0 (like 0..1 or 1..5)", path, "minimum")
-        lo, hi = int(low), int(high)
-        if hi - lo > MAX_BOUNDED_NUMBER_SPAN:
-            raise self.fail(f"number ranges wider than {MAX_BOUNDED_NUMBER_SPAN}", path, "maximum")
-        frac = FRACTION
-        exact_top = f"{hi}(\\.0{{1,{MAX_FRACTION_DIGITS}}})?"
-        if lo == hi:
-            return exact_top
-        below = str(lo) if hi - lo == 1 else _alternatives([str(v) for v in range(lo, hi)])
-        return f"({below}{frac}|{exact_top})"
-
-    # --- any JSON --------------------------------------------------------
-
-    def generic_value(self, depth: int) -> str:
-        # Plain digit runs here: the bounded number adds a dozen states per nesting
-        # level, and the index cost grows with the number of states.
-        parts = [STRING, r"-?(0|[1-9][0-9]*)(\.[0-9]+)?", BOOLEAN, NULL]
-        if depth > 0:
-            parts += [self.generic_object(depth - 1), self.generic_array(depth - 1)]
-        return "(" + "|".join(parts) + ")"
-
-    def generic_object(self, depth: int) -> str:
-        member = f"{STRING}:{self.generic_value(depth)}"
-        return rf"\{{({member}(,{member})*)?\}}"
-
-    def generic_array(self, depth: int) -> str:
-        value = self.generic_value(depth)
-        return rf"\[({value}(,{value})*)?\]"
-
 
 def _last_keyword(path: str) -> str:
     """The schema keyword that opened the innermost level of ``path`` (``#/properties/a/items`` -> ``items``)."""
@@ -451,30 +336,3 @@ def _last_keyword(path: str) -> str:
         if parts[i] in ("items", "additionalProperties", "anyOf", "allOf"):
             return parts[i]
     return "$ref" if path.startswith("#/") and len(parts) > 1 else "type"
-
-
-def _count(schema: Mapping[str, Any], key: str, path: str, default: int | None) -> int | None:
-    value = schema.get(key, default)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise UnsupportedSchemaError(f"{key} must be a non-negative integer", path=path, keyword=key)
-    return value
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, Mapping):
-        return "object"
-    return type(value).__name__

@@ -209,3 +209,15 @@ def test_annotations_are_fine():
     }
     check_schema(schema)
     assert matches(schema, '{"s":"a"}')
+
+
+@pytest.mark.parametrize(
+    ("keyword", "value"),
+    [(k, v) for k in ("minLength", "maxLength", "minItems", "maxItems") for v in (-1, 1.5, True)]
+    + [("minLength", None), ("minItems", None)],  # a maximum of null is no maximum; a minimum of null is refused
+)
+def test_a_count_that_is_not_a_non_negative_integer_is_refused(keyword, value):
+    kind = "string" if keyword.endswith("Length") else "array"
+    with pytest.raises(UnsupportedSchemaError, match=f"{keyword} must be a non-negative integer") as info:
+        check_schema({"type": kind, keyword: value})
+    assert info.value.keyword == keyword
