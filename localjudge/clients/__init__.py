@@ -1,4 +1,7 @@
-"""Clients that produce chat completions, all behind the OpenAI-shaped ModelClient protocol."""
+"""Clients that produce chat completions, all behind the OpenAI-shaped ModelClient protocol.
+
+:mod:`.resolve` turns a model spec (``default``, ``PATH.gguf``, ``openai:NAME``, ...) into one of them.
+"""
 
 from __future__ import annotations
 

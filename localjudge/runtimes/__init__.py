@@ -2,7 +2,9 @@
 
 One module per engine: :mod:`.llamacpp` (GGUF files), :mod:`.transformers`
 (model directories, and GGUFs converted once by :mod:`.gguf_conversion`).
-Each loads its library only when used.
+Each loads its library only when used. A model's own chat template, which
+a GGUF carries and which is untrusted, is rendered by :mod:`.chat_templates`
+in the sandbox of :mod:`.template_sandbox`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""Model specs and the engines they name: the option declarations, the engine registry, the spec parser."""
+"""Model specs and the engines they name: the option declarations, the engine registry, the spec parser.
+
+The model cards (:mod:`.cards`) say what each named model is, and :mod:`.model_files`
+fetches and checks its file; turning a spec into a client is :mod:`localjudge.clients.resolve`.
+"""
 
 from __future__ import annotations
 
