@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from relay import Relay
+from support.relay import Relay
 from test_server import start_serve
 
 

@@ -17,7 +17,7 @@ import pytest
 from test_server import KEY
 
 PEERS_PYTHON = Path(__file__).resolve().parents[2] / ".venv-peers" / "bin" / "python"
-RUNNER = Path(__file__).with_name("deepeval_runner.py")
+RUNNER = Path(__file__).resolve().parents[1] / "support" / "deepeval_runner.py"
 CASES = [{"input": "What is 2+2?", "actual_output": "4"}, {"input": "What is 2+2?", "actual_output": "5"}]
 
 

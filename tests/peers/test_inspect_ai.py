@@ -10,7 +10,7 @@ import json
 import zipfile
 
 import pytest
-from network_guard import loopback_only
+from support.network_guard import loopback_only
 from test_server import KEY
 
 GRADE_SCHEMA = {

@@ -6,7 +6,7 @@ import asyncio
 import socket
 
 import pytest
-from network_guard import loopback_only
+from support.network_guard import loopback_only
 
 ELSEWHERE = ("192.0.2.1", 443)  # TEST-NET-1: never routed
 
