@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # DeepEval, which tests/peers drives through `localjudge serve`, in an environment of its own (see its requirements file)
 PEERS_VENV := .venv-peers
 
-.PHONY: install test test-fast lint demo check-judge bench-judging bench bench-batch bench-threads bench-agreement bench-injection stress stress-faults agreement grammars clean
+.PHONY: install test test-fast lint demo check-judge calibrations bench-judging bench bench-batch bench-threads bench-agreement bench-injection stress stress-faults agreement grammars clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,9 @@ demo: $(BIN)/python  ## score one answer with the default judge
 
 check-judge: $(BIN)/python  ## how far the judge can be trusted: every shipped labelled set, held-out split (MODEL=SPEC)
 	$(BIN)/localjudge check-judge --model $(or $(MODEL),default) --split test --no-reasoning -j 2
+
+calibrations: $(BIN)/python  ## fit the calibration that ships for the default judge, on the answers set's dev rows only
+	$(BIN)/python benchmarks/fit_shipped_calibration.py
 
 bench-judging: $(BIN)/python  ## ways of judging on the dev split, a table of variants x figures (MODEL=SPEC)
 	$(BIN)/python benchmarks/bench_judging.py --model $(or $(MODEL),default) --split dev

@@ -24,6 +24,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -178,11 +179,21 @@ def fit_calibration(samples: Samples, classes: Sequence[str], prior: Sequence[fl
 
 
 def stored_correction(evaluator: Any) -> tuple[Any, str]:
-    """The correction ``localjudge calibrate`` kept for this evaluator (None if none helped), and a note on it."""
+    """The correction kept for this evaluator (None if none helped), and a note on it.
+
+    The user's own fit (``localjudge calibrate``) wins; without one, a fit
+    that ships with localjudge for the same judge (:func:`shipped_calibration`).
+    """
     from .calibration_file import calibration_path, read_calibration
 
-    path = calibration_path(calibration_key(evaluator))
+    key = calibration_key(evaluator)
+    path = calibration_path(key)
     if not path.is_file():
+        shipped = shipped_calibration(key)
+        if shipped is not None:
+            stored = read_calibration(shipped)
+            where = f"shipped with localjudge, fitted on {stored.about.get('data', 'labelled rows')}"
+            return stored.correction, f"calibrated: {stored.chosen} ({where}; localjudge calibrate fits your own)"
         raise OptionError(
             "{calibrated}: no calibration was fitted for this judge. A calibration belongs to one local model "
             "and one prompt: the same {model}, prompt options ({prompt}, {evaluator}, {system}, {no_reasoning}, "
@@ -193,3 +204,13 @@ def stored_correction(evaluator: Any) -> tuple[Any, str]:
     if stored.correction is None:
         return None, f"the calibration fitted for this judge ({path}) was not kept: it did not help on held-out rows"
     return stored.correction, f"calibrated: {stored.chosen} ({path})"
+
+
+#: fits that ship with the package, named as the cache's are: for the default judge's own prompts
+SHIPPED = Path(__file__).with_name("shipped")
+
+
+def shipped_calibration(key: str) -> Path | None:
+    """The shipped fit for the judge ``key`` names, if there is one (``make calibrations`` writes them)."""
+    path = SHIPPED / f"{key}.json"
+    return path if path.is_file() else None

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -197,3 +200,48 @@ def test_fitting_on_a_biased_pair_judge_keeps_the_contextual_correction():
     assert fit.validations["contextual"].before_accuracy == pytest.approx(0.5)  # always the first position
     assert fit.validations["contextual"].after_accuracy == pytest.approx(1.0)
     assert fit.chosen in ("contextual", "contextual + temperature") and fit.correction.prior is not None
+
+
+def test_a_shipped_fit_serves_when_the_user_has_none_and_the_user_s_own_wins(tmp_path, monkeypatch):
+    from localjudge.errors import OptionError
+    from localjudge.trust import fit
+    from localjudge.trust.calibration_file import calibration_path
+
+    monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(fit, "SHIPPED", tmp_path / "shipped")
+    judge = _judge(Fixed())
+    key = calibration_key(judge)
+    with pytest.raises(OptionError, match="no calibration was fitted for this judge"):
+        fit.stored_correction(judge)
+
+    ours = {"format": 1, "classes": ["true", "false"], "chosen": "bias + temperature", "prior": [0.8, 0.2]}
+    ours.update(temperature=0.75, rows=160, validations={}, about={"data": "the dev split of a check set"})
+    (tmp_path / "shipped").mkdir()
+    (tmp_path / "shipped" / f"{key}.json").write_text(json.dumps(ours))
+    correction, note = fit.stored_correction(judge)
+    assert correction.prior == pytest.approx((0.8, 0.2)) and correction.temperature == 0.75
+    assert "shipped with localjudge, fitted on the dev split of a check set" in note
+
+    theirs = {**ours, "chosen": "temperature", "prior": None, "temperature": 1.5, "about": {}}
+    calibration_path(key).parent.mkdir(parents=True)
+    calibration_path(key).write_text(json.dumps(theirs))
+    correction, note = fit.stored_correction(judge)
+    assert correction.prior is None and correction.temperature == 1.5 and str(calibration_path(key)) in note
+
+
+def test_the_shipped_fit_is_found_by_the_default_judge_s_verdict_only_prompt():
+    """A change to the default judge's prompt, schema or identity orphans the shipped fit: refit with make calibrations.
+
+    In a process of its own, as the command line builds its judge (this session's judge is the tiny model).
+    """
+    code = (
+        "from localjudge.commands.judging import judge_from_settings, make_evaluator;"
+        "from localjudge.commands.settings import JudgeSettings;"
+        "from localjudge.trust.fit import calibration_key, shipped_calibration;"
+        "e = make_evaluator(JudgeSettings(model_spec='default', no_reasoning=True), has_inputs=True,"
+        " has_reference=False, build=lambda s: judge_from_settings(s, load=False));"
+        "print(shipped_calibration(calibration_key(e)))"
+    )
+    environment = {k: v for k, v in os.environ.items() if k != "LOCALJUDGE_MODEL"}
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=True)
+    assert found.stdout.strip().endswith(".json"), (found.stdout, found.stderr[-2000:])
