@@ -31,6 +31,11 @@ hiding the other::
         │   └── HTTPStatusError            a non-2xx answer after retries
         └── AllClientsFailedError          every client of a fallback chain failed
 
+A message may name options. Built from a :class:`~localjudge.wording.Message`, it names each by
+its keyword: ``str()`` shows ``n_ctx=``, and ``render(names)`` shows it as the
+caller names it, so that a command line shows its flags (``--n-ctx``)
+without this package knowing them. Any other message is shown as written.
+
 Runtime errors carry context: ``backend`` (which client), ``request`` (what was
 asked, with secrets removed) and ``raw_output`` (what the model said, when it
 said anything). Their ``retryable`` flag tells a fallback chain whether the
@@ -39,11 +44,11 @@ next client may succeed where this one failed.
 
 from __future__ import annotations
 
-import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._text import clip
+from .wording import Message, shown
 
 __all__ = [
     "AllClientsFailedError",
@@ -77,7 +82,22 @@ __all__ = [
 
 
 class LocalJudgeError(Exception):
-    """Root of the tree: ``except LocalJudgeError`` catches everything we raise."""
+    """Root of the tree: ``except LocalJudgeError`` catches everything we raise.
+
+    ``args`` hold the message as a keyword-naming string; ``wording`` keeps
+    the :class:`Message` it came from, if one, for :meth:`render`.
+    """
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*(str(arg) if isinstance(arg, Message) else arg for arg in args))
+        self.wording: str | Message | None = args[0] if len(args) == 1 else None
+
+    def render(self, names: Mapping[str, str]) -> str:
+        """The message with each option it names shown as ``names`` says (a command line's flags)."""
+        return self.wording.render(names) if isinstance(self.wording, Message) else Exception.__str__(self)
+
+    def __str__(self) -> str:
+        return self.render({})
 
 
 class UsageError(LocalJudgeError, ValueError):
@@ -92,23 +112,15 @@ class OptionError(UsageError):
     """Options given together that do not fit, or one that needs another.
 
     ``template`` names each option as a ``{placeholder}`` holding its
-    keyword name (``{prompt_file}``); ``str()`` shows them as keywords
-    (``prompt_file=``), and :meth:`render` as a caller names them, so that a
-    command line can show its own flags without this package knowing them.
-    Other placeholders take the ``values`` given (a path, which may hold
-    braces of its own).
+    keyword name (``{prompt_file}``), as a :class:`Message` does; other
+    placeholders take the ``values`` given (a path, which may hold braces of
+    its own).
     """
 
     def __init__(self, template: str, **values: Any) -> None:
-        self.template, self.values = template, values
-        fields = (name for _, name, _, _ in string.Formatter().parse(template) if name)
-        self.options = tuple(dict.fromkeys(name for name in fields if name not in values))
-        super().__init__(self.render({}))
-
-    def render(self, names: Mapping[str, str]) -> str:
-        """The message with each option named as ``names`` says (else as a keyword, ``name=``)."""
-        shown = {option: names.get(option, f"{option}=") for option in self.options}
-        return self.template.format_map({**shown, **self.values})
+        message = Message(template, **values)
+        self.template, self.values, self.options = template, values, message.options
+        super().__init__(message)
 
 
 class MissingTemplateVariableError(UsageError, KeyError):
@@ -140,9 +152,9 @@ class InvalidTrajectoryError(UsageError, TypeError):
 class BadRowError(UsageError):
     """One row of a dataset cannot be judged as it is; in a run it is that row's error, not the run's."""
 
-    def __init__(self, message: str, *, where: str = "") -> None:
+    def __init__(self, message: str | Message, *, where: str = "") -> None:
         self.where = where  # "data.jsonl:12"
-        super().__init__(f"{where}: {message}" if where else message)
+        super().__init__(Message("{where}: {message}", where=where, message=message) if where else message)
 
 
 class MalformedRowError(BadRowError):
@@ -189,12 +201,19 @@ class ModelSpecError(UsageError):
 
 
 class MissingDependencyError(LocalJudgeError, ImportError):
-    def __init__(self, feature: str, package: str, extra: str | None = None) -> None:
-        self.feature = feature
+    def __init__(self, feature: str | Message, package: str, extra: str | None = None) -> None:
+        self.feature = str(feature)
         self.package = package
         self.extra = extra
         install = f"pip install 'localjudge[{extra}]'" if extra else f"pip install {package}"
-        super().__init__(f"{feature} needs the package {package!r}, which is not installed. Run: {install}")
+        super().__init__(
+            Message(
+                "{feature} needs the package {package!r}, which is not installed. Run: {install}",
+                feature=feature,
+                package=package,
+                install=install,
+            )
+        )
 
 
 class JudgeRuntimeError(LocalJudgeError):
@@ -204,7 +223,7 @@ class JudgeRuntimeError(LocalJudgeError):
 
     def __init__(
         self,
-        message: str,
+        message: str | Message,
         *,
         backend: str | None = None,
         request: dict[str, Any] | None = None,
@@ -212,20 +231,23 @@ class JudgeRuntimeError(LocalJudgeError):
         retryable: bool | None = None,
     ) -> None:
         super().__init__(message)
-        self.message = message
+        self.message = str(message)
         self.backend = backend
         self.request = request
         self.raw_output = raw_output
         if retryable is not None:
             self.retryable = retryable
 
-    def __str__(self) -> str:
-        text = self.message
+    def render(self, names: Mapping[str, str]) -> str:
+        text = self._message(names)
         if self.backend:
             text = f"[{self.backend}] {text}"
         if self.raw_output is not None:
             text += f"\nRaw model output: {clip(self.raw_output, 2000)}"
         return text
+
+    def _message(self, names: Mapping[str, str]) -> str:
+        return super().render(names)
 
 
 class ModelError(JudgeRuntimeError):
@@ -257,21 +279,22 @@ class OutputParseError(JudgeRuntimeError, ValueError):
 
     def __init__(
         self,
-        message: str,
+        message: str | Message,
         *,
         raw_output: str,
         schema: dict[str, Any] | None = None,
-        hint: str | None = None,
+        hint: str | Message | None = None,
         **context: Any,
     ) -> None:
         self.schema = schema
-        self.hint = hint
+        self.hint = None if hint is None else str(hint)
+        self.hint_wording = hint
         super().__init__(message, raw_output=raw_output, **context)
 
-    def __str__(self) -> str:
-        text = super().__str__()
-        if self.hint:
-            text += f"\nHint: {self.hint}"
+    def render(self, names: Mapping[str, str]) -> str:
+        text = super().render(names)
+        if self.hint_wording:
+            text += f"\nHint: {shown(self.hint_wording, names)}"
         return text
 
 
@@ -288,8 +311,8 @@ class TransportError(JudgeRuntimeError):
         self.attempts = list(attempts)
         super().__init__(message, **context)
 
-    def __str__(self) -> str:
-        text = super().__str__()
+    def render(self, names: Mapping[str, str]) -> str:
+        text = super().render(names)
         if len(self.attempts) > 1:
             text += "".join(f"\n  attempt {i}: {a}" for i, a in enumerate(self.attempts, 1))
         return text
@@ -322,5 +345,14 @@ class AllClientsFailedError(JudgeRuntimeError):
 
     def __init__(self, errors: Sequence[tuple[str, BaseException]], **context: Any) -> None:
         self.errors = list(errors)
-        lines = "".join(f"\n  {name}: {type(err).__name__}: {clip(str(err), 300)}" for name, err in self.errors)
-        super().__init__(f"All {len(self.errors)} judge clients failed:{lines}", **context)
+        super().__init__(self._message({}), **context)
+
+    def _message(self, names: Mapping[str, str]) -> str:
+        lines = "".join(
+            f"\n  {name}: {type(err).__name__}: {clip(_rendered(err, names), 300)}" for name, err in self.errors
+        )
+        return f"All {len(self.errors)} judge clients failed:{lines}"
+
+
+def _rendered(error: BaseException, names: Mapping[str, str]) -> str:
+    return error.render(names) if isinstance(error, LocalJudgeError) else str(error)

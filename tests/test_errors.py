@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import pickle
 import re
 
 import pytest
@@ -38,6 +39,7 @@ from localjudge.errors import (
     UnsupportedSchemaError,
     UsageError,
 )
+from localjudge.wording import Message
 
 PARENTS = {
     UsageError: (LocalJudgeError, ValueError),
@@ -216,3 +218,70 @@ def test_an_option_error_names_options_as_keywords_or_as_the_caller_names_them()
     with_a_path = OptionError("{results} {path} is the data file", path="{odd}.jsonl")
     assert with_a_path.options == ("results",)
     assert with_a_path.render({"results": "-o"}) == "-o {odd}.jsonl is the data file"
+
+
+def test_a_message_names_options_by_keyword_and_keeps_the_braces_of_its_values():
+    message = Message(
+        "{path}: raise {n_ctx} or {max_tokens:max_tokens}, {format_instructions:format_instructions=False}; got {raw!r}",
+        path="{odd}.jsonl",
+        raw='{"score": tr',
+    )
+    assert message.options == ("n_ctx", "max_tokens", "format_instructions")
+    assert str(message) == ("{odd}.jsonl: raise n_ctx= or max_tokens, format_instructions=False; got '{\"score\": tr'")
+    flags = {"n_ctx": "--n-ctx", "max_tokens": "--max-tokens", "format_instructions": "--no-format-instructions"}
+    assert message.render(flags) == (
+        "{odd}.jsonl: raise --n-ctx or --max-tokens, --no-format-instructions; got '{\"score\": tr'"
+    )
+    nested = Message("{reason} Or drop {format_instructions}.", reason=Message("Raise {n_ctx}."))
+    assert nested.options == ("format_instructions",)
+    assert nested.render(flags) == "Raise --n-ctx. Or drop --no-format-instructions."
+    assert Message("{{literal}} {n_ctx}").render(flags) == "{literal} --n-ctx"
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ModelLoadError(Message("load it with a larger {n_ctx} ({path})", path="/m/{x}.gguf"), path="/m/{x}.gguf"),
+        UsageError(Message("load it with a larger {n_ctx} ({path})", path="/m/{x}.gguf")),
+        MalformedRowError(Message("load it with a larger {n_ctx} ({path})", path="/m/{x}.gguf")),
+    ],
+    ids=lambda error: type(error).__name__,
+)
+def test_any_error_built_from_a_message_renders_both_ways(error):
+    assert str(error).endswith("load it with a larger n_ctx= (/m/{x}.gguf)")
+    assert error.render({"n_ctx": "--n-ctx"}).endswith("load it with a larger --n-ctx (/m/{x}.gguf)")
+    assert error.args == (str(error),)  # plain text in args, for code that reads them and for pickling
+    assert pickle.loads(pickle.dumps(error)).render({"n_ctx": "--n-ctx"}) == error.render({"n_ctx": "--n-ctx"})
+
+
+def test_an_error_with_parts_renders_each_of_them():
+    truncated = TruncatedOutputError(
+        Message("stopped at {max_tokens}"), raw_output='{"a": {', hint=Message("raise {max_tokens}"), backend="x"
+    )
+    assert str(truncated) == '[x] stopped at max_tokens=\nRaw model output: {"a": {\nHint: raise max_tokens='
+    assert truncated.message == "stopped at max_tokens=" and truncated.hint == "raise max_tokens="
+    flags = {"max_tokens": "--max-tokens"}
+    assert truncated.render(flags) == '[x] stopped at --max-tokens\nRaw model output: {"a": {\nHint: raise --max-tokens'
+    row = MissingValueError(Message("mapped by {mapping}"), where="data.csv:3")
+    assert (str(row), row.render({"mapping": "--map"})) == (
+        "data.csv:3: mapped by mapping=",
+        "data.csv:3: mapped by --map",
+    )
+    chain = AllClientsFailedError([("a", truncated), ("b", ValueError("{x}"))], backend="fallback")
+    assert "a: TruncatedOutputError: [x] stopped at --max-tokens" in chain.render(flags)
+    assert chain.render(flags).endswith("b: ValueError: {x}") and "max_tokens=" in str(chain)
+
+
+def test_an_error_without_a_message_is_shown_as_written():
+    plain = [
+        UsageError('{"not": "a placeholder"} {n_ctx}'),
+        ModelLoadError("{n_ctx}", path="{x}"),
+        BadRowError("{odd}", where="f.jsonl:1"),
+        OutputParseError("bad {json}", raw_output="{", hint="{n_ctx}"),
+        MissingDependencyError("Plotting {x}", "matplotlib", "plot"),
+        MissingTemplateVariableError("n_ctx"),
+    ]
+    for error in plain:
+        assert error.render({"n_ctx": "--n-ctx", "x": "--x", "odd": "--odd", "json": "--json"}) == str(error)
+    assert str(plain[0]) == '{"not": "a placeholder"} {n_ctx}'
+    assert str(plain[3]) == "bad {json}\nRaw model output: {\nHint: {n_ctx}"

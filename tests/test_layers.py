@@ -269,7 +269,7 @@ def flags_named(path: Path) -> list[str]:
 
 def test_below_the_command_line_options_are_named_as_keywords_not_flags():
     naming = {name for name, path in all_modules().items() if not in_the_command_line(name) and flags_named(path)}
-    assert naming - NAMING_FLAGS == set()  # name options by keyword: raise errors.OptionError("{option} ...")
+    assert naming - NAMING_FLAGS == set()  # name options by keyword: wording.Message("{option} ...")
     assert NAMING_FLAGS - naming == set()  # one that no longer names a flag leaves the list
 
 

@@ -1,9 +1,9 @@
 """What every command shares at its end: errors as one line on stderr and an exit code, JSON on stdout.
 
-The library's :class:`~localjudge.errors.OptionError` names options by
-their keywords; here they are shown as the flags the user typed, read from
-the command's own options (and, for an option the command lacks, another
-command's).
+The library's errors name options by their keywords (a
+:class:`~localjudge.errors.Message`); here they are shown as the flags the
+user typed, read from the command's own options (and, for an option the
+command lacks, another command's).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from ..errors import LocalJudgeError, OptionError, UsageError
+from ..errors import LocalJudgeError, UsageError
 
 __all__ = ["echo_json", "flag_names", "handle_errors"]
 
@@ -58,8 +58,7 @@ def handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
         except LocalJudgeError as exc:
             if debug:
                 raise
-            message = exc.render(flag_names(context)) if isinstance(exc, OptionError) else str(exc)
-            click.echo(f"error: {message}", err=True)
+            click.echo(f"error: {exc.render(flag_names(context))}", err=True)
             sys.exit(2 if isinstance(exc, UsageError) else 1)
         except OSError as exc:  # a file we could not read or write: what and why, not a traceback
             if debug:

@@ -220,6 +220,26 @@ def test_an_os_error_is_one_line_naming_the_file():
     assert "error: /data/rows.jsonl: Permission denied" in result.stderr
 
 
+def test_every_library_error_names_options_by_the_flags_of_the_command():
+    """A runtime error's advice, hint and raw output too: the options it names show as flags, the rest as is."""
+    from localjudge.errors import TruncatedOutputError
+    from localjudge.wording import Message
+
+    @cli.main.command("fail-truncated")
+    @handle_errors
+    def fail_truncated() -> None:
+        hint = Message("Raise {max_tokens:max_tokens} or {n_ctx}; {path} is kept", path="{odd}.jsonl")
+        raise TruncatedOutputError(Message("stopped at {max_tokens}"), raw_output='{"score": tr', hint=hint)
+
+    try:
+        result = CliRunner().invoke(cli.main, ["fail-truncated"])
+    finally:
+        cli.main.commands.pop("fail-truncated")
+    assert result.exit_code == 1
+    assert 'error: stopped at --max-tokens\nRaw model output: {"score": tr\n' in result.stderr
+    assert "Hint: Raise --max-tokens or --n-ctx; {odd}.jsonl is kept" in result.stderr
+
+
 def test_debug_shows_the_exception(scripted):
     scripted._script = iter(["not json at all"])
     result = run("--debug", "score", "--outputs", "x")
