@@ -236,17 +236,12 @@ NAMING_FLAGS = {
     "localjudge.specs.options",
     "localjudge.testing.pytest_plugin",
     "localjudge.trust.plot",
-    "localjudge.runtimes.chat_templates",
     "localjudge.clients.cached",
-    "localjudge.clients.local",
     "localjudge.judges.core",
     "localjudge.clients.resolve",
     "localjudge.prompts.parsing",
     "localjudge.datasets.ray",
     "localjudge.datasets.rows",
-    "localjudge.runtimes.base",
-    "localjudge.runtimes.llamacpp",
-    "localjudge.runtimes.transformers",
 }
 
 

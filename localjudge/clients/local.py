@@ -33,6 +33,7 @@ from ..runtimes.base import Runtime
 from ..runtimes.chat_templates import ChatTemplate, resolve_chat_template, text_in_markup
 from ..specs.options import DECODING_OPTIONS, DEFAULT_MAX_TOKENS, DEFAULT_REASONING_BUDGET
 from ..specs.registry import identity_options
+from ..wording import Message
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
 from .request import answer_length, check_max_tokens, read_request, refuse_special_spellings
 
@@ -170,8 +171,11 @@ class LocalClient(ChatClient):
             if not (self.format_instructions and schema):
                 raise
             raise ContextOverflowError(
-                f"{exc.message} The schema's format instructions are part of this prompt; without them "
-                "(format_instructions=False, --no-format-instructions) it is shorter.",
+                Message(
+                    "{reason} The schema's format instructions are part of this prompt; without them "
+                    "({format_instructions:format_instructions=False}) it is shorter.",
+                    reason=exc.wording if exc.wording is not None else exc.message,
+                ),
                 backend=exc.backend,
             ) from None
         generation = generate(

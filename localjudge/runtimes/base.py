@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import ContextOverflowError, ModelError, UsageError
 from ..prompts.messages import Part
+from ..wording import Message
 from .vocabulary import TokenVocabulary
 
 __all__ = ["Group", "Runtime", "check_fits", "check_positive", "refuse_what_cannot_fit"]
@@ -247,22 +248,24 @@ def check_fits(n_prompt: int, max_tokens: int, n_ctx: int, n_ctx_train: int, *, 
     """
     if n_prompt + max_tokens <= n_ctx:
         return
-    larger = (
-        f"load the model with a larger n_ctx (--n-ctx; it was trained for {n_ctx_train})"
+    larger = Message(
+        "load the model with a larger {n_ctx:n_ctx} (it was trained for {trained})"
         if n_ctx < n_ctx_train
-        else f"use a model with a longer context (this one was trained for {n_ctx_train})"
+        else "use a model with a longer context (this one was trained for {trained})",
+        trained=n_ctx_train,
     )
     if given:
-        message = (
-            f"The prompt has {n_prompt} tokens and max_tokens is {max_tokens}: {n_prompt + max_tokens} tokens "
-            f"do not fit the context of {n_ctx}. Shorten the prompt, lower max_tokens, or {larger}."
+        template = (
+            "The prompt has {prompt} tokens and max_tokens is {answer}: {total} tokens do not fit the context "
+            "of {size}. Shorten the prompt, lower {max_tokens:max_tokens}, or {larger}."
         )
     else:
-        message = (
-            f"The prompt has {n_prompt} tokens, which leaves no room for an answer in the context of "
-            f"{n_ctx}. Shorten the prompt, or {larger}."
+        template = (
+            "The prompt has {prompt} tokens, which leaves no room for an answer in the context of {size}. "
+            "Shorten the prompt, or {larger}."
         )
-    raise ContextOverflowError(message, backend=backend)
+    values = {"prompt": n_prompt, "answer": max_tokens, "total": n_prompt + max_tokens, "size": n_ctx}
+    raise ContextOverflowError(Message(template, larger=larger, **values), backend=backend)
 
 
 def check_positive(**values: int | None) -> None:
@@ -295,7 +298,11 @@ def refuse_what_cannot_fit(texts: Sequence[str], count: Callable[[str], int], n_
         at_least += sum(count(piece) for piece in pieces) - (len(pieces) - 1) * _MERGE_SLACK
         if at_least > n_ctx:
             raise ContextOverflowError(
-                f"The prompt has at least {at_least} tokens, more than the context of {n_ctx} holds. "
-                "Shorten the text being judged, or load the model with a larger n_ctx (--n-ctx).",
+                Message(
+                    "The prompt has at least {at_least} tokens, more than the context of {size} holds. "
+                    "Shorten the text being judged, or load the model with a larger {n_ctx:n_ctx}.",
+                    at_least=at_least,
+                    size=n_ctx,
+                ),
                 backend=backend,
             )

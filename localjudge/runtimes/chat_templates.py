@@ -26,6 +26,7 @@ from typing import Any
 
 from ..errors import ModelError, UsageError
 from ..prompts.messages import Part, message_text
+from ..wording import Message
 from .template_sandbox import RenderBudget, TemplateBudgetError, sandboxed_environment
 
 __all__ = [
@@ -275,8 +276,14 @@ def read_template_option(value: str | None) -> str | None:
     if not path.is_file():
         names = ", ".join([*sorted(BUILTIN_TEMPLATES), "gguf"])
         if path.suffix or os.sep in value:
-            raise UsageError(f"--chat-template {value!r}: no such file")
-        raise UsageError(f"--chat-template {value!r} is not a built-in template ({names}) nor a file of Jinja source")
+            raise UsageError(Message("{chat_template:chat_template}={value!r}: no such file", value=value))
+        raise UsageError(
+            Message(
+                "{chat_template:chat_template}={value!r} is not a built-in template ({names}) nor a file of Jinja source",
+                value=value,
+                names=names,
+            )
+        )
     try:
         source = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -322,8 +329,12 @@ def resolve_chat_template(
     if builtin is None:
         arch = metadata.get("general.architecture", "unknown")
         raise UsageError(
-            f"{model_name} embeds no chat template and its architecture {arch!r} has no built-in one. "
-            f"Pass chat_template= (--chat-template) one of {sorted(BUILTIN_TEMPLATES)}, a Jinja file, "
-            "or the model's Jinja template."
+            Message(
+                "{model} embeds no chat template and its architecture {arch!r} has no built-in one. "
+                "Pass {chat_template} one of {builtins}, a Jinja file, or the model's Jinja template.",
+                model=model_name,
+                arch=arch,
+                builtins=sorted(BUILTIN_TEMPLATES),
+            )
         )
     return ChatTemplate(builtin, f"builtin:{builtin}", **tokens)

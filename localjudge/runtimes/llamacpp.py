@@ -25,6 +25,7 @@ import numpy as np
 
 from ..cpu import ThreadGovernor, cpu_features
 from ..errors import MissingDependencyError, ModelError, ModelLoadError, UsageError
+from ..wording import Message
 from .base import Group, Runtime, check_positive
 from .gguf import check_gguf_file
 from .prefix_cache import DEFAULT_BUDGET_BYTES, Plan, PrefixCache, chunks
@@ -152,10 +153,12 @@ class LlamaCppRuntime(Runtime):
 
         if n_gpu_layers and not llama_cpp.llama_supports_gpu_offload():
             raise UsageError(
-                f"n_gpu_layers={n_gpu_layers} (--n-gpu-layers) asks for GPU offload, but this llama-cpp-python build "
-                "is CPU-only. "
-                "Rebuild it with CUDA (CMAKE_ARGS='-DGGML_CUDA=on') or Metal (CMAKE_ARGS='-DGGML_METAL=on'): "
-                "see the README's GPU section."
+                Message(
+                    "{n_gpu_layers:n_gpu_layers}={layers} asks for GPU offload, but this llama-cpp-python build is "
+                    "CPU-only. Rebuild it with CUDA (CMAKE_ARGS='-DGGML_CUDA=on') or Metal "
+                    "(CMAKE_ARGS='-DGGML_METAL=on'): see the README's GPU section.",
+                    layers=n_gpu_layers,
+                )
             )
         _log_state["echo"] = verbose
         self._llama_cpp = llama_cpp

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import MissingDependencyError, ModelError, ModelLoadError, UsageError
+from ..wording import Message
 from .base import Runtime, check_positive
 from .vocabulary import TokenVocabulary, load_vocabulary
 
@@ -72,6 +73,9 @@ def check_model_dir(path: str | os.PathLike[str]) -> Path:
     return p
 
 
+_CPU = "use {device:device}='cpu'"
+
+
 def pick_device(torch: Any, device: str | None, dtype: str | None) -> tuple[Any, Any]:
     """``(device, dtype)``: CPU and float32 unless asked, CUDA and bfloat16 when a GPU is there."""
     if device is None:
@@ -81,10 +85,19 @@ def pick_device(torch: Any, device: str | None, dtype: str | None) -> tuple[Any,
     except (RuntimeError, TypeError) as exc:
         raise UsageError(f"Unknown torch device {device!r}: use cpu, cuda, cuda:N or mps") from exc
     if resolved.type == "cuda" and not torch.cuda.is_available():
-        raise UsageError(f"device={device!r} asks for CUDA, but torch sees no CUDA device here; use --device cpu")
+        raise UsageError(
+            Message(
+                "{device:device}={value!r} asks for CUDA, but torch sees no CUDA device here; " + _CPU, value=device
+            )
+        )
     mps = getattr(torch.backends, "mps", None)
     if resolved.type == "mps" and not (mps is not None and mps.is_available()):
-        raise UsageError(f"device={device!r} asks for Apple's MPS, which this torch build cannot use; use --device cpu")
+        raise UsageError(
+            Message(
+                "{device:device}={value!r} asks for Apple's MPS, which this torch build cannot use; " + _CPU,
+                value=device,
+            )
+        )
     if dtype is None:
         if resolved.type == "cuda":
             dtype = "bfloat16" if torch.cuda.is_bf16_supported() else "float16"

@@ -243,5 +243,7 @@ def test_a_prompt_too_long_for_the_context_names_the_format_instructions_among_t
                 client.chat.completions.create(**request)
         finally:
             client.close()
-        assert ("--no-format-instructions" in str(refused.value)) is named
-        assert "Shorten the prompt" in str(refused.value)
+        assert ("without them (format_instructions=False)" in str(refused.value)) is named
+        shown = refused.value.render({"format_instructions": "--no-format-instructions", "n_ctx": "--n-ctx"})
+        assert ("without them (--no-format-instructions)" in shown) is named
+        assert "Shorten the prompt" in shown and "a larger --n-ctx" in shown

@@ -46,8 +46,9 @@ def without_template(source, target):
 
 def test_no_template_and_no_builtin_for_the_architecture_is_an_error_that_names_the_option(tiny_model_dir, tmp_path):
     bare = without_template(tiny_model_dir, tmp_path / "bare")
-    with pytest.raises(UsageError, match="--chat-template"):
+    with pytest.raises(UsageError, match="Pass chat_template= one of") as missing:
         TransformersClient(bare)
+    assert "Pass --chat-template one of" in missing.value.render({"chat_template": "--chat-template"})
     assert TransformersClient(bare, chat_template="chatml").template.source == "builtin:chatml"
 
 

@@ -291,8 +291,9 @@ def test_template_option_reads_a_name_or_a_file(tmp_path):
     assert read_template_option(str(path)) == "{{ messages[0]['content'] }}"
     with pytest.raises(UsageError, match="no such file"):
         read_template_option(str(tmp_path / "absent.jinja"))
-    with pytest.raises(UsageError, match="not a built-in template"):
+    with pytest.raises(UsageError, match=r"^chat_template='gemmma' is not a built-in template") as unknown:
         read_template_option("gemmma")
+    assert unknown.value.render({"chat_template": "--chat-template"}).startswith("--chat-template='gemmma' is not")
     empty = tmp_path / "empty.jinja"
     empty.write_text("\n", encoding="utf-8")
     with pytest.raises(UsageError, match="holds no Jinja template"):

@@ -83,7 +83,9 @@ def test_message_text_cannot_spell_a_special_token():
 def test_overflow_advice_names_max_tokens_only_when_the_caller_chose_it():
     with pytest.raises(ContextOverflowError) as given:
         check_fits(60, 10, 64, 128, backend="x", given=True)
-    assert "lower max_tokens" in str(given.value) and "--n-ctx" in str(given.value)
+    assert "lower max_tokens, or load the model with a larger n_ctx (it was" in str(given.value)
+    shown = given.value.render({"max_tokens": "--max-tokens", "n_ctx": "--n-ctx"})
+    assert "lower --max-tokens, or load the model with a larger --n-ctx (it was" in shown
     with pytest.raises(ContextOverflowError) as chosen:
         check_fits(64, 1, 64, 128, backend="x", given=False)
     assert "max_tokens" not in str(chosen.value) and "leaves no room" in str(chosen.value)

@@ -96,8 +96,11 @@ def test_device_and_dtype_default_to_cpu_float32_without_a_gpu(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert pick_device(torch, None, None) == (torch.device("cpu"), torch.float32)
     assert pick_device(torch, "cpu", "bfloat16") == (torch.device("cpu"), torch.bfloat16)
-    with pytest.raises(UsageError, match="no CUDA device here; use --device cpu"):
+    with pytest.raises(
+        UsageError, match=r"device='cuda' asks for CUDA, .* no CUDA device here; use device='cpu'"
+    ) as cuda:
         pick_device(torch, "cuda", None)
+    assert cuda.value.render({"device": "--device"}).endswith("use --device='cpu'")
     monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
     with pytest.raises(UsageError, match="MPS"):
         pick_device(torch, "mps", None)
