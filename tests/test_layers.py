@@ -235,13 +235,6 @@ FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
 NAMING_FLAGS = {
     "localjudge.specs.options",
     "localjudge.testing.pytest_plugin",
-    "localjudge.trust.plot",
-    "localjudge.clients.cached",
-    "localjudge.judges.core",
-    "localjudge.clients.resolve",
-    "localjudge.prompts.parsing",
-    "localjudge.datasets.ray",
-    "localjudge.datasets.rows",
 }
 
 

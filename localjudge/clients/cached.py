@@ -32,7 +32,7 @@ class CachedClient(WrappingClient):
         if identity is None:
             raise UsageError(
                 f"{type(client).__name__} cannot be cached: it does not say which model answers "
-                "(a cache_identity() method). Turn the cache off for it (cache=None, --no-cache)."
+                "(a cache_identity() method). Turn the cache off for it (cache=None)."
             )
         super().__init__(client)
         self.cache = cache

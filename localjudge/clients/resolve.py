@@ -35,6 +35,7 @@ from ..specs import Engine, Spec, engine_named, parse_spec
 from ..specs.cards import ModelCard, find_card, load_cards
 from ..specs.model_files import ensure_card_model, verify_file
 from ..specs.registry import check_options, given_options
+from ..wording import Message
 
 __all__ = [
     "ModelCard",
@@ -113,7 +114,9 @@ def resolve_model(
     check_options(parsed.text, [engine], options, what=engine.describe)
     if engine.kind != "server" and base_url:
         what = f"a local {engine.name} model" if engine.kind == "local" else engine.describe
-        raise ModelSpecError(f"--base-url (base_url=) is for openai:NAME specs; {parsed.text!r} is {what}")
+        raise ModelSpecError(
+            Message("{base_url} is for openai:NAME specs; {spec!r} is {what}", spec=parsed.text, what=what)
+        )
     if engine.kind == "provider":
         return _langchain_client(parsed.text)
     if engine.kind == "server":
@@ -232,8 +235,13 @@ def openai_server(name: str, api_key: Optional[str], environ: Mapping[str, str])
     key = api_key if api_key is not None else environ.get("OPENAI_API_KEY", "")
     if not key:
         raise ModelSpecError(
-            f"openai:{name} goes to OpenAI's API (no --base-url, {OPENAI_BASE_URL_ENV} or {BASE_URL_ENV} is set), "
-            "which needs OPENAI_API_KEY; for a server of your own, give its address with --base-url"
+            Message(
+                "openai:{name} goes to OpenAI's API (no {base_url}, {openai_env} or {env} is set), "
+                "which needs OPENAI_API_KEY; for a server of your own, give its address with {base_url}",
+                name=name,
+                openai_env=OPENAI_BASE_URL_ENV,
+                env=BASE_URL_ENV,
+            )
         )
     return OPENAI_API_URL, key
 
@@ -254,7 +262,13 @@ def _remote_client(
     servers = [Endpoint(url).base_url for url in urls]
     twice = sorted({server for server in servers if servers.count(server) > 1})
     if twice:
-        raise ModelSpecError(f"openai:{name}: the server {twice[0]} is given twice; give each --base-url once")
+        raise ModelSpecError(
+            Message(
+                "openai:{name}: the server {server} is given twice; list each once ({base_url})",
+                name=name,
+                server=twice[0],
+            )
+        )
     from .pool import PoolClient
 
     # In a pool another server is the better retry: each member tries its own server once more, not twice.

@@ -168,7 +168,7 @@ def _import_ray() -> Any:
         import ray
         import ray.data
     except ImportError as exc:
-        raise MissingDependencyError("Scoring on Ray (--engine ray)", "ray[data]", "ray") from exc
+        raise MissingDependencyError("Scoring on Ray", "ray[data]", "ray") from exc
     return ray
 
 

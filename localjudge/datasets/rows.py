@@ -27,6 +27,7 @@ from ..errors import (
     MissingValueError,
     UsageError,
 )
+from ..wording import Message
 
 __all__ = ["FORMATS", "Row", "parse_mapping", "read_json_lines", "read_rows", "read_text"]
 
@@ -51,9 +52,15 @@ def parse_mapping(text: str | None) -> dict[str, str]:
             continue
         variable, sep, column = part.partition("=")
         if not sep or not variable.strip() or not column.strip():
-            raise UsageError(f"--map takes VARIABLE=COLUMN pairs separated by commas, got {part.strip()!r}")
+            raise UsageError(
+                Message(
+                    "{mapping:mapping} takes VARIABLE=COLUMN pairs separated by commas, got {part!r}", part=part.strip()
+                )
+            )
         if variable.strip() in mapping:
-            raise UsageError(f"--map names the variable {variable.strip()!r} twice")
+            raise UsageError(
+                Message("{mapping:mapping} names the variable {variable!r} twice", variable=variable.strip())
+            )
         mapping[variable.strip()] = column.strip()
     return mapping
 
@@ -101,7 +108,12 @@ def _format_of(path: Path) -> str:
     kind = {"jsonl": "jsonl", "ndjson": "jsonl", "json": "jsonl", "csv": "csv", "parquet": "parquet"}.get(suffix)
     if kind is None:
         raise UsageError(
-            f"{path}: cannot tell the format from {path.suffix!r}; name it with --format {'|'.join(FORMATS)}"
+            Message(
+                "{path}: cannot tell the format from {suffix!r}; name it with {file_format} {formats}",
+                path=str(path),
+                suffix=path.suffix,
+                formats="|".join(FORMATS),
+            )
         )
     return kind
 
@@ -121,10 +133,10 @@ def _row(number: int, where: str, record: Any, mapping: Mapping[str, str], id_fi
     mapped = {}
     for variable, column in mapping.items():  # read from the row as given, so one column may feed two variables
         if column not in record:
-            error = MissingValueError(f"has no column {column!r} (--map {variable}=...)", where=where)
+            error = MissingValueError(f"has no column {column!r} (mapped to {variable})", where=where)
             return Row(row_id, where=where, error=error)
         if record[column] is None or record[column] == "":
-            error = MissingValueError(f"the {column!r} cell is empty (--map {variable}=...)", where=where)
+            error = MissingValueError(f"the {column!r} cell is empty (mapped to {variable})", where=where)
             return Row(row_id, where=where, error=error)
         mapped[variable] = record[column]
     values = {name: value for name, value in record.items() if name != id_field and name not in mapping.values()}

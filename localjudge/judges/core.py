@@ -26,6 +26,7 @@ from ..prompts.prompting import (
 )
 from ..prompts.schema import OutputSchema, default_output_schema, normalise_output_schema
 from ..types import FewShotExample, SupportsCheckSchema, offers
+from ..wording import Message
 
 if TYPE_CHECKING:
     from ..trust.correction import Correction
@@ -125,10 +126,17 @@ class JudgeCore:
         field = self.verdict_field
         classes = verdict_classes(self.schema.json_schema, field) if field else None
         if classes is None:
-            shape = "a number (--continuous)" if self.continuous else "shaped by its own output schema"
+            shape = (
+                Message("a number ({continuous:continuous=True})")
+                if self.continuous
+                else "shaped by its own output schema"
+            )
             raise UsageError(
-                "calibration is for verdicts with a fixed set of values (true/false, choices, A/B); "
-                f"this judge's answer is {shape}"
+                Message(
+                    "calibration is for verdicts with a fixed set of values (true/false, choices, A/B); "
+                    "this judge's answer is {shape}",
+                    shape=shape,
+                )
             )
         return classes
 

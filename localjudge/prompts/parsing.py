@@ -9,6 +9,7 @@ from typing import Any, Optional
 
 from .. import bounded_json
 from ..errors import OutputParseError, TruncatedOutputError
+from ..wording import Message
 
 __all__ = ["complete_partial_json", "extract_json", "parse_json_output", "validate"]
 
@@ -145,7 +146,7 @@ def parse_json_output(
     if finish_reason == "length":
         raise TruncatedOutputError(
             "The judge stopped at max_tokens before finishing its answer",
-            hint="Raise max_tokens (--max-tokens), shorten the prompt, or ask for shorter reasoning.",
+            hint=Message("Raise {max_tokens:max_tokens}, shorten the prompt, or ask for shorter reasoning."),
             **context,
         )
     if not raw.strip():

@@ -15,7 +15,7 @@ def check_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError as exc:
-        raise MissingDependencyError("Plotting (--plot)", "matplotlib", "plot") from exc
+        raise MissingDependencyError("Plotting a report", "matplotlib", "plot") from exc
 
 
 def plot_agreement(report: AgreementReport, target: Path, *, title: str = "") -> Path:

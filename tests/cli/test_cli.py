@@ -361,9 +361,10 @@ def test_batch_reads_csv_through_a_column_map(scripted, tmp_path):
     assert "<question>\n2+2?\n</question>" in scripted.requests[0]["messages"][-1]["content"]
     assert records[1] == {
         "id": "k2",
-        "error": {"type": "MissingValueError", "message": "data.csv:3: the 'answer' cell is empty (--map outputs=...)"},
+        "error": {"type": "MissingValueError", "message": "data.csv:3: the 'answer' cell is empty (mapped to outputs)"},
     }
-    assert run("batch", str(data), "--map", "outputs").exit_code == 2  # misuse
+    misuse = run("batch", str(data), "--map", "outputs")
+    assert misuse.exit_code == 2 and "error: --map takes VARIABLE=COLUMN pairs" in misuse.stderr
 
 
 def test_batch_writes_its_summary_as_json(scripted, tmp_path):

@@ -270,7 +270,7 @@ def test_other_providers_go_through_langchain(monkeypatch):
     assert isinstance(chain.clients[1], LangChainClient)
     with pytest.raises(ModelSpecError, match=r"--n-ctx does not apply to 'ollama:qwen2\.5', a LangChain chat model"):
         models.resolve_model("ollama:qwen2.5", n_ctx=512)
-    with pytest.raises(ModelSpecError, match=r"--base-url .* is for openai:NAME specs"):
+    with pytest.raises(ModelSpecError, match=r"base_url= is for openai:NAME specs"):
         models.resolve_model("ollama:qwen2.5", base_url="http://127.0.0.1:9/v1")
 
 
@@ -324,5 +324,6 @@ def test_a_chain_gives_loading_options_to_its_local_members_only():
 
 
 def test_a_base_url_for_a_local_model_is_refused():
-    with pytest.raises(ModelSpecError, match="--base-url"):
+    with pytest.raises(ModelSpecError, match="base_url=") as refused:
         models.resolve_model("some.gguf", base_url="http://127.0.0.1:9/v1")
+    assert refused.value.render({"base_url": "--base-url"}).startswith("--base-url is for openai:NAME specs")

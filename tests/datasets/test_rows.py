@@ -101,15 +101,17 @@ def test_csv_bytes_that_are_not_utf8_are_that_rows_error(tmp_path):
     ("text", "message"), [("outputs", "VARIABLE=COLUMN"), ("a=b,a=c", "twice"), ("=b", "VARIABLE")]
 )
 def test_bad_mappings_are_usage_errors(text, message):
-    with pytest.raises(UsageError, match=message):
+    with pytest.raises(UsageError, match=rf"^mapping .*{message}") as bad:
         parse_mapping(text)
+    assert bad.value.render({"mapping": "--map"}).startswith("--map ")
 
 
 def test_formats_come_from_the_suffix_or_are_named(tmp_path):
     data = tmp_path / "data.txt"
     data.write_text('{"outputs": "a"}\n', encoding="utf-8")
-    with pytest.raises(UsageError, match="--format"):
+    with pytest.raises(UsageError, match=r"name it with file_format= jsonl\|csv\|parquet") as unknown:
         list(read_rows(data))
+    assert unknown.value.render({"file_format": "--format"}).endswith("name it with --format jsonl|csv|parquet")
     assert outcomes(data, file_format="jsonl") == [("1", {"outputs": "a"})]
 
 

@@ -681,8 +681,9 @@ def test_a_calibrated_judge_scores_by_the_corrected_probabilities():
 
 def test_calibration_is_refused_where_it_cannot_apply():
     two_values = Correction(("true", "false"))
-    with pytest.raises(UsageError, match=r"fixed set of values .* is a number"):
+    with pytest.raises(UsageError, match=r"fixed set of values .* is a number \(continuous=True\)") as number:
         create_llm_as_judge(prompt="{outputs}", judge=ReadoutClient(None), continuous=True, calibration=two_values)
+    assert number.value.render({"continuous": "--continuous"}).endswith("is a number (--continuous)")
     with pytest.raises(UsageError, match="fitted for the values true, false, but this judge answers 0, 1"):
         create_llm_as_judge(prompt="{outputs}", judge=ReadoutClient(None), choices=[0, 1], calibration=two_values)
     with pytest.raises(UsageError, match="shaped by its own output schema"):
