@@ -40,6 +40,7 @@ from typing import Any, TextIO
 
 from .. import bounded_json
 from ..errors import ResultsFileError, UsageError
+from ..wording import Message
 
 __all__ = ["ResultsFile", "read_results", "replace_atomically"]
 
@@ -54,13 +55,13 @@ def writing_to(path: Path) -> Iterator[None]:
             raise
         advice = {
             errno.ENOSPC: "free some disk space, then run again: the rows written so far are kept",
-            errno.EACCES: "choose a results path you may write (-o)",
-            errno.EROFS: "choose a results path on a writable disk (-o)",
-            errno.EEXIST: "a part of the path is a file, not a folder; check the path (-o)",
-            errno.ENOTDIR: "a part of the path is a file, not a folder; check the path (-o)",
-        }.get(exc.errno or 0, "check the path (-o)")
+            errno.EACCES: "choose a results path you may write ({results:results=})",
+            errno.EROFS: "choose a results path on a writable disk ({results:results=})",
+            errno.EEXIST: "a part of the path is a file, not a folder; check the path ({results:results=})",
+            errno.ENOTDIR: "a part of the path is a file, not a folder; check the path ({results:results=})",
+        }.get(exc.errno or 0, "check the path ({results:results=})")
         why = "" if exc.errno in (errno.EEXIST, errno.ENOTDIR) else f": {exc.strerror or exc}"  # mkdir's words mislead
-        raise ResultsFileError(f"Cannot write {path}{why}; {advice}") from exc
+        raise ResultsFileError(Message("Cannot write {path}{why}; " + advice, path=path, why=why)) from exc
 
 
 class ResultsFile:
@@ -160,11 +161,17 @@ def _check_regular(path: Path) -> None:
     """Refuse a symlink or a special file: writing through it would touch a file the user did not name."""
     if path.is_symlink():
         raise ResultsFileError(
-            f"{path} is a symbolic link (to {os.readlink(path)}); give the file's own path as -o, "
-            "so that the results cannot land in a file you did not name"
+            Message(
+                "{path} is a symbolic link (to {target}); give the file's own path as {results:results=}, "
+                "so that the results cannot land in a file you did not name",
+                path=path,
+                target=os.readlink(path),
+            )
         )
     if path.exists() and not stat.S_ISREG(path.stat().st_mode):
-        raise ResultsFileError(f"{path} is not a regular file; choose a file path for the results (-o)")
+        raise ResultsFileError(
+            Message("{path} is not a regular file; choose a file path for the results ({results:results=})", path=path)
+        )
 
 
 def _lock(path: Path) -> int:
@@ -177,8 +184,13 @@ def _lock(path: Path) -> int:
         holder = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip() or "unknown"
         os.close(descriptor)
         raise ResultsFileError(
-            f"Another run (process {holder}) is writing {path}, and two runs on one results file would lose rows. "
-            "Run this again once it has finished (it then resumes where that run stopped), or give it another -o"
+            Message(
+                "Another run (process {holder}) is writing {path}, and two runs on one results file would lose rows. "
+                "Run this again once it has finished (it then resumes where that run stopped), "
+                "or give it another {results:results=}",
+                holder=holder,
+                path=path,
+            )
         ) from None
     except BaseException:
         os.close(descriptor)

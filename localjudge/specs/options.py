@@ -65,11 +65,6 @@ class Option:
     metavar: str | None = None
     nullable: bool = False
 
-    @property
-    def shown(self) -> str:
-        """How an error message names it: the flag a user typed, else the keyword."""
-        return self.flag or f"{self.name}="
-
 
 @dataclass(frozen=True, eq=False)  # equal as mappings are: to a dict of the same options too
 class ModelOptions(Mapping[str, Any]):

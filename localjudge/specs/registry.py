@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..errors import ModelSpecError
+from ..wording import Message
 from .options import (
     LLAMACPP_OPTIONS,
     LOCAL_OPTIONS,
@@ -162,7 +163,8 @@ def check_options(spec: str, engines: Iterable[Engine], options: Mapping[str, An
         )
     wrong = [option for name, option in declared.items() if name in options and not any(e.takes(name) for e in engines)]
     if wrong:
-        raise ModelSpecError(f"{', '.join(option.shown for option in wrong)} does not apply to {spec!r}, {what}")
+        named = ", ".join(f"{{{option.name}}}" for option in wrong)
+        raise ModelSpecError(Message(named + " does not apply to {spec!r}, {what}", spec=spec, what=what))
 
 
 @functools.lru_cache(maxsize=1)

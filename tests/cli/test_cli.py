@@ -148,7 +148,7 @@ def test_build_judge_reads_a_template_file_and_refuses_misplaced_options(tmp_pat
 
     template = tmp_path / "t.jinja"
     template.write_text("{{ messages[0]['content'] }}", encoding="utf-8")
-    with pytest.raises(ModelSpecError, match="--chat-template does not apply"):
+    with pytest.raises(ModelSpecError, match="chat_template= does not apply"):
         command_judge.build_judge("openai:m", ("http://127.0.0.1:9",), (), chat_template=str(template))
     with pytest.raises(UsageError, match="no such file"):
         command_judge.build_judge("default", (), (), chat_template=str(tmp_path / "missing.jinja"))
@@ -483,7 +483,7 @@ def test_no_format_instructions_reaches_a_local_model_and_is_refused_for_a_serve
     from localjudge.clients.resolve import resolve_model
     from localjudge.errors import ModelSpecError
 
-    with pytest.raises(ModelSpecError, match="--no-format-instructions does not apply"):
+    with pytest.raises(ModelSpecError, match="format_instructions= does not apply"):
         resolve_model("openai:m", base_url="http://127.0.0.1:9/v1", format_instructions=False)
 
 

@@ -268,7 +268,7 @@ def test_other_providers_go_through_langchain(monkeypatch):
         models.resolve_model("default,anthropic:claude-x")
     chain = models.resolve_model("default,ollama:qwen2.5", n_ctx=512)  # local options go to the local member only
     assert isinstance(chain.clients[1], LangChainClient)
-    with pytest.raises(ModelSpecError, match=r"--n-ctx does not apply to 'ollama:qwen2\.5', a LangChain chat model"):
+    with pytest.raises(ModelSpecError, match=r"n_ctx= does not apply to 'ollama:qwen2\.5', a LangChain chat model"):
         models.resolve_model("ollama:qwen2.5", n_ctx=512)
     with pytest.raises(ModelSpecError, match=r"base_url= is for openai:NAME specs"):
         models.resolve_model("ollama:qwen2.5", base_url="http://127.0.0.1:9/v1")
@@ -285,10 +285,10 @@ def test_hf_spec_resolves_to_the_transformers_backend(tmp_path):
 @pytest.mark.parametrize(
     ("spec", "options", "message"),
     [
-        ("tiny", {"device": "cuda"}, "--device does not apply to 'tiny', a llama.cpp model"),
-        ("hf:tiny", {"n_gpu_layers": 4}, "--n-gpu-layers does not apply to 'hf:tiny', a transformers model"),
-        ("openai:judge", {"n_ctx": 2048}, "--n-ctx does not apply to 'openai:judge', a server's model"),
-        ("openai:a,openai:b", {"chat_template": "gemma"}, "--chat-template does not apply"),
+        ("tiny", {"device": "cuda"}, "device= does not apply to 'tiny', a llama.cpp model"),
+        ("hf:tiny", {"n_gpu_layers": 4}, "n_gpu_layers= does not apply to 'hf:tiny', a transformers model"),
+        ("openai:judge", {"n_ctx": 2048}, "n_ctx= does not apply to 'openai:judge', a server's model"),
+        ("openai:a,openai:b", {"chat_template": "gemma"}, "chat_template= does not apply"),
         ("tiny", {"no_such_option": 1}, "does not take these options"),
     ],
 )

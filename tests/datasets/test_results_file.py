@@ -58,7 +58,7 @@ def test_two_runs_on_one_results_file_never_lose_a_row(tmp_path):
         for prefix, code in outcomes.items():
             if code == 3:
                 refusals += 1
-                assert "Another run (process" in messages[prefix] and "another -o" in messages[prefix]
+                assert "Another run (process" in messages[prefix] and "another results=" in messages[prefix]
                 assert start_writer(script, results, prefix).wait(60) == 0
         ids = sorted(record["id"] for record in read_results(results))
         assert ids == sorted([f"a{i}" for i in range(12)] + [f"b{i}" for i in range(12)])

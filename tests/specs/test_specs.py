@@ -48,7 +48,7 @@ def test_a_registered_engine_is_parsed_resolved_checked_and_judged_with(toy_engi
     assert parse_spec(f"toy:{model}").engine == "toy" and parse_spec(f"toy:{model}").runs_here
     client = models.resolve_model(f"toy:{model}", loudness=3)
     assert isinstance(client, ToyClient) and client.path == model and client.loudness == 3
-    with pytest.raises(ModelSpecError, match=r"--n-ctx does not apply to 'toy:.*', a toy model"):
+    with pytest.raises(ModelSpecError, match=r"n_ctx= does not apply to 'toy:.*', a toy model"):
         models.resolve_model(f"toy:{model}", n_ctx=512)
     with pytest.raises(ModelSpecError, match=r"loudness= does not apply to 'x\.gguf', a llama\.cpp model"):
         models.resolve_model("x.gguf", loudness=3)
