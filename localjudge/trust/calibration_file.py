@@ -6,12 +6,6 @@ a key of the model's identity and everything that shapes its prompt (see
 correction, and the held-out figures that decided whether to keep it. A
 file is read as untrusted: every field is checked before it can change a
 verdict.
-
-Calibration lives in three modules: :mod:`localjudge.trust.correction`, the
-corrections as arithmetic on probabilities (no judge, no files);
-:mod:`localjudge.trust.fit`, fitting them on a judge's verdicts of labelled
-rows and finding the fit again for the same judge; and
-:mod:`localjudge.trust.calibration_file`, the fit kept on disk and read back.
 """
 
 from __future__ import annotations

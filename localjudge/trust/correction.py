@@ -16,12 +16,6 @@ false, the choices, A and B):
 
 :func:`cross_validate` fits on some folds and measures on the held-out one,
 so the decision to keep a correction never looks at the rows it is judged on.
-
-Calibration lives in three modules: :mod:`localjudge.trust.correction`, the
-corrections as arithmetic on probabilities (no judge, no files);
-:mod:`localjudge.trust.fit`, fitting them on a judge's verdicts of labelled
-rows and finding the fit again for the same judge; and
-:mod:`localjudge.trust.calibration_file`, the fit kept on disk and read back.
 """
 
 from __future__ import annotations

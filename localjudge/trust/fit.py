@@ -10,12 +10,6 @@ The content-free readout is the judge shown the placeholders of "calibrate
 before use" (Zhao et al., 2021) in every field: whatever it prefers then,
 it prefers before reading anything. For a pair, its two orders are two
 readouts by position, so the prior is a preference for a position.
-
-Calibration lives in three modules: :mod:`localjudge.trust.correction`, the
-corrections as arithmetic on probabilities (no judge, no files);
-:mod:`localjudge.trust.fit`, fitting them on a judge's verdicts of labelled
-rows and finding the fit again for the same judge; and
-:mod:`localjudge.trust.calibration_file`, the fit kept on disk and read back.
 """
 
 from __future__ import annotations

@@ -115,21 +115,17 @@ def test_few_shot_examples_go_with_exactly_one_set(tmp_path):
 
 @pytest.mark.model
 def test_few_shot_examples_reach_the_judge_of_a_set(tmp_path):
-    examples = tmp_path / "examples.jsonl"
-    examples.write_text('{"inputs": "What is 6 times 7?", "outputs": "42", "score": true}\n', encoding="utf-8")
-    arguments = ["check-judge", "-m", "tiny", "--set", "answers", "--limit", "2", "--no-reasoning"]
-    outcome = CliRunner().invoke(
-        main, [*arguments, "--few-shot", str(examples), "--no-cache", "--results", str(tmp_path)]
-    )
-    assert outcome.exit_code == 0, outcome.output
-    shown = [json.loads(line) for line in (tmp_path / "answers.results.jsonl").read_text().splitlines()]
-    examples.write_text('{"inputs": "What is 6 times 7?", "outputs": "42", "score": false}\n', encoding="utf-8")
-    outcome = CliRunner().invoke(
-        main, [*arguments, "--few-shot", str(examples), "--no-cache", "--results", str(tmp_path)]
-    )
-    flipped = [json.loads(line) for line in (tmp_path / "answers.results.jsonl").read_text().splitlines()]
-    probabilities = [r["result"]["metadata"]["probabilities"]["true"] for r in (*shown, *flipped)]
-    assert probabilities[:2] != probabilities[2:]  # the example's verdict moved the judge: it was in the prompt
+    def p_true_with_an_example_judged(verdict: bool) -> list[float]:
+        examples = tmp_path / "examples.jsonl"
+        example = {"inputs": "What is 6 times 7?", "outputs": "42", "score": verdict}
+        examples.write_text(json.dumps(example) + "\n", encoding="utf-8")
+        arguments = ["check-judge", "-m", "tiny", "--set", "answers", "--limit", "2", "--no-reasoning", "--no-cache"]
+        outcome = CliRunner().invoke(main, [*arguments, "--few-shot", str(examples), "--results", str(tmp_path)])
+        assert outcome.exit_code == 0, outcome.output
+        records = (tmp_path / "answers.results.jsonl").read_text().splitlines()
+        return [json.loads(line)["result"]["metadata"]["probabilities"]["true"] for line in records]
+
+    assert p_true_with_an_example_judged(True) != p_true_with_an_example_judged(False)  # the example was in the prompt
 
 
 @pytest.mark.model
