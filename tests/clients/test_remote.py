@@ -601,7 +601,7 @@ def test_max_tokens_reaches_a_server_spec_and_loading_options_do_not():
     assert resolve_model("openai:m", base_url="http://127.0.0.1:9/v1", max_tokens=5).max_tokens == 5
     with pytest.raises(UsageError, match="max_tokens"):
         OpenAICompatibleClient("http://127.0.0.1:9/v1", max_tokens=0)
-    with pytest.raises(ModelSpecError, match="--n-ctx"):
+    with pytest.raises(ModelSpecError, match="n_ctx= does not apply"):
         resolve_model("openai:m", base_url="http://127.0.0.1:9/v1", n_ctx=512)
 
 
