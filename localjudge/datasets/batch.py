@@ -16,7 +16,7 @@ import csv
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -190,7 +190,7 @@ class Scoring:
         except LocalJudgeError as exc:
             return error_record(row.id, exc)
 
-    def _records(self, todo: list[Row]) -> Iterator[dict[str, Any]]:
+    def _records(self, todo: list[Row]) -> Generator[dict[str, Any], None, None]:
         """The records of ``todo`` as they finish; here, in a pool of threads."""
         pool = ThreadPoolExecutor(max_workers=self._concurrency)
         try:

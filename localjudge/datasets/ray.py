@@ -19,7 +19,7 @@ import math
 import os
 import pickle
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import Any
 
 from ..errors import MissingDependencyError, UsageError
@@ -127,7 +127,7 @@ class _RayScoring(Scoring):
         self._cluster = cluster
         self._rows_per_batch = rows_per_batch
 
-    def _records(self, todo: list[Row]) -> Iterator[dict[str, Any]]:
+    def _records(self, todo: list[Row]) -> Generator[dict[str, Any], None, None]:
         good = [row for row in todo if row.error is None]
         for row in todo:
             if row.error is not None:  # known bad before any model sees it: no actor needed

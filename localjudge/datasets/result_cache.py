@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import sys
 import threading
 import time
 import warnings
@@ -161,7 +162,7 @@ def _retry_busy(operation: Any, attempts: int = 50) -> Any:
 
 def _unreadable(error: sqlite3.DatabaseError) -> bool:
     code = getattr(error, "sqlite_errorcode", None)
-    if code is not None:
+    if code is not None and sys.version_info >= (3, 11):  # the codes (and sqlite_errorcode) came with 3.11
         return code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT)
     return "not a database" in str(error) or "malformed" in str(error)
 

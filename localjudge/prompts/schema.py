@@ -8,7 +8,7 @@ import sys
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Protocol, cast
 
 from .. import bounded_json
 from ..errors import SchemaTooLargeError, UsageError
@@ -167,6 +167,10 @@ def _is_typeddict(cls: type) -> bool:
     )
 
 
+class _TypedDictClass(Protocol):
+    __required_keys__: frozenset[str]
+
+
 def _pydantic_typeddict(cls: type) -> type:
     """``typing.TypedDict`` as pydantic accepts it: before Python 3.12 pydantic refuses
     the ``typing`` one (only ``typing_extensions.TypedDict`` works), yet that is what
@@ -175,12 +179,14 @@ def _pydantic_typeddict(cls: type) -> type:
         return cls
     import typing_extensions as te
 
+    # Only TypedDict classes come here (the callers checked), and every one carries its required keys.
+    required_keys = cast(_TypedDictClass, cls).__required_keys__
     fields = {}
     for name, hint in typing.get_type_hints(cls, include_extras=True).items():
         if typing.get_origin(hint) in (te.Required, te.NotRequired):
             fields[name] = hint  # explicit marks win (string annotations hide them from __required_keys__)
         else:
-            fields[name] = te.Required[hint] if name in cls.__required_keys__ else te.NotRequired[hint]
+            fields[name] = te.Required[hint] if name in required_keys else te.NotRequired[hint]
     rebuilt = te.TypedDict(cls.__name__, fields)  # type: ignore[misc]  # built at run time: mypy wants a literal name
     rebuilt.__module__ = cls.__module__
     return rebuilt

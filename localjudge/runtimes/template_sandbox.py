@@ -42,7 +42,7 @@ class TemplateBudgetError(Exception):
 
 # Methods a chat template may call on strings, lists and dicts: reading ones, plus
 # three that build strings (replace, join, format), which are bounded first.
-_ALLOWED_METHODS = {
+_ALLOWED_METHODS: dict[type, frozenset[str]] = {
     str: frozenset(
         "strip lstrip rstrip split rsplit splitlines startswith endswith lower upper title capitalize casefold "
         "find rfind index rindex count isdigit isalpha isalnum isspace islower isupper removeprefix removesuffix "
