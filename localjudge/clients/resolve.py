@@ -107,11 +107,11 @@ def resolve_model(
     whose judges load elsewhere.
     """
     parsed = parse_spec(spec)
-    options = given_options(options)
+    given = given_options(options)
     if parsed.kind == "chain":
-        return resolve_chain([member.text for member in parsed.members], base_url=base_url, api_key=api_key, **options)
+        return resolve_chain([member.text for member in parsed.members], base_url=base_url, api_key=api_key, **given)
     engine = engine_named(parsed.engine or "")
-    check_options(parsed.text, [engine], options, what=engine.describe)
+    check_options(parsed.text, [engine], given, what=engine.describe)
     if engine.kind != "server" and base_url:
         what = f"a local {engine.name} model" if engine.kind == "local" else engine.describe
         raise ModelSpecError(
@@ -120,7 +120,7 @@ def resolve_model(
     if engine.kind == "provider":
         return _langchain_client(parsed.text)
     if engine.kind == "server":
-        return _remote_client(parsed.target, base_url=base_url, api_key=api_key, **options)
+        return _remote_client(parsed.target, base_url=base_url, api_key=api_key, **given)
     path, card = _local_target(parsed, engine)
     settings: dict[str, Any] = {}
     if card is not None:
@@ -131,7 +131,7 @@ def resolve_model(
             "model_name": card.name,
         }
     settings = {k: v for k, v in settings.items() if v is not None and engine.takes(k)}
-    return _cached_client(engine, path, {**settings, **options}, load=load)
+    return _cached_client(engine, path, {**settings, **given}, load=load)
 
 
 def _local_target(spec: Spec, engine: Engine) -> tuple[Path, Optional[ModelCard]]:
@@ -175,13 +175,13 @@ def resolve_chain(
     specs = [s.strip() for s in specs]
     if len(specs) < 2 or not all(specs):
         raise ModelSpecError(f"A fallback chain needs two or more non-empty specs, got {specs!r}")
-    options = given_options(options)
+    given = given_options(options)
     members = [parse_spec(spec) for spec in specs]
     engines = [engine_named(engine) for member in members for engine in member.engines]
-    check_options(",".join(specs), engines, options, what="a chain whose models do not take it")
+    check_options(",".join(specs), engines, given, what="a chain whose models do not take it")
     clients = []
     for member, engine in zip(members, engines, strict=True):
-        own = {name: value for name, value in options.items() if engine.takes(name)}
+        own = {name: value for name, value in given.items() if engine.takes(name)}
         if engine.kind == "server":
             clients.append(resolve_model(member.text, base_url=base_url, api_key=api_key, **own))
         elif engine.kind == "provider":  # made now, like a server's: a missing package is reported before anything runs

@@ -123,7 +123,7 @@ def readout(
     unexplored: list[tuple[bytes, float, float | None]] = []  # text, probability, how far a number can move
     approximate: dict[bytes, float] = {}  # numbers not read to the end: how far they could still move
     pending = [_Node((), prefix, state, 0.0)]
-    known = {(): logits}
+    known: dict[tuple[int, ...], np.ndarray] = {(): logits}
     evaluations = 0
     for round_number in range(MAX_ROUNDS + 1):
         waiting: list[_Node] = []
