@@ -222,6 +222,7 @@ class LocalClient(ChatClient):
         if kind == "text":
             return None, None
         schema = ANY_JSON_OBJECT_SCHEMA if kind == "json_object" else schema
+        assert schema is not None, "read_response_format pairs json_schema with its schema"
         return guide_for(self.runtime.vocab, schema_to_regex(schema)), schema
 
     def check_schema(self, schema: Mapping[str, Any]) -> None:

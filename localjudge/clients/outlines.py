@@ -163,12 +163,15 @@ class OutlinesClient(ChatClient):
             return self._generators[key]
         from ..decoding import ANY_JSON_OBJECT_SCHEMA, schema_to_regex
 
+        output_type: JsonSchema | Regex | None
         if kind == "text":
             output_type = None
         elif kind == "json_schema" and self.schema_compiler == "outlines":
             output_type = JsonSchema(schema, whitespace_pattern=self.whitespace_pattern)
         else:  # the same compact grammar as our own decoder
-            output_type = Regex(schema_to_regex(schema if kind == "json_schema" else ANY_JSON_OBJECT_SCHEMA))
+            regex_schema = schema if kind == "json_schema" else ANY_JSON_OBJECT_SCHEMA
+            assert regex_schema is not None, "read_response_format pairs json_schema with its schema"
+            output_type = Regex(schema_to_regex(regex_schema))
         try:
             generator = outlines.Generator(self.engine.model, output_type, self.backend)
         except (ValueError, NotImplementedError, RuntimeError) as exc:

@@ -203,19 +203,20 @@ def generate(
         if pending:
             logits = yield Extend(list(pending))
             pending.clear()
-        for marker in readout_after if guide is not None else ():
-            at = -1 if marker in result.readouts else text.rfind(marker)
-            if at >= 0:  # the value after it starts here
-                readout_started = clock()
-                result.readouts[marker] = yield from readout(
-                    guide,
-                    state,
-                    logits,
-                    prefix=bytes(text[at + len(marker) :]),
-                    temperature=sampler.temperature,
-                    tolerance=readout_tolerance,
-                )
-                result.readout_seconds += clock() - readout_started
+        if guide is not None:  # readouts follow the grammar, so there are none without a guide
+            for marker in readout_after:
+                at = -1 if marker in result.readouts else text.rfind(marker)
+                if at >= 0:  # the value after it starts here
+                    readout_started = clock()
+                    result.readouts[marker] = yield from readout(
+                        guide,
+                        state,
+                        logits,
+                        prefix=bytes(text[at + len(marker) :]),
+                        temperature=sampler.temperature,
+                        tolerance=readout_tolerance,
+                    )
+                    result.readout_seconds += clock() - readout_started
         scores = sampler.penalise(logits, counts)
         if guide is None:
             token = sampler.pick(scores, None, vocab.text_mask)

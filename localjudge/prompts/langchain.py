@@ -29,7 +29,7 @@ def runnable_to_messages(prompt: Any, values: Mapping[str, Any]) -> list[dict[st
     given = {k: render_value(v) for k, v in values.items() if v is not None}
     for name in getattr(prompt, "input_variables", None) or []:
         if name not in given:
-            raise MissingTemplateVariableError(name, given)
+            raise MissingTemplateVariableError(name, list(given))
     optional = set(getattr(prompt, "optional_variables", None) or [])
     wanted = set(getattr(prompt, "input_variables", None) or []) | optional
     prompt_value = prompt.invoke({k: v for k, v in given.items() if not wanted or k in wanted})

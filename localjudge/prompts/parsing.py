@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any, Optional, TypedDict
 
 from .. import bounded_json
 from ..errors import OutputParseError, TruncatedOutputError
@@ -119,6 +119,14 @@ def validate(value: Any, schema: Mapping[str, Any], model_type: Any = None) -> O
     return None
 
 
+class _ErrorContext(TypedDict):
+    """What every parse error below carries, passed to it as keywords."""
+
+    raw_output: str
+    schema: dict[str, Any] | None
+    backend: Optional[str]
+
+
 def parse_json_output(
     text: Optional[str],
     schema: Optional[Mapping[str, Any]] = None,
@@ -142,7 +150,7 @@ def parse_json_output(
             completed = complete_partial_json(raw)
             return bounded_json.loads(completed) if completed is not None else None
 
-    context = {"raw_output": raw, "schema": dict(schema) if schema else None, "backend": backend}
+    context: _ErrorContext = {"raw_output": raw, "schema": dict(schema) if schema else None, "backend": backend}
     if finish_reason == "length":
         raise TruncatedOutputError(
             "The judge stopped at max_tokens before finishing its answer",
