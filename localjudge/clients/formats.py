@@ -76,7 +76,7 @@ def wire_response_format(
     without a schema, ``text`` and None pass through unchanged.
     """
     kind, schema = read_response_format(response_format)
-    if kind != "json_schema" or schema is None:
+    if kind != "json_schema" or schema is None or response_format is None:
         return kind, schema, (dict(response_format) if response_format is not None else None)
     if form == LLAMA_FORM:
         return kind, schema, {"type": "json_object", "schema": schema}

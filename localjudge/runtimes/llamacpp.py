@@ -91,7 +91,8 @@ def without_extra_bufts() -> Iterator[None]:
     original = lib.llama_model_default_params
     # ``Llama`` looks the function up on the bindings module (llama_cpp.llama_cpp), not on the package
     # that re-exports it: both are patched, or the AMX repacking still runs.
-    modules = (lib, importlib.import_module("llama_cpp.llama_cpp"))
+    # Typed as Any: the bindings module is imported by name, so mypy cannot see its functions.
+    modules: tuple[Any, Any] = (lib, importlib.import_module("llama_cpp.llama_cpp"))
 
     def defaults_without_repacking() -> Any:
         params = original()

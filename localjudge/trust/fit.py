@@ -89,7 +89,8 @@ class Samples:
 
 def _readouts(result: Mapping[str, Any], pairwise: bool) -> list[dict[str, float]] | None:
     """A result's readouts as value text -> probability: one, or a pair's two by position."""
-    metadata = result.get("metadata") if isinstance(result.get("metadata"), Mapping) else {}
+    found = result.get("metadata")
+    metadata: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     if pairwise:
         orders = metadata.get("order_probabilities")
         if not (isinstance(orders, list) and len(orders) == 2):
