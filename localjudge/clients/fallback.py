@@ -8,7 +8,7 @@ judge copies into the result's ``metadata``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import closing
 from typing import Any, Union
 
@@ -85,7 +85,7 @@ class _Chain:
         self.fallback_on = fallback_on
         self.moves_on = _predicate(fallback_on)
 
-    def attempts(self) -> Iterator[tuple[str, Any]]:
+    def attempts(self) -> Generator[tuple[str, Any], None, None]:
         """The clients to try for one request, in order (a pool reorders them per request)."""
         yield from zip(self.names, self.clients, strict=True)
 
@@ -95,7 +95,9 @@ class _Chain:
             identities = [c.cache_identity() if offers(c, SupportsCacheIdentity) else None for c in self.clients]
         except Exception:  # a member that cannot even load: the chain will move past it, uncached
             return None
-        return None if any(i is None for i in identities) else identities
+        if any(i is None for i in identities):
+            return None
+        return [i for i in identities if i is not None]
 
     def identity(self) -> dict[str, Any] | None:
         identities = self.member_identities()

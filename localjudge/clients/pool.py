@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Sequence
 from typing import Any
 
 from ..errors import UsageError
@@ -62,7 +62,7 @@ class _Pool(_Chain):
         self.fallback_on = fallback_on
         self.state = state
 
-    def attempts(self) -> Iterator[tuple[str, Any]]:
+    def attempts(self) -> Generator[tuple[str, Any], None, None]:
         state = self.state
         with state.lock:
             order = pool_order(state.in_flight, state.resting_until, time.monotonic(), next(state.turns))

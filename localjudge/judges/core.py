@@ -190,7 +190,7 @@ def recalibrate(
     from ..trust.correction import correct, value_key
 
     raw = (metadata or {}).get("probabilities")
-    if not isinstance(raw, Mapping):
+    if metadata is None or not isinstance(raw, Mapping):
         raise JudgeRuntimeError(
             "a calibrated judge needs its model's probabilities, and this answer came without them "
             "(only local models read them out)",

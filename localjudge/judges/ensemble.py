@@ -50,8 +50,9 @@ def combine_verdicts(
         score, agreement, votes = _vote(scores, results)
         metadata = {"votes": votes, "agreement": agreement}
     elif numbers:
-        score = statistics.fmean(scores)
-        spread = statistics.pstdev(scores)
+        values: list[float] = [s for s in scores if isinstance(s, (int, float))]  # all of them, here
+        score = statistics.fmean(values)
+        spread = statistics.pstdev(values)
         metadata = {"spread": spread, "agreement": max(0.0, 1.0 - 2 * spread)}
     else:
         raise UsageError(f"the members' scores cannot be combined: {scores!r} (mixed kinds, or not scores)")
