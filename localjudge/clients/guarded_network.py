@@ -48,7 +48,14 @@ def _allowed(host: str, infos: Iterable[tuple[Any, ...]]) -> list[str]:
 
 
 class _CheckedBackend(httpcore.SyncBackend):
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, **options: Any) -> Any:
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.NetworkStream:
         try:
             infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except OSError as exc:
@@ -56,14 +63,21 @@ class _CheckedBackend(httpcore.SyncBackend):
         failure: Exception | None = None
         for address in _allowed(host, infos):
             try:
-                return super().connect_tcp(address, port, timeout, **options)
+                return super().connect_tcp(address, port, timeout, local_address, socket_options)
             except httpcore.ConnectError as exc:
                 failure = exc
         raise failure or httpcore.ConnectError(f"{host} has no address to connect to")
 
 
 class _CheckedAsyncBackend(httpcore.AnyIOBackend):
-    async def connect_tcp(self, host: str, port: int, timeout: float | None = None, **options: Any) -> Any:
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
         import anyio
 
         try:
@@ -73,7 +87,7 @@ class _CheckedAsyncBackend(httpcore.AnyIOBackend):
         failure: Exception | None = None
         for address in _allowed(host, infos):
             try:
-                return await super().connect_tcp(address, port, timeout, **options)
+                return await super().connect_tcp(address, port, timeout, local_address, socket_options)
             except httpcore.ConnectError as exc:
                 failure = exc
         raise failure or httpcore.ConnectError(f"{host} has no address to connect to")
@@ -81,7 +95,7 @@ class _CheckedAsyncBackend(httpcore.AnyIOBackend):
 
 def _guard(transport: Any, backend: Any) -> Any:
     pool = getattr(transport, "_pool", None)
-    if not hasattr(pool, "_network_backend"):
+    if pool is None or not hasattr(pool, "_network_backend"):
         raise RuntimeError("this httpx version hides its connection pool: addresses could not be checked")
     pool._network_backend = backend
     return transport
