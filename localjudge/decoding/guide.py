@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -102,6 +103,15 @@ class Forced:
     end_state: int
 
 
+class _Index(Protocol):
+    """What a guide reads of an outlines_core ``Index`` (the package ships no type information)."""
+
+    def get_initial_state(self) -> int: ...
+    def get_allowed_tokens(self, state: int) -> Iterable[int]: ...
+    def is_final_state(self, state: int) -> bool: ...
+    def get_next_state(self, state: int, token_id: int) -> int | None: ...
+
+
 @dataclass
 class Guide:
     """Per-state masks and forced continuations over one Index.
@@ -110,7 +120,7 @@ class Guide:
     reference to a loaded model; the caller passes its tokenizer to ``forced``.
     """
 
-    index: object
+    index: _Index
     vocab: TokenVocabulary
     _states: dict[int, _StateInfo] = field(default_factory=dict, repr=False)
     _forced: dict[int, Forced] = field(default_factory=dict, repr=False)
@@ -210,11 +220,12 @@ class Guide:
         tokens = tokenize(data)
         if self.vocab.decode(tokens) != data:
             return None
-        current: int | None = state
+        current = state
         for token in tokens:
-            current = self.advance(current, token)
-            if current is None:
+            nxt = self.advance(current, token)
+            if nxt is None:
                 return None
+            current = nxt
         return tokens if current == end_state else None
 
 
