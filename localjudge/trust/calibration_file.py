@@ -14,7 +14,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from .. import bounded_json
 from .._text import clip
@@ -113,11 +113,12 @@ def read_calibration(path: Path) -> StoredCalibration:
             raise damaged(f"the figures of {name!r} are not before/after ECE and accuracy over folds")
         validations[name] = Validation(**figures)
     correction = Correction(tuple(classes), tuple(prior) if prior else None, float(temperature)) if chosen else None
-    about = document.get("about") if isinstance(document.get("about"), dict) else {}
+    found = document.get("about")
+    about: dict[str, Any] = found if isinstance(found, dict) else {}
     return StoredCalibration(correction, chosen, rows, validations, about)
 
 
-def _finite(value: Any) -> bool:
+def _finite(value: Any) -> TypeGuard[float]:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     try:
