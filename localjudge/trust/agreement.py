@@ -167,7 +167,8 @@ def agreement(records: Iterable[Mapping[str, Any]], labels: Mapping[Any, Any], *
         result = record.get("result")
         if not isinstance(result, Mapping):
             continue
-        metadata = result.get("metadata") if isinstance(result.get("metadata"), Mapping) else {}
+        found = result.get("metadata")
+        metadata: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         if isinstance(metadata.get("consistent"), bool):
             consistent.append(metadata["consistent"])
             verdicts = metadata.get("verdicts")
@@ -188,7 +189,7 @@ def agreement(records: Iterable[Mapping[str, Any]], labels: Mapping[Any, Any], *
         if isinstance(probabilities, Mapping):
             given = {label_text(k): float(v) for k, v in probabilities.items() if isinstance(v, (int, float))}
             if given:
-                stands_for = verdict if verdict in given else max(given, key=given.get)
+                stands_for = verdict if verdict in given else max(given, key=lambda text: given[text])
                 confidences.append(given[stands_for])
                 correct.append(label == stands_for)
     classes = sorted(set(truth) | set(predicted))
