@@ -74,21 +74,23 @@ def _log_loss(probabilities: np.ndarray, labels: np.ndarray) -> float:
     return float(-np.mean(np.log(np.clip(picked, _FLOOR, 1.0))))
 
 
-def fit_temperature(probabilities: np.ndarray, labels: Sequence[int], *, prior: Sequence[float] | None = None) -> float:
+def fit_temperature(
+    probabilities: np.ndarray, labels: Sequence[int] | np.ndarray, *, prior: Sequence[float] | None = None
+) -> float:
     """The T that gives the labelled rows the highest likelihood (after dividing out ``prior``, if given).
 
     A search over log T, coarse then fine: one parameter needs no optimiser.
     """
-    labels = np.asarray(labels, dtype=int)
+    label_ids = np.asarray(labels, dtype=int)
     probabilities = np.asarray(probabilities, dtype=float)
-    if len(labels) == 0:
+    if len(label_ids) == 0:
         raise UsageError("fitting a temperature needs labelled rows")
     classes = tuple(str(i) for i in range(probabilities.shape[1]))
     prior_tuple = tuple(prior) if prior is not None else None
 
     def loss(log_t: float) -> float:
         correction = Correction(classes, prior_tuple, float(np.exp(log_t)))
-        return _log_loss(apply_correction(probabilities, correction), labels)
+        return _log_loss(apply_correction(probabilities, correction), label_ids)
 
     grid = np.linspace(np.log(0.05), np.log(20.0), 121)
     best = min(grid, key=loss)
@@ -97,7 +99,7 @@ def fit_temperature(probabilities: np.ndarray, labels: Sequence[int], *, prior: 
     return float(np.exp(min(fine, key=loss)))
 
 
-def fit_bias(probabilities: np.ndarray, labels: Sequence[int]) -> tuple[tuple[float, ...], float]:
+def fit_bias(probabilities: np.ndarray, labels: Sequence[int] | np.ndarray) -> tuple[tuple[float, ...], float]:
     """The bias (as a prior to divide out) and T that give the labelled rows the highest likelihood, together.
 
     Corrected log-probabilities are ``(log p - log prior) / T``. As for
@@ -105,11 +107,11 @@ def fit_bias(probabilities: np.ndarray, labels: Sequence[int]) -> tuple[tuple[fl
     each T the bias is fitted by Newton's method on the log-loss, which is
     convex in it (the first class's bias stays 0: only differences matter).
     """
-    labels = np.asarray(labels, dtype=int)
+    label_ids = np.asarray(labels, dtype=int)
     logs = np.log(np.clip(np.asarray(probabilities, dtype=float), _FLOOR, 1.0))
-    if len(labels) == 0:
+    if len(label_ids) == 0:
         raise UsageError("fitting a bias needs labelled rows")
-    onehot = np.eye(logs.shape[1])[labels]
+    onehot = np.eye(logs.shape[1])[label_ids]
 
     def fitted(log_t: float) -> tuple[float, np.ndarray]:
         scaled = logs / np.exp(log_t)
@@ -140,20 +142,22 @@ def fit_bias(probabilities: np.ndarray, labels: Sequence[int]) -> tuple[tuple[fl
     return tuple((prior / prior.sum()).tolist()), temperature
 
 
-def calibration_error(probabilities: np.ndarray, labels: Sequence[int], bins: int = 10) -> tuple[float, float]:
+def calibration_error(
+    probabilities: np.ndarray, labels: Sequence[int] | np.ndarray, bins: int = 10
+) -> tuple[float, float]:
     """(expected calibration error of the top choice, accuracy of the top choice)."""
     probabilities = np.asarray(probabilities, dtype=float)
-    labels = np.asarray(labels, dtype=int)
+    label_ids = np.asarray(labels, dtype=int)
     top = probabilities.argmax(axis=1)
     confidence = probabilities.max(axis=1)
-    right = top == labels
+    right = top == label_ids
     edges = np.minimum((confidence * bins).astype(int), bins - 1)
     error = 0.0
     for b in range(bins):
         inside = edges == b
         if inside.any():
             error += inside.sum() * abs(confidence[inside].mean() - right[inside].mean())
-    return float(error / len(labels)), float(right.mean())
+    return float(error / len(label_ids)), float(right.mean())
 
 
 @dataclass(frozen=True)
@@ -193,9 +197,9 @@ def cross_validate(
     neither is fitted on while the other is measured.
     """
     probabilities = np.asarray(probabilities, dtype=float)
-    labels = np.asarray(labels, dtype=int)
-    groups = np.asarray(groups if groups is not None else range(len(labels)), dtype=int)
-    members = np.unique(groups)
+    label_ids = np.asarray(labels, dtype=int)
+    group_ids = np.asarray(groups if groups is not None else range(len(label_ids)), dtype=int)
+    members = np.unique(group_ids)
     if len(members) < folds * 2:
         raise OptionError(
             "cross-validation over {count} folds needs at least {least} labelled rows, got {rows} "
@@ -209,17 +213,18 @@ def cross_validate(
     prior_tuple = tuple(prior) if prior is not None else None
     sizes, before, after = [], [], []  # per fold: readouts, (ECE, accuracy) without and with the correction
     for held_groups in np.array_split(shuffled, folds):
-        inside = np.isin(groups, held_groups)
+        inside = np.isin(group_ids, held_groups)
         held, train = np.flatnonzero(inside), np.flatnonzero(~inside)
+        fold_prior: tuple[float, ...] | None
         if fit_prior:
-            fold_prior, temperature = fit_bias(probabilities[train], labels[train])
+            fold_prior, temperature = fit_bias(probabilities[train], label_ids[train])
         else:
             fold_prior = prior_tuple
-            temperature = fit_temperature(probabilities[train], labels[train], prior=prior) if fit else 1.0
+            temperature = fit_temperature(probabilities[train], label_ids[train], prior=prior) if fit else 1.0
         corrected = apply_correction(probabilities[held], Correction(classes, fold_prior, temperature))
         sizes.append(len(held))
-        before.append(calibration_error(probabilities[held], labels[held]))
-        after.append(calibration_error(corrected, labels[held]))
+        before.append(calibration_error(probabilities[held], label_ids[held]))
+        after.append(calibration_error(corrected, label_ids[held]))
     (before_ece, before_accuracy), (after_ece, after_accuracy) = (
         np.average(np.array(figures), axis=0, weights=sizes) for figures in (before, after)
     )
