@@ -105,7 +105,7 @@ class JudgeCore:
             content, _ = read_choice(response)
             raise OutputParseError(
                 f"The judge's score {parsed['score']!r} is outside 0 to 1, the range its schema states",
-                raw_output=content,
+                raw_output=content or "",  # it parsed, so it is text already: the "" is never used
                 schema=self.schema.json_schema,
                 backend=self.backend,
             )
