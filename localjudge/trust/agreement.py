@@ -142,7 +142,14 @@ def expected_calibration_error(table: Sequence[ReliabilityBin]) -> float | None:
     total = sum(b.count for b in table)
     if total == 0:
         return None
-    return sum(b.count * abs(b.mean_confidence - b.accuracy) for b in table if b.count) / total
+    return sum(b.count * _gap(b) for b in table if b.count) / total
+
+
+def _gap(b: ReliabilityBin) -> float:
+    """How far a bin with verdicts is from calibrated; such a bin always has both figures."""
+    if b.mean_confidence is None or b.accuracy is None:  # a hand-made bin: what None - float would raise
+        raise TypeError(f"a bin of {b.count} verdicts needs its mean confidence and accuracy")
+    return abs(b.mean_confidence - b.accuracy)
 
 
 def agreement(records: Iterable[Mapping[str, Any]], labels: Mapping[Any, Any], *, bins: int = 10) -> AgreementReport:
