@@ -6,6 +6,13 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
+
+@pytest.fixture(autouse=True)
+def _quiet_inner_sessions(pytester: pytest.Pytester) -> None:
+    """The inner sessions load pytest-asyncio too: give it the loop scope the project's own settings give."""
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+
+
 SUITE = """
 from localjudge.clients.base import ScriptedClient
 from localjudge.testing import assert_judged
@@ -99,5 +106,6 @@ def test_judged_by_the_model(local_judge, local_judge_client):
     assert type(local_judge_client).__name__ == "LlamaCppClient"
 """
     )
-    result = pytester.runpytest("-p", "no:cacheprovider", "--judge-model", str(tiny_gguf))
+    # one argument: a path standing alone on the command line would move the inner session's rootdir
+    result = pytester.runpytest("-p", "no:cacheprovider", f"--judge-model={tiny_gguf}")
     result.assert_outcomes(passed=1)
