@@ -6,20 +6,12 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from support.trajectories import CALCULATOR
 
 from localjudge import ScriptedClient, cli
 from localjudge.prompts.trajectory import trajectory_text
 
-GOOD = [
-    {"role": "user", "content": "What is 17 * 23?"},
-    {
-        "role": "assistant",
-        "content": "",
-        "tool_calls": [{"id": "c", "type": "function", "function": {"name": "calc", "arguments": '{"x": "17*23"}'}}],
-    },
-    {"role": "tool", "content": "391", "tool_call_id": "c"},
-    {"role": "assistant", "content": "391"},
-]
+GOOD = CALCULATOR
 ROWS = [
     {"id": "with-reference", "outputs": GOOD, "reference_outputs": GOOD},
     {"id": "agent-state", "inputs": "Multiply 17 by 23", "outputs": {"messages": GOOD, "steps": 2}},

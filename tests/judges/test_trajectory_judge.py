@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from support.trajectories import CALCULATOR
 
 from localjudge import ScriptedClient, create_async_trajectory_llm_as_judge, create_trajectory_llm_as_judge
 from localjudge.errors import InvalidTrajectoryError
@@ -12,16 +13,7 @@ from localjudge.prompts.schema import default_output_schema
 from localjudge.prompts.trajectory import trajectory_text
 from localjudge.trajectory import TRAJECTORY_ACCURACY_PROMPT, TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE
 
-TRAJECTORY = [
-    {"role": "user", "content": "What is 17 * 23?"},
-    {
-        "role": "assistant",
-        "content": "",
-        "tool_calls": [{"id": "c", "type": "function", "function": {"name": "calc", "arguments": '{"x": "17*23"}'}}],
-    },
-    {"role": "tool", "content": "391", "tool_call_id": "c"},
-    {"role": "assistant", "content": "391"},
-]
+TRAJECTORY = CALCULATOR
 WANDERING = [
     {"role": "user", "content": "What is 17 * 23?"},
     {"role": "assistant", "content": "", "tool_calls": [{"name": "web_search", "args": {"q": "17"}, "id": "w"}]},
