@@ -51,7 +51,7 @@ class _Prepared:
 
     generation: Any
     model: str
-    prompt_tokens: int
+    prompt: list[int]  # the prompt's tokens, which the generation starts by reading
     readout_fields: dict[str, bytes]
 
 
@@ -111,7 +111,7 @@ class LocalClient(ChatClient):
 
     def _complete(self, request: dict[str, Any]) -> ChatCompletion:
         prepared = self._prepare(request)
-        return self._respond(prepared, self.batcher.run(prepared.generation))
+        return self._respond(prepared, self.batcher.run(prepared.generation, prepared.prompt))
 
     def create_many(
         self, requests: Sequence[Mapping[str, Any]], *, return_exceptions: bool = False
@@ -131,7 +131,7 @@ class LocalClient(ChatClient):
                     raise
                 prepared.append(exc)
         runnable = [p for p in prepared if isinstance(p, _Prepared)]
-        outcomes = iter(self.batcher.run_all([p.generation for p in runnable]))
+        outcomes = iter(self.batcher.run_all([p.generation for p in runnable], prompts=[p.prompt for p in runnable]))
         responses: list[ChatCompletion | Exception] = []
         for item in prepared:
             outcome = next(outcomes) if isinstance(item, _Prepared) else item
@@ -192,14 +192,14 @@ class LocalClient(ChatClient):
             readout_tolerance=self.readout_tolerance,
             logprobs=options.logprobs,
         )
-        return _Prepared(generation, str(request.get("model") or self.model_name), len(tokens), fields)
+        return _Prepared(generation, str(request.get("model") or self.model_name), tokens, fields)
 
     def _respond(self, prepared: _Prepared, result: Any) -> ChatCompletion:
         response = make_chat_completion(
             result.text,
             model=prepared.model,
             finish_reason=result.finish_reason,
-            prompt_tokens=prepared.prompt_tokens,
+            prompt_tokens=len(prepared.prompt),
             completion_tokens=len(result.tokens),
             extra={DECODE_STATS_FIELD: result.stats()},
         )

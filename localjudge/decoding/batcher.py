@@ -18,14 +18,17 @@ callers' threads in turn (measured: 8 callers, the same 70 rounds) took
 
 A prompt is read (``Start``) alone, one per round, as the prefix cache's
 canonical chunks require; a probe's paths are taken one per round. Prompts
-admitted while others wait to be read are announced to the runtime
-(:meth:`Runtime.expect`), so what they share is kept by the first one read
-and the rest resume from it: a pair's two orders, side by side, read their
-shared start once.
+about to be read one after another (those admitted and waiting to be read,
+and the next ones queued for a sequence when their callers gave them) are
+announced to the runtime (:meth:`Runtime.expect`), so what they share is
+kept by the first one read and the rest resume from it: a pair's two
+orders read their shared start once, side by side or, with one sequence,
+one after the other.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import deque
 from collections.abc import Sequence
@@ -44,8 +47,9 @@ __all__ = ["Batcher"]
 class _Job:
     """One generation, the step it waits on, and its outcome."""
 
-    def __init__(self, generation: Generation[Any]) -> None:
+    def __init__(self, generation: Generation[Any], prompt: Sequence[int] | None = None) -> None:
         self.generation = generation
+        self.prompt = prompt  # the tokens its first step reads, when the caller knows them: announced while it queues
         self.step: Any = None
         self.seq = -1
         self.probed: list[np.ndarray] = []
@@ -121,14 +125,27 @@ class Batcher:
         self._work = threading.Condition()  # guards _waiting and _worker
         self._worker: threading.Thread | None = None
 
-    def run(self, generation: Generation[Any]) -> Any:
-        """The generation's result; raises its error."""
-        (outcome,) = self.run_all([generation], return_exceptions=False)
+    def run(self, generation: Generation[Any], prompt: Sequence[int] | None = None) -> Any:
+        """The generation's result; raises its error. ``prompt``: the tokens it starts by reading, if known."""
+        (outcome,) = self.run_all([generation], return_exceptions=False, prompts=[prompt])
         return outcome
 
-    def run_all(self, generations: Sequence[Generation[Any]], *, return_exceptions: bool = True) -> list[Any]:
-        """Each generation's result, in order; a failed one's exception in its place (or raised)."""
-        jobs = [_Job(generation) for generation in generations]
+    def run_all(
+        self,
+        generations: Sequence[Generation[Any]],
+        *,
+        return_exceptions: bool = True,
+        prompts: Sequence[Sequence[int] | None] | None = None,
+    ) -> list[Any]:
+        """Each generation's result, in order; a failed one's exception in its place (or raised).
+
+        ``prompts`` (one per generation, or None) are the tokens each starts by
+        reading: a generation that waits for a sequence is announced with them
+        to the runtime's prefix cache, so the one read before it keeps their
+        shared start.
+        """
+        given = prompts if prompts is not None else [None] * len(generations)
+        jobs = [_Job(generation, prompt) for generation, prompt in zip(generations, given, strict=True)]
         with self._work:
             self._waiting.extend(jobs)
             if self._worker is None:
@@ -215,13 +232,14 @@ class Batcher:
                 job = self._waiting.popleft()
                 job.seq = free.pop(0)
                 admitted.append(job)
+            queued = [job.prompt for job in itertools.islice(self._waiting, self.runtime.slots) if job.prompt]
         for job in admitted:
             job.advance(first=True)
             if not job.done:
                 self._active[job.seq] = job
         starting = [job.step.tokens for job in self._active.values() if isinstance(job.step, Start)]
-        if admitted and len(starting) > 1:
-            self.runtime.expect(starting)
+        if admitted and len(starting) + len(queued) > 1:
+            self.runtime.expect([*starting, *queued])
 
     def _start(self, job: _Job) -> None:
         try:

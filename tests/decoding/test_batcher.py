@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 
 import pytest
@@ -103,6 +104,22 @@ def test_prompts_admitted_together_are_announced_before_the_first_is_read():
     for tokens, prompt in zip(announced, PROMPTS[:3], strict=True):
         read = runtime.tokenize(prompt, special=False)
         assert tokens[: len(read)] == read  # each prompt (then the answer's forced start)
+
+
+def test_a_prompt_queued_for_the_only_sequence_is_announced_with_the_one_admitted():
+    runtime = Announced(slots=1)
+    prompts = [runtime.tokenize(prompt, special=False) for prompt in PROMPTS[:3]]
+    generations = [generation(runtime, prompt) for prompt in PROMPTS[:3]]
+    Batcher(runtime).run_all(generations, prompts=prompts)
+    assert len(runtime.announced) == 2  # at each admission but the last, nothing queued behind that one
+    for announced, (now, queued) in zip(runtime.announced, itertools.pairwise(prompts), strict=False):
+        assert announced[0][: len(now)] == now and announced[1] == queued
+
+
+def test_a_prompt_count_that_does_not_match_the_generations_is_refused():
+    runtime = ToyRuntime(slots=1)
+    with pytest.raises(ValueError):
+        Batcher(runtime).run_all([generation(runtime, PROMPTS[0])], prompts=[])
 
 
 def test_a_request_that_finds_the_batcher_idle_waits_a_moment_for_one_sent_beside_it():

@@ -102,8 +102,9 @@ def test_a_warm_verdict_is_the_cold_one_bit_for_bit(tiny_gguf):
 
 
 @pytest.mark.model
-def test_requests_sent_together_read_their_shared_start_once_and_answer_as_alone(tiny_gguf):
-    """Two requests sharing a long start, decoded side by side: the second resumes from the first's kept start."""
+@pytest.mark.parametrize("parallel", [1, 2])
+def test_requests_sent_together_read_their_shared_start_once_and_answer_as_alone(tiny_gguf, parallel):
+    """Two requests sharing a long start, side by side or queued for one sequence: the second resumes from the first's kept start."""
     from localjudge.clients.llamacpp import LlamaCppClient
 
     rubric = " ".join(f"Rule {i}: an answer states the fact plainly." for i in range(40))
@@ -111,7 +112,7 @@ def test_requests_sent_together_read_their_shared_start_once_and_answer_as_alone
         {"messages": [{"role": "user", "content": f"{rubric}\nQuestion {i}: what is {i} + {i}?"}], "max_tokens": 8}
         for i in (1, 2)
     ]
-    together = LlamaCppClient(tiny_gguf, n_ctx=1024, parallel=2)
+    together = LlamaCppClient(tiny_gguf, n_ctx=1024, parallel=parallel)
     alone = LlamaCppClient(tiny_gguf, n_ctx=1024, prefix_cache_bytes=0)
     try:
         answers = together.create_many(requests)
