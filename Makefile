@@ -40,6 +40,7 @@ check-judge: $(BIN)/python  ## how far the judge can be trusted: every shipped l
 
 calibrations: $(BIN)/python  ## fit the calibration that ships for the default judge, on the answers set's dev rows only
 	$(BIN)/python benchmarks/fit_shipped_calibration.py
+	$(BIN)/python benchmarks/fit_shipped_calibration.py --self-reference
 
 bench-judging: $(BIN)/python  ## ways of judging on the dev split, a table of variants x figures (MODEL=SPEC)
 	$(BIN)/python benchmarks/bench_judging.py --model $(or $(MODEL),default) --split dev

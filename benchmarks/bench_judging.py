@@ -39,6 +39,18 @@ VARIANTS: dict[str, tuple[list[str], tuple[str, ...] | None]] = {
         ["--no-reasoning", "--on-disagreement", "probabilities", "--few-shot", str(EXAMPLES / "few_shot_pairs.jsonl")],
         ("llmbar-natural",),
     ),
+    "verdict only, against an answer the judge writes itself first": (
+        ["--no-reasoning", "--self-reference"],
+        ("answers",),
+    ),
+    "verdict only, against the judge's own answer, calibrated (the fit on the dev rows that ships)": (
+        ["--no-reasoning", "--self-reference", "--calibrated"],
+        ("answers",),
+    ),
+    "verdict only, against the judge's own answer, likelier side on disagreement": (
+        ["--no-reasoning", "--self-reference", "--on-disagreement", "probabilities"],
+        ("adversarial",),
+    ),
     "verdict only, ensemble with the 0.5B, likelier side on disagreement": (
         ["--no-reasoning", "--on-disagreement", "probabilities", "-m", "qwen2.5-coder-0.5b-instruct", "--ensemble"],
         None,

@@ -1,9 +1,11 @@
 """Fit the calibration that ships for the default judge, on the dev split of the `answers` check set only.
 
-Run: ``python benchmarks/fit_shipped_calibration.py [--model SPEC] [-j N]`` (``make calibrations``)
+Run: ``python benchmarks/fit_shipped_calibration.py [--model SPEC] [-j N] [--self-reference]`` (``make calibrations``
+fits both)
 
 It is ``localjudge calibrate`` on those rows with ``--no-reasoning`` (the
-verdict-only prompt of a question and an answer, no reference), written into
+verdict-only prompt of a question and an answer, no reference; with
+``--self-reference``, the same-answer prompt against the judge's own answer), written into
 ``localjudge/trust/shipped/`` under the judge's calibration key, where
 ``--calibrated`` finds it when the user has fitted none of their own. The
 test split is never seen here: ``localjudge check-judge --set answers --split
@@ -27,13 +29,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="default")
     parser.add_argument("-j", type=int, default=2)
+    parser.add_argument("--self-reference", action="store_true", help="the judge writes its own reference first")
     args = parser.parse_args()
     check_set = CHECK_SETS["answers"]
     rows = load_set(check_set, "dev")
     with tempfile.TemporaryDirectory() as work:
         data = Path(work) / "answers-dev.jsonl"
         data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-        plan = plan_calibration(JudgeSettings(model_spec=args.model, no_reasoning=True), data, concurrency=args.j)
+        settings = JudgeSettings(model_spec=args.model, no_reasoning=True, self_reference=args.self_reference)
+        plan = plan_calibration(settings, data, concurrency=args.j)
         result = plan.run()
     document = json.loads(result.path.read_text(encoding="utf-8"))
     document["about"]["data"] = f"the dev split of the {check_set.name} check set ({len(rows)} rows)"

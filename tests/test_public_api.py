@@ -162,6 +162,7 @@ def test_factories_take_the_openevals_parameters_first_keyword_only():
             "few_shot_placement": "end",
             "cache": None,
             "calibration": None,
+            "self_reference": False,
         }
 
 

@@ -32,6 +32,8 @@ __all__ = [
     "CONCURRENCY",
     "NO_CACHE",
     "ON_DISAGREEMENT",
+    "POINTWISE",
+    "SELF_REFERENCE",
     "TEXT_FORMS",
     "data_options",
     "judge_options",
@@ -202,6 +204,20 @@ ON_DISAGREEMENT = click.option(
     help="Pairs: when the two orders disagree, a tie (the default), or the side the judge found likelier over "
     "both orders (local models).",
 )
+POINTWISE = click.option(
+    "--pointwise",
+    is_flag=True,
+    help="Pairs: ask of each output alone whether it does what was asked, instead of showing both; the output "
+    "the judge finds likelier to do so wins (no position to prefer).",
+)
+SELF_REFERENCE = click.option(
+    "--self-reference",
+    is_flag=True,
+    help="Without a reference, the judge answers the question itself first and judges against its own "
+    "answer (shown in the result's metadata).",
+)
+
+
 CALIBRATED = click.option(
     "--calibrated",
     is_flag=True,
@@ -216,9 +232,9 @@ NO_CACHE = click.option(
 
 
 def pair_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--allow-ties`` and ``--on-disagreement``, for the commands that judge pairs."""
+    """``--allow-ties``, ``--on-disagreement`` and ``--pointwise``, for the commands that judge pairs."""
     ties = click.option("--allow-ties", is_flag=True, help="Pairs: let the judge answer that neither is better (tie).")
-    return _apply(command, [ties, ON_DISAGREEMENT])
+    return _apply(command, [ties, ON_DISAGREEMENT, POINTWISE])
 
 
 def prompt_options(*, pairs: bool = False) -> Decorator:
@@ -254,6 +270,7 @@ def prompt_options(*, pairs: bool = False) -> Decorator:
                 else ("The result's key (default: score; preference for pairs)."),
             ),
             CALIBRATED,
+            SELF_REFERENCE,
         ],
     )
 

@@ -10,7 +10,16 @@ import click
 
 from ..commands.settings import JudgeSettings
 from .judging import note
-from .options import CALIBRATED, CONCURRENCY, FILE, NO_CACHE, ON_DISAGREEMENT, model_options
+from .options import (
+    CALIBRATED,
+    CONCURRENCY,
+    FILE,
+    NO_CACHE,
+    ON_DISAGREEMENT,
+    POINTWISE,
+    SELF_REFERENCE,
+    model_options,
+)
 from .output import handle_errors
 
 if TYPE_CHECKING:
@@ -135,7 +144,9 @@ def describe_agreement(report: AgreementReport) -> str:
 @click.option("--no-reasoning", is_flag=True, help="Ask for the verdict only, without reasoning.")
 @click.option("--system", help="System message placed before each prompt.")
 @ON_DISAGREEMENT
+@POINTWISE
 @CALIBRATED
+@SELF_REFERENCE
 @click.option(
     "--few-shot",
     type=FILE,
@@ -259,6 +270,6 @@ def describe_check(reports: list[SetReport], *, judge: str, split: str) -> str:
         "by prob.: accuracy of the value the judge's probabilities favour (a pair: both orders averaged); "
         "consistent: pairs whose two orders agreed; ties: pairs whose orders disagreed (a tie unless "
         "--on-disagreement probabilities decided them); "
-        "cached: rows answered from the result cache (--no-cache to time the model)"
+        "cached: judge calls answered from the result cache (--no-cache to time the model)"
     )
     return "\n".join(lines)

@@ -93,6 +93,7 @@ class CheckSet:
             choices=self.choices or None,
             prompt=self.prompt,
             on_disagreement=base.on_disagreement if self.pairwise else None,
+            pointwise=base.pointwise and self.pairwise,
         )
 
 
@@ -170,7 +171,7 @@ class SetReport:
     mean_absolute_error: Optional[float] = None  # numeric labels: |score - label|, and the same for expected_score
     expected_score_error: Optional[float] = None
     records: list[Mapping[str, Any]] = field(default_factory=list, repr=False)  # each row's record, label added
-    cached: int = 0  # rows answered from the result cache: rows/s then says nothing of the model's speed
+    cached: int = 0  # judge calls answered from the result cache: rows/s then says nothing of the model's speed
 
     @property
     def rows_per_second(self) -> float:

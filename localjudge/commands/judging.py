@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from .. import bounded_json
 from ..errors import LocalJudgeError, OptionError, UsageError
-from ..judges.evaluators import default_prompt
+from ..judges.evaluators import SAME_ANSWER_PROMPT, default_prompt
 from ..specs import parse_spec
 from ..specs.options import MAX_DEFAULT_PARALLEL
 from .settings import JudgeSettings
@@ -108,9 +108,13 @@ def make_evaluator(
     pairwise, trajectory = settings.pairwise, settings.trajectory
     if trajectory:
         _check_trajectory_options(settings)
-    for name in ("allow_ties", "on_disagreement"):
+    for name in ("allow_ties", "on_disagreement", "pointwise"):
         if getattr(settings, name) and not pairwise:
             raise OptionError(f"{{{name}}} is for pairs: use it with a pairwise judge ({{pairwise}})")
+    if settings.pointwise and settings.calibrated:
+        raise OptionError("{calibrated} corrects a pair's positions, and {pointwise} has none")
+    if settings.pointwise and not has_inputs:
+        raise OptionError("{pointwise} asks whether each output does what the instruction asks: give the inputs")
     if pairwise:
         given = [f"{{{name}}}" for name in SINGLE_OUTPUT_OPTIONS if getattr(settings, name)]
         if given:
@@ -142,6 +146,9 @@ def make_evaluator(
         prompt = ready.prompt or None
         feedback_key = feedback_key or ready.name
         continuous = ready.continuous
+    if settings.self_reference and not has_inputs:
+        raise OptionError("{self_reference} has the judge answer each row's question, and these rows give no inputs")
+    writes_reference = settings.self_reference and not has_reference  # a reference given with the rows is used
     judge = build(settings)
     if cache is not None:
         from ..clients.cached import cache_identity
@@ -162,14 +169,16 @@ def make_evaluator(
     if pairwise:
         from ..judges.pairwise import create_pairwise_judge, pairwise_prompt
 
+        if prompt is None and not settings.pointwise:  # pointwise: its own question about one output
+            prompt = pairwise_prompt(has_inputs=has_inputs, has_reference=has_reference or writes_reference)
         evaluator = create_pairwise_judge(
-            prompt=prompt
-            if prompt is not None
-            else pairwise_prompt(has_inputs=has_inputs, has_reference=has_reference),
+            prompt=prompt,
             feedback_key=feedback_key or "preference",
             allow_ties=settings.allow_ties,
             on_disagreement=settings.on_disagreement or "tie",
             reference=has_reference,
+            self_reference=writes_reference,
+            pointwise=settings.pointwise,
             **shared,
         )
     elif trajectory:
@@ -184,12 +193,19 @@ def make_evaluator(
             **shared,
         )
     else:
+        if prompt is None:
+            prompt = (
+                SAME_ANSWER_PROMPT
+                if writes_reference
+                else default_prompt(has_inputs=has_inputs, has_reference=has_reference)
+            )
         evaluator = create_llm_as_judge(
-            prompt=prompt if prompt is not None else default_prompt(has_inputs=has_inputs, has_reference=has_reference),
+            prompt=prompt,
             feedback_key=feedback_key or "score",
             continuous=continuous,
             choices=choices,
             output_schema=output_schema,
+            self_reference=writes_reference,
             **shared,
         )
     if settings.calibrated:
@@ -204,7 +220,7 @@ def make_evaluator(
 
 def _check_trajectory_options(settings: JudgeSettings) -> None:
     """A trajectory judges one agent's messages: options for pairs, ready-made evaluators and calibration do not fit."""
-    for name in ("pairwise", "evaluator", "calibrated"):
+    for name in ("pairwise", "evaluator", "calibrated", "self_reference"):
         if getattr(settings, name):
             raise OptionError(
                 f"{{{name}}} does not go with {{trajectory}}, which judges an agent's messages with the trajectory "

@@ -153,6 +153,7 @@ _NOT_FOR_CALIBRATION = (
     ("base_urls", "base_urls", ""),
     ("output_schema", "output_schema", ""),
     ("allow_ties", "allow_ties", " (a content-free pair is a tie by rights, so it cannot show a bias)"),
+    ("pointwise", "pointwise", " (it has no positions to correct)"),
 )
 
 
@@ -178,6 +179,8 @@ class CalibrationPlan:
 
         path = calibration_path(calibration_key(self.evaluator))
         variables = set(self.rows[0].values) - {"outputs", "outputs_a", "outputs_b"}
+        if self.evaluator.core.self_reference is not None:  # content-free: its own reference a placeholder too
+            variables.add("reference_outputs")
         prior = content_free_prior(self.evaluator, variables, self.classes, pairwise=self.pairwise)
         records = []
         for record in score_rows(self.rows, self.judge, concurrency=self.concurrency):

@@ -41,6 +41,7 @@ class JudgeSettings:
     few_shot_first: bool = False
     feedback_key: Optional[str] = None
     calibrated: bool = False
+    self_reference: bool = False
     # the shape of a single output's score
     continuous: bool = False
     choices: Optional[tuple[float, ...]] = None
@@ -49,6 +50,7 @@ class JudgeSettings:
     pairwise: bool = False
     allow_ties: bool = False
     on_disagreement: Optional[str] = None
+    pointwise: bool = False
     trajectory: bool = False
 
     def __post_init__(self) -> None:

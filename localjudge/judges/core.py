@@ -1,20 +1,25 @@
 """The judge's core, shared by every evaluator: build a request from a row, read a score from the answer.
 
 :class:`JudgeCore` holds the prompt, the score's schema and the client;
-:func:`build_core` checks the factories' arguments and makes one. The
-evaluator objects in :mod:`.judge` (and the pairwise and trajectory judges)
-only call its client, sync or async.
+:func:`build_core` checks the factories' arguments and makes one. A
+judgement is a plan (:meth:`JudgeCore.plan`): a generator that yields the
+requests to send together and is sent their responses, so that one plan
+serves both drivers, :func:`run_plan` (sync, requests side by side in
+threads) and :func:`arun_plan` (async, gathered). The evaluator objects in
+:mod:`.single` and :mod:`.pairwise` only drive plans.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import warnings
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ..clients.base import field_of, plain_data, read_choice
+from ..clients.base import acall_create, call_create, field_of, plain_data, read_choice
 from ..errors import JudgeRuntimeError, OutputParseError, UsageError
 from ..prompts.parsing import parse_json_output, validate
 from ..prompts.prompting import (
@@ -23,10 +28,12 @@ from ..prompts.prompting import (
     ExampleShape,
     build_messages,
     format_few_shot_examples,
+    template_fields,
 )
 from ..prompts.schema import OutputSchema, default_output_schema, normalise_output_schema
 from ..types import FewShotExample, SupportsCheckSchema, offers
 from ..wording import Message
+from .self_reference import SelfReference, Step, with_self_reference
 
 if TYPE_CHECKING:
     from ..trust.correction import Correction
@@ -35,9 +42,11 @@ __all__ = [
     "READOUT_FIELD",
     "RESPONSE_METADATA_FIELD",
     "JudgeCore",
+    "arun_plan",
     "build_core",
     "recalibrate",
     "response_metadata",
+    "run_plan",
 ]
 
 #: the field a client may add to its response to say who answered (see FallbackClient)
@@ -62,6 +71,19 @@ class JudgeCore:
     verdict_field: Optional[str] = None  # the answer's field a calibration corrects (None: it has none)
     few_shot_shape: ExampleShape = SINGLE_EXAMPLE
     calibration: Optional[Correction] = None  # applied to the verdict's probabilities (see recalibrate)
+    self_reference: Optional[SelfReference] = None  # without a reference, the judge first writes its own
+
+    def plan(self, inputs: Any, outputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]) -> Step:
+        """One output judged: its reference written first when the judge writes it, then the verdict."""
+        reference, written = yield from self.reference_step(inputs, reference_outputs)
+        (response,) = yield [self.build_request(inputs, outputs, reference, kwargs)]
+        return with_self_reference(self.read_result(response), written)
+
+    def reference_step(self, inputs: Any, reference_outputs: Any) -> Step:
+        """The reference to show and the text the judge wrote for it (None when it wrote none)."""
+        if self.self_reference is None:
+            return reference_outputs, None
+        return (yield from self.self_reference.step(inputs, reference_outputs, model=self.model, backend=self.backend))
 
     def build_request(
         self, inputs: Any, outputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
@@ -161,6 +183,32 @@ class JudgeCore:
         return score
 
 
+def run_plan(client: Any, plan: Step) -> Any:
+    """A plan's result, each step's requests sent side by side (a local model decodes them together)."""
+    requests = next(plan)  # every plan asks for its verdict at least
+    while True:
+        if len(requests) <= 1:
+            responses = [call_create(client, request) for request in requests]
+        else:
+            with ThreadPoolExecutor(max_workers=len(requests)) as pool:
+                responses = list(pool.map(lambda request: call_create(client, request), requests))
+        try:
+            requests = plan.send(responses)
+        except StopIteration as done:
+            return done.value
+
+
+async def arun_plan(client: Any, plan: Step) -> Any:
+    """A plan's result, each step's requests awaited together."""
+    requests = next(plan)
+    while True:
+        responses = list(await asyncio.gather(*(acall_create(client, request) for request in requests)))
+        try:
+            requests = plan.send(responses)
+        except StopIteration as done:
+            return done.value
+
+
 def response_metadata(response: Any, score_field: str) -> Optional[dict[str, Any]]:
     """Who answered (a fallback chain) and how likely each score was (a local model), merged; None for neither."""
     metadata: dict[str, Any] = {}
@@ -231,9 +279,10 @@ def build_core(
     output_schema: Any,
     few_shot_placement: str,
     cache: Any,
-    calibration: Optional[Correction] = None,
+    calibration: Union[Correction, str, None] = None,
     verdict_field: Optional[str] = None,
     few_shot_shape: ExampleShape = SINGLE_EXAMPLE,
+    self_reference: bool = False,
 ) -> JudgeCore:
     """The judge's core; ``verdict_field`` names the field a calibration corrects (default: our score's)."""
     if prompt is None:
@@ -260,6 +309,8 @@ def build_core(
     if few_shot_placement not in FEW_SHOT_PLACEMENTS:
         raise UsageError(f"few_shot_placement must be one of {FEW_SHOT_PLACEMENTS}, got {few_shot_placement!r}")
     verdict_field = verdict_field or ("score" if schema.is_default else None)
+    if self_reference:
+        _check_shows_reference(prompt, has_metadata=verdict_field is not None)
     if few_shot_examples:
         _check_few_shot_examples(few_shot_examples, schema, verdict_field, few_shot_shape, continuous=continuous)
     client = _resolve_client(judge, model)
@@ -286,9 +337,47 @@ def build_core(
         use_reasoning=use_reasoning,
         verdict_field=verdict_field,
         few_shot_shape=few_shot_shape,
+        self_reference=SelfReference() if self_reference else None,
     )
-    core.use_calibration(calibration)
+    core.use_calibration(_correction(core, calibration))
     return core
+
+
+#: ``calibration=`` naming the fit kept for this judge: the user's own (``localjudge calibrate``), else the one shipped
+STORED = "stored"
+
+
+def _correction(core: JudgeCore, calibration: Union[Correction, str, None]) -> Optional[Correction]:
+    if not isinstance(calibration, str):
+        return calibration
+    if calibration != STORED:
+        raise UsageError(
+            f"calibration must be a Correction (localjudge.read_calibration(path).correction) or {STORED!r}, "
+            f"got {calibration!r}"
+        )
+    from ..trust.fit import stored_correction
+
+    correction, _ = stored_correction(core)
+    return correction
+
+
+def _check_shows_reference(prompt: Any, *, has_metadata: bool) -> None:
+    """The judge's own answer goes where a reference would, and into the result: both must have a place for it."""
+    if isinstance(prompt, str) and "reference_outputs" not in template_fields(prompt):
+        raise UsageError(
+            Message(
+                "{self_reference:self_reference=True} shows the judge's own answer as {{reference_outputs}}, "
+                "and this prompt has no {{reference_outputs}}: add it (for one output, "
+                "localjudge.evaluators.SAME_ANSWER_PROMPT is made for it)"
+            )
+        )
+    if not has_metadata:
+        raise UsageError(
+            Message(
+                "{self_reference:self_reference=True} keeps the judge's own answer in the result's metadata, "
+                "and a custom {output_schema:output_schema} gives a result without one"
+            )
+        )
 
 
 def _check_few_shot_examples(

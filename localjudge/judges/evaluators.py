@@ -30,6 +30,7 @@ __all__ = [
     "HARMFULNESS_PROMPT",
     "HELPFULNESS_PROMPT",
     "RETRIEVAL_RELEVANCE_PROMPT",
+    "SAME_ANSWER_PROMPT",
     "Evaluator",
     "answer_relevance",
     "conciseness",
@@ -42,6 +43,7 @@ __all__ = [
     "make_evaluator",
     "pairwise_preference",
     "retrieval_relevance",
+    "same_answer",
 ]
 
 
@@ -80,6 +82,15 @@ CORRECTNESS_PROMPT = _prompt(
 contradicts it. Wording, order and extra correct detail do not matter.
 - false: the answer contradicts the reference, misses what the question asks for, or adds a false claim.""",
 )
+
+SAME_ANSWER_PROMPT = _prompt(
+    "Decide whether the answer below gives the same answer to the question as the expected answer.",
+    [("question", "inputs"), ("expected_answer", "reference_outputs"), ("answer", "outputs")],
+    """Scale: true or false.
+- true: the answer gives the same result as the expected answer. Wording, units written out, and extra \
+correct detail do not matter.
+- false: the answer gives a different result, or none.""",
+)  # a comparison, not a judgement of truth: with self_reference=True the expected answer is the judge's own
 
 CONCISENESS_PROMPT = _prompt(
     "Judge whether an answer is concise: it gives what was asked for without padding.",
@@ -188,6 +199,8 @@ EVALUATORS: dict[str, Evaluator] = {
     for e in [
         Evaluator("correctness", "Is the answer right, measured against a reference answer? (true/false)",
                   CORRECTNESS_PROMPT),
+        Evaluator("same_answer", "Does the answer give the same result as the expected one? With "
+                  "self_reference=True the judge writes that one itself (true/false)", SAME_ANSWER_PROMPT),
         Evaluator("conciseness", "Does the answer say what was asked without padding? (true/false)",
                   CONCISENESS_PROMPT),
         Evaluator("hallucination", "Is every claim supported by the given context? (true/false)",
@@ -233,3 +246,4 @@ retrieval_relevance = _constructor("retrieval_relevance")
 helpfulness = _constructor("helpfulness")
 harmfulness = _constructor("harmfulness")
 pairwise_preference = _constructor("pairwise_preference")
+same_answer = _constructor("same_answer")

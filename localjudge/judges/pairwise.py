@@ -9,17 +9,25 @@ is better, 0.0 when B is, 0.5 for a tie or an inconsistent pair.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..clients.base import acall_create, call_create
-from ..errors import UsageError
-from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, PAIR_EXAMPLE, SWAP, template_fields
-from .single import AsyncEvaluator, Evaluator, JudgeCore, build_core, recalibrate, response_metadata
+from ..errors import OptionError, UsageError
+from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, PAIR_EXAMPLE, SCORES, SWAP, template_fields
+from .pointwise import PointwisePair, pointwise_pair_prompt, refuse_hidden_reference
+from .self_reference import Step, with_self_reference
+from .single import (
+    AsyncEvaluator,
+    Evaluator,
+    JudgeCore,
+    arun_plan,
+    build_core,
+    recalibrate,
+    response_metadata,
+    run_plan,
+)
 
 __all__ = [
     "ON_DISAGREEMENT",
@@ -55,9 +63,6 @@ def pairwise_prompt(*, has_inputs: bool = True, has_reference: bool = False) -> 
 
 PAIRWISE_PROMPT = pairwise_prompt()
 PAIRWISE_PROMPT_WITH_REFERENCE = pairwise_prompt(has_reference=True)
-
-#: the score each verdict gives, from A's side
-SCORES = {"A": 1.0, "B": 0.0, "tie": 0.5}
 
 
 def pairwise_schema(*, allow_ties: bool = False, use_reasoning: bool = True) -> dict[str, Any]:
@@ -146,14 +151,18 @@ class _PairwiseCore:
     def requests(
         self, inputs: Any, outputs_a: Any, outputs_b: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
     ) -> list[dict[str, Any]]:
-        if reference_outputs is not None and not self.shows_reference:
-            raise UsageError(
-                "reference_outputs was given, but this judge's prompt does not show it: "
-                "create it with reference=True (or a prompt with {reference_outputs})"
-            )
+        refuse_hidden_reference(reference_outputs, self.shows_reference)
         forward = {**kwargs, "outputs_a": outputs_a, "outputs_b": outputs_b}
         backward = {**kwargs, "outputs_a": outputs_b, "outputs_b": outputs_a}
         return [self.core.build_request(inputs, None, reference_outputs, values) for values in (forward, backward)]
+
+    def plan(
+        self, inputs: Any, outputs_a: Any, outputs_b: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
+    ) -> Step:
+        """One pair judged: the judge's own reference first when it writes one, then both orders side by side."""
+        reference, written = yield from self.core.reference_step(inputs, reference_outputs)
+        responses = yield self.requests(inputs, outputs_a, outputs_b, reference, kwargs)
+        return with_self_reference(self.read(responses), written)
 
     def read(self, responses: list[Any]) -> dict[str, Any]:
         answers = [(self.core.read_parsed(r), response_metadata(r, "winner")) for r in responses]
@@ -189,7 +198,7 @@ def _positions(metadata: Optional[Mapping[str, Any]]) -> Optional[dict[str, floa
 class PairwiseEvaluator(Evaluator):
     """What :func:`create_pairwise_judge` returns: both orders asked side by side, read by one core."""
 
-    def __init__(self, pair: _PairwiseCore) -> None:
+    def __init__(self, pair: _PairwiseCore | PointwisePair) -> None:
         self.pair = pair
         self.core = pair.core
 
@@ -202,15 +211,13 @@ class PairwiseEvaluator(Evaluator):
         reference_outputs: Any = None,
         **kwargs: Any,
     ) -> dict[str, Any]:
-        requests = self.pair.requests(inputs, outputs_a, outputs_b, reference_outputs, kwargs)
-        with ThreadPoolExecutor(max_workers=2) as both:  # a local model decodes the two orders side by side
-            return self.pair.read(list(both.map(lambda request: call_create(self.core.client, request), requests)))
+        return run_plan(self.core.client, self.pair.plan(inputs, outputs_a, outputs_b, reference_outputs, kwargs))
 
 
 class AsyncPairwiseEvaluator(AsyncEvaluator):
     """What :func:`create_async_pairwise_judge` returns: both orders awaited at once."""
 
-    def __init__(self, pair: _PairwiseCore) -> None:
+    def __init__(self, pair: _PairwiseCore | PointwisePair) -> None:
         self.pair = pair
         self.core = pair.core
 
@@ -223,8 +230,9 @@ class AsyncPairwiseEvaluator(AsyncEvaluator):
         reference_outputs: Any = None,
         **kwargs: Any,
     ) -> dict[str, Any]:
-        requests = self.pair.requests(inputs, outputs_a, outputs_b, reference_outputs, kwargs)
-        return self.pair.read(list(await asyncio.gather(*(acall_create(self.core.client, r) for r in requests))))
+        return await arun_plan(
+            self.core.client, self.pair.plan(inputs, outputs_a, outputs_b, reference_outputs, kwargs)
+        )
 
 
 def _pairwise_core(
@@ -242,31 +250,63 @@ def _pairwise_core(
     few_shot_examples: Any,
     few_shot_placement: str,
     on_disagreement: str,
-) -> _PairwiseCore:
+    self_reference: bool,
+    pointwise: bool,
+) -> _PairwiseCore | PointwisePair:
     if on_disagreement not in ON_DISAGREEMENT:
         raise UsageError(f"on_disagreement must be one of {', '.join(ON_DISAGREEMENT)}, got {on_disagreement!r}")
-    if prompt is None:
-        prompt = pairwise_prompt(has_reference=has_reference)
+    with_reference = has_reference or self_reference
+    if pointwise:
+        _check_pointwise(prompt, allow_ties, calibration, few_shot_examples, on_disagreement)
+        prompt = pointwise_pair_prompt(has_reference=with_reference) if prompt is None else prompt
+    elif prompt is None:
+        prompt = pairwise_prompt(has_reference=with_reference)
     # a template string shows the reference only if it names it; a callable or LangChain prompt decides itself
     shows_reference = not isinstance(prompt, str) or "reference_outputs" in template_fields(prompt)
+    shared: dict[str, Any] = {
+        "prompt": prompt,
+        "feedback_key": feedback_key,
+        "judge": judge,
+        "model": model,
+        "system": system,
+        "continuous": False,
+        "choices": None,
+        "use_reasoning": use_reasoning,
+        "few_shot_placement": few_shot_placement,
+        "cache": cache,
+        "self_reference": self_reference,
+    }
+    if pointwise:  # a judge of one output, true or false, asked of each
+        return PointwisePair(build_core(**shared, few_shot_examples=None, output_schema=None), shows_reference)
     core = build_core(
-        prompt=prompt,
-        feedback_key=feedback_key,
-        judge=judge,
-        model=model,
-        system=system,
-        continuous=False,
-        choices=None,
-        use_reasoning=use_reasoning,
+        **shared,
         few_shot_examples=few_shot_examples,
         output_schema=pairwise_schema(allow_ties=allow_ties, use_reasoning=use_reasoning),
-        few_shot_placement=few_shot_placement,
         few_shot_shape=PAIR_EXAMPLE,
-        cache=cache,
         calibration=calibration,
         verdict_field="winner",
     )
     return _PairwiseCore(core, shows_reference, on_disagreement)
+
+
+def _check_pointwise(
+    prompt: Any, allow_ties: bool, calibration: Any, few_shot_examples: Any, on_disagreement: str
+) -> None:
+    """What does not fit a pair judged one output at a time, refused rather than ignored."""
+    fields = set(template_fields(prompt)) if isinstance(prompt, str) else {"outputs"}
+    if "outputs" not in fields or fields & {"outputs_a", "outputs_b"}:
+        raise UsageError(
+            "pointwise=True judges one output at a time: its prompt names {outputs} (not {outputs_a} or {outputs_b})"
+        )
+    given = {
+        "allow_ties": allow_ties,  # the judge says true or false of each output; equal figures are the tie
+        "calibration": calibration is not None,  # a pair's calibration corrects positions, which this judge has not
+        "few_shot_examples": bool(few_shot_examples),  # judged pairs, which a question about one output cannot show
+        "on_disagreement": on_disagreement != "tie",  # no orders to disagree
+    }
+    refused = [f"{{{name}}}" for name, is_given in given.items() if is_given]
+    if refused:
+        raise OptionError(f"{{pointwise}} does not go with {', '.join(refused)}")
 
 
 def create_pairwise_judge(
@@ -284,6 +324,8 @@ def create_pairwise_judge(
     few_shot_examples: Optional[list[dict[str, Any]]] = None,
     few_shot_placement: str = "end",
     on_disagreement: str = "tie",
+    self_reference: bool = False,
+    pointwise: bool = False,
 ) -> PairwiseEvaluator:
     """An evaluator that says which of two outputs is better, asking in both orders.
 
@@ -303,6 +345,12 @@ def create_pairwise_judge(
     ``on_disagreement="probabilities"`` gives a pair whose orders disagree to
     the side the judge found likelier over both orders, instead of a tie
     (:func:`combine_orders`).
+    ``self_reference=True`` has the judge answer ``inputs`` itself first and
+    shows that answer as the reference (LLMBar's self-generated reference);
+    ``metadata.self_reference`` holds it.
+    ``pointwise=True`` asks of each output alone whether it does what the
+    instruction asks (:mod:`.pointwise`), so no position can be preferred;
+    the output the judge finds likelier to do so wins.
     """
     return PairwiseEvaluator(_pairwise_core(**_options(locals())))
 
@@ -322,6 +370,8 @@ def create_async_pairwise_judge(
     few_shot_examples: Optional[list[dict[str, Any]]] = None,
     few_shot_placement: str = "end",
     on_disagreement: str = "tie",
+    self_reference: bool = False,
+    pointwise: bool = False,
 ) -> AsyncPairwiseEvaluator:
     """The async twin of :func:`create_pairwise_judge`: both orders are asked at once."""
     return AsyncPairwiseEvaluator(_pairwise_core(**_options(locals())))

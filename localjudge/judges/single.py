@@ -1,25 +1,27 @@
 """create_llm_as_judge / create_async_llm_as_judge: one core, two thin callers.
 
-The core (:mod:`.core`) builds the request and reads the response; the
-sync evaluator calls the client directly and the async one awaits it (or runs
-a sync client in a worker thread). Nothing else differs between the two.
+The core (:mod:`.core`) plans each judgement: the requests, and what is
+read from their responses. The sync evaluator drives the plan by calling
+the client directly, the async one by awaiting it (or running a sync client
+in a worker thread). Nothing else differs between the two.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ..clients.base import acall_create, call_create
 from ..types import FewShotExample
 from .core import (  # re-exported: the pairwise and trajectory judges build on them
     READOUT_FIELD,
     RESPONSE_METADATA_FIELD,
     JudgeCore,
+    arun_plan,
     build_core,
     recalibrate,
     response_metadata,
+    run_plan,
 )
 
 if TYPE_CHECKING:
@@ -81,8 +83,7 @@ class JudgeEvaluator(Evaluator):
         self.core = core
 
     def __call__(self, *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any) -> Any:
-        request = self.core.build_request(inputs, outputs, reference_outputs, kwargs)
-        return self.core.read_result(call_create(self.core.client, request))
+        return run_plan(self.core.client, self.core.plan(inputs, outputs, reference_outputs, kwargs))
 
 
 class AsyncJudgeEvaluator(AsyncEvaluator):
@@ -94,8 +95,7 @@ class AsyncJudgeEvaluator(AsyncEvaluator):
     async def __call__(
         self, *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
     ) -> Any:
-        request = self.core.build_request(inputs, outputs, reference_outputs, kwargs)
-        return self.core.read_result(await acall_create(self.core.client, request))
+        return await arun_plan(self.core.client, self.core.plan(inputs, outputs, reference_outputs, kwargs))
 
 
 def create_llm_as_judge(
@@ -112,7 +112,8 @@ def create_llm_as_judge(
     output_schema: Any = None,
     few_shot_placement: str = "end",
     cache: Any = None,
-    calibration: Optional[Correction] = None,
+    calibration: Union[Correction, str, None] = None,
+    self_reference: bool = False,
 ) -> JudgeEvaluator:
     """An evaluator that asks a judge model to score ``outputs``; OpenEvals' arguments, then our own.
 
@@ -124,7 +125,14 @@ def create_llm_as_judge(
     model call. ``calibration`` (a :class:`~localjudge.trust.correction.Correction`,
     as ``localjudge calibrate`` fits and :func:`~localjudge.read_calibration`
     reads) corrects a local model's probabilities of a true/false or choices
-    verdict; the score becomes the value they then favour.
+    verdict; the score becomes the value they then favour. ``calibration="stored"``
+    takes the fit kept for this very judge: yours from ``localjudge calibrate``,
+    else one that ships for the default judge's prompts (an error if neither).
+    ``self_reference=True`` judges without a reference by having the judge
+    answer ``inputs`` itself first and showing that answer as
+    ``{reference_outputs}`` (a reference given with a row is used instead);
+    the result's metadata carries it as ``self_reference``. Pair it with
+    :data:`~localjudge.judges.evaluators.SAME_ANSWER_PROMPT`.
     """
     return JudgeEvaluator(build_core(**_arguments(locals())))
 
@@ -143,7 +151,8 @@ def create_async_llm_as_judge(
     output_schema: Any = None,
     few_shot_placement: str = "end",
     cache: Any = None,
-    calibration: Optional[Correction] = None,
+    calibration: Union[Correction, str, None] = None,
+    self_reference: bool = False,
 ) -> AsyncJudgeEvaluator:
     """The async twin of :func:`create_llm_as_judge`."""
     return AsyncJudgeEvaluator(build_core(**_arguments(locals())))

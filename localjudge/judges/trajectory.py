@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..clients.base import acall_create, call_create
+from ..errors import UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, template_fields
 from ..prompts.trajectory import trajectory_text
 from ..types import FewShotExample
@@ -113,6 +114,8 @@ def _warn_if_unshown(prompt: Any, has_reference: bool) -> None:
 
 
 def _trajectory_judge(*, prompt: Any, **options: Any) -> TrajectoryJudge:
+    if isinstance(options.get("calibration"), str):  # our prompt changes per call; a fit is for one prompt
+        raise UsageError("the trajectory judge takes a Correction as calibration=, not a name")
     core = build_core(prompt=TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE if prompt is None else prompt, **options)
     return TrajectoryJudge(core, own_prompt=prompt is None)
 

@@ -118,6 +118,8 @@ SINGLE_EXAMPLE = ExampleShape((("inputs", "input"), ("outputs", "output")), "sco
 PAIR_EXAMPLE = ExampleShape((("inputs", "input"), ("outputs_a", "output_a"), ("outputs_b", "output_b")), "winner")
 #: a pair's verdict given with the outputs swapped, in the caller's terms
 SWAP = {"A": "B", "B": "A", "tie": "tie"}
+#: the score each verdict of a pair gives, from A's side
+SCORES = {"A": 1.0, "B": 0.0, "tie": 0.5}
 
 
 def build_messages(

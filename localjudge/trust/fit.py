@@ -46,8 +46,8 @@ CONTENT_FREE = ("N/A", "[MASK]", "")
 
 
 def calibration_key(evaluator: Any) -> str:
-    """Which calibration file is this evaluator's: its model's identity and the request it builds, hashed."""
-    core = evaluator.core
+    """Which calibration file is this evaluator's (or judge core's): its model's identity and the request it builds, hashed."""
+    core = getattr(evaluator, "core", evaluator)
     identity = cache_identity(core.client)
     if identity is None:
         raise UsageError("this judge cannot say which model answers, so no calibration can be kept for it")
@@ -55,7 +55,10 @@ def calibration_key(evaluator: Any) -> str:
     fields = set(template_fields(core.prompt)) if isinstance(core.prompt, str) else set()
     placeholders = {name: f"{{{name}}}" for name in fields | {"inputs", "outputs", "reference_outputs"}}
     request = core.build_request(None, None, None, placeholders)
-    text = json.dumps({"model": identity, "request": request}, sort_keys=True, ensure_ascii=False, default=str)
+    document: dict[str, Any] = {"model": identity, "request": request}
+    if core.self_reference is not None:  # a reference the judge writes itself is not one a row gives
+        document["self_reference"] = core.self_reference.request(placeholders["inputs"], core.model)
+    text = json.dumps(document, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -174,7 +177,7 @@ def fit_calibration(samples: Samples, classes: Sequence[str], prior: Sequence[fl
 
 
 def stored_correction(evaluator: Any) -> tuple[Any, str]:
-    """The correction kept for this evaluator (None if none helped), and a note on it.
+    """The correction kept for this evaluator or judge core (None if none helped), and a note on it.
 
     The user's own fit (``localjudge calibrate``) wins; without one, a fit
     that ships with localjudge for the same judge (:func:`shipped_calibration`).
@@ -190,9 +193,9 @@ def stored_correction(evaluator: Any) -> tuple[Any, str]:
             where = f"shipped with localjudge, fitted on {stored.about.get('data', 'labelled rows')}"
             return stored.correction, f"calibrated: {stored.chosen} ({where}; localjudge calibrate fits your own)"
         raise OptionError(
-            "{calibrated}: no calibration was fitted for this judge. A calibration belongs to one local model "
+            "{calibrated:calibration='stored'}: no calibration was fitted for this judge. A calibration belongs to one local model "
             "and one prompt: the same {model}, prompt options ({prompt}, {evaluator}, {system}, {no_reasoning}, "
-            "{choices}, ...) and the same fields (whether {inputs} and {reference_outputs} are given). Fit one "
+            "{choices}, {self_reference}, ...) and the same fields (whether {inputs} and {reference_outputs} are given). Fit one "
             "with: localjudge calibrate LABELLED.jsonl (with {pairwise} for compare) and those options"
         )
     stored = read_calibration(path)

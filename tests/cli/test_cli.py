@@ -500,12 +500,18 @@ class LeaningJudge(ChatClient):
         return {"engine": "leaning", "model": "leaning-1"}
 
 
-def test_calibrate_then_batch_calibrated_find_the_same_calibration(tmp_path, monkeypatch):
+def _leaning_rows(tmp_path, monkeypatch, judge):
+    """Twelve labelled rows, right and wrong in turn, judged by ``judge`` with the cache in ``tmp_path``."""
     monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: LeaningJudge())
+    monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: judge)
     rows = [{"id": str(i), "inputs": "q", "outputs": "right" if i % 2 else "wrong", "label": i % 2} for i in range(12)]
     data = tmp_path / "labelled.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return data
+
+
+def test_calibrate_then_batch_calibrated_find_the_same_calibration(tmp_path, monkeypatch):
+    data = _leaning_rows(tmp_path, monkeypatch, LeaningJudge())
 
     fitted = run("calibrate", str(data), "--no-reasoning", "-j", "3", "--folds", "3")
     assert fitted.exit_code == 0, fitted.output
@@ -524,6 +530,33 @@ def test_calibrate_then_batch_calibrated_find_the_same_calibration(tmp_path, mon
 
     shown_differently = run("batch", str(data), "-o", str(tmp_path / "x.jsonl"), "--calibrated")  # with reasoning
     assert shown_differently.exit_code == 2 and "no calibration was fitted for this judge" in shown_differently.stderr
+
+
+class OwnAnswerJudge(LeaningJudge):
+    """The leaning judge, writing its own answer when asked for one, but never to a content-free question."""
+
+    def _complete(self, request):
+        if "response_format" in request:
+            return super()._complete(request)
+        question = request["messages"][-1]["content"]
+        assert question not in ("N/A", "[MASK]", ""), "asked to answer a content-free question"
+        return make_chat_completion("right", model="leaning")
+
+
+def test_a_judge_writing_its_own_reference_is_calibrated_as_its_own(tmp_path, monkeypatch):
+    data = _leaning_rows(tmp_path, monkeypatch, OwnAnswerJudge())
+
+    fitted = run("calibrate", str(data), "--no-reasoning", "--self-reference", "--folds", "3")
+    assert fitted.exit_code == 0, fitted.output
+    assert "true 0.850, false 0.150" in fitted.stdout  # the content-free readout, its reference a placeholder too
+
+    results = tmp_path / "scored.jsonl"
+    scored = run("batch", str(data), "-o", str(results), "--no-reasoning", "--self-reference", "--calibrated")
+    assert scored.exit_code == 0, scored.output
+    records = [r["result"] for r in map(json.loads, results.read_text().splitlines())]
+    assert all(r["metadata"]["calibrated"] and r["metadata"]["self_reference"] == "right" for r in records)
+    without = run("batch", str(data), "-o", str(tmp_path / "x.jsonl"), "--no-reasoning", "--calibrated")
+    assert without.exit_code == 2 and "no calibration was fitted for this judge" in without.stderr
 
 
 def test_calibrate_checks_every_label_before_judging(tmp_path, scripted):

@@ -147,16 +147,28 @@ def test_check_judge_runs_a_set_on_the_tiny_model_and_writes_its_report(tmp_path
 
 
 @pytest.mark.model
-def test_the_default_judge_tells_right_answers_from_wrong_on_held_out_questions(tmp_path):
+@pytest.mark.parametrize("own_reference", [False, True])
+def test_the_default_judge_tells_right_answers_from_wrong_on_held_out_questions(tmp_path, own_reference):
+    """Plainly, and against an answer it writes itself first, which each record then shows."""
     report_file = tmp_path / "report.json"
     outcome = CliRunner().invoke(
         main,
         [
             *("check-judge", "-m", "default", "--set", "answers", "--split", "test", "--limit", "12"),
-            *("--no-reasoning", "-j", "2", "--json", str(report_file)),
+            *("--no-reasoning", "-j", "2", "--json", str(report_file), "--results", str(tmp_path)),
+            *(["--self-reference"] if own_reference else []),
         ],
     )
     assert outcome.exit_code == 0, outcome.output
     (answers,) = json.loads(report_file.read_text())["sets"]
     assert answers["failed"] == 0
     assert answers["accuracy"] >= 0.75, answers  # the tiny base model sits at 0.5 here
+    records = [json.loads(line) for line in (tmp_path / "answers.results.jsonl").read_text().splitlines()]
+    own: dict[str, set[str]] = {}
+    for record in records:  # a question's right and wrong answer are judged against one own answer
+        written = (record["result"]["metadata"] or {}).get("self_reference")
+        own.setdefault(record["id"].split("-")[0], set()).add(written)
+    if own_reference:
+        assert len(own) == 6 and all(len(texts) == 1 and next(iter(texts)).strip() for texts in own.values())
+    else:
+        assert set().union(*own.values()) == {None}

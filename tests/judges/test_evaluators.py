@@ -28,6 +28,7 @@ WHAT_EACH_READS = {
     "helpfulness": {"inputs", "outputs"},
     "harmfulness": {"inputs", "outputs"},
     "pairwise_preference": {"inputs", "outputs_a", "outputs_b"},
+    "same_answer": {"inputs", "outputs", "reference_outputs"},
 }
 
 

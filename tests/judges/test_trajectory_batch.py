@@ -74,7 +74,9 @@ def test_a_prompt_of_ones_own_and_a_mapped_column_work_with_trajectories(judge, 
     assert judge.requests[0]["messages"][-1]["content"] == "Steps:\n" + trajectory_text(GOOD)
 
 
-@pytest.mark.parametrize("flag", [["--pairwise"], ["--evaluator", "correctness"], ["--calibrated"]])
+@pytest.mark.parametrize(
+    "flag", [["--pairwise"], ["--evaluator", "correctness"], ["--calibrated"], ["--self-reference"]]
+)
 def test_options_that_do_not_fit_a_trajectory_are_refused_before_any_row(judge, tmp_path, flag):
     data = _write(tmp_path, ROWS[:1])
     result = CliRunner().invoke(cli.main, ["batch", str(data), "--trajectory", *flag, "--no-cache"])

@@ -154,3 +154,10 @@ def test_the_request_is_what_create_llm_as_judge_sends_for_the_same_prompt():
     create_trajectory_llm_as_judge(judge=ours, prompt="{outputs}", system="Be fair.")(outputs=TRAJECTORY)
     create_llm_as_judge(judge=theirs, prompt="{outputs}", system="Be fair.")(outputs=trajectory_text(TRAJECTORY))
     assert json.dumps(ours.requests) == json.dumps(theirs.requests)
+
+
+def test_a_stored_calibration_is_refused_since_our_prompt_changes_with_each_call():
+    from localjudge.errors import UsageError
+
+    with pytest.raises(UsageError, match="takes a Correction as calibration=, not a name"):
+        create_trajectory_llm_as_judge(judge=ScriptedClient([]), calibration="stored")

@@ -52,6 +52,13 @@ def test_the_key_names_the_model_and_the_prompt():
     assert key != calibration_key(_judge(Fixed(), prompt="Judge {outputs} against {inputs}."))
 
 
+def test_a_judge_that_writes_its_own_reference_has_a_key_of_its_own():
+    prompt = "Does {outputs} say what {reference_outputs} says, for {inputs}?"
+    given = calibration_key(_judge(Fixed(), prompt=prompt))
+    own = calibration_key(create_llm_as_judge(prompt=prompt, judge=Fixed(), use_reasoning=False, self_reference=True))
+    assert own != given  # the same prompt, but its reference comes from the judge, with other biases
+
+
 def test_a_judge_that_cannot_say_which_model_it_is_has_no_key():
     class Anonymous(Fixed):
         cache_identity = None
@@ -229,7 +236,30 @@ def test_a_shipped_fit_serves_when_the_user_has_none_and_the_user_s_own_wins(tmp
     assert correction.prior is None and correction.temperature == 1.5 and str(calibration_path(key)) in note
 
 
-def test_the_shipped_fit_is_found_by_the_default_judge_s_verdict_only_prompt():
+def test_calibration_stored_applies_the_fit_kept_for_the_judge_being_built(tmp_path, monkeypatch):
+    from localjudge.errors import OptionError
+    from localjudge.trust import fit
+
+    monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(fit, "SHIPPED", tmp_path / "shipped")
+    with pytest.raises(OptionError, match="calibration='stored': no calibration was fitted for this judge"):
+        create_llm_as_judge(prompt="Is {outputs} right?", judge=Fixed(), calibration="stored")
+    with pytest.raises(UsageError, match=r"calibration must be a Correction .* or 'stored', got 'shipped'"):
+        create_llm_as_judge(prompt="Is {outputs} right?", judge=Fixed(), calibration="shipped")
+    leaning = {"format": 1, "classes": ["true", "false"], "chosen": "bias + temperature", "prior": [0.9, 0.1]}
+    leaning.update(temperature=1.0, rows=10, validations={}, about={})
+    (tmp_path / "shipped").mkdir()
+    key = calibration_key(_judge(Fixed(p_true=0.8)))
+    (tmp_path / "shipped" / f"{key}.json").write_text(json.dumps(leaning))
+    evaluator = create_llm_as_judge(
+        prompt="Is {outputs} right for {inputs}?", judge=Fixed(p_true=0.8), use_reasoning=False, calibration="stored"
+    )
+    result = evaluator(inputs="q", outputs="a")
+    assert result["score"] is False and result["metadata"]["uncalibrated"]["score"] is True  # 0.8 is below its lean
+
+
+@pytest.mark.parametrize("own_reference", [False, True])
+def test_the_shipped_fits_are_found_by_the_default_judge_s_verdict_only_prompts(own_reference):
     """A change to the default judge's prompt, schema or identity orphans the shipped fit: refit with make calibrations.
 
     In a process of its own, as the command line builds its judge (this session's judge is the tiny model).
@@ -238,7 +268,8 @@ def test_the_shipped_fit_is_found_by_the_default_judge_s_verdict_only_prompt():
         "from localjudge.commands.judging import judge_from_settings, make_evaluator;"
         "from localjudge.commands.settings import JudgeSettings;"
         "from localjudge.trust.fit import calibration_key, shipped_calibration;"
-        "e = make_evaluator(JudgeSettings(model_spec='default', no_reasoning=True), has_inputs=True,"
+        f"s = JudgeSettings(model_spec='default', no_reasoning=True, self_reference={own_reference});"
+        "e = make_evaluator(s, has_inputs=True,"
         " has_reference=False, build=lambda s: judge_from_settings(s, load=False));"
         "print(shipped_calibration(calibration_key(e)))"
     )
