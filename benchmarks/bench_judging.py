@@ -21,6 +21,7 @@ from pathlib import Path
 
 EXAMPLES = Path(__file__).parent / "data"  # judged examples of our own, on questions in neither split
 
+PAIR_SETS = ("llmbar-natural", "adversarial")
 #: each variant's check-judge options, and the sets it applies to (None: every set)
 VARIANTS: dict[str, tuple[list[str], tuple[str, ...] | None]] = {
     "verdict only": (["--no-reasoning"], None),
@@ -51,6 +52,8 @@ VARIANTS: dict[str, tuple[list[str], tuple[str, ...] | None]] = {
         ["--no-reasoning", "--self-reference", "--on-disagreement", "probabilities"],
         ("adversarial",),
     ),
+    "verdict only, each answer of a pair judged alone": (["--no-reasoning", "--pointwise"], PAIR_SETS),
+    "no verdict: the answer the instruction makes likelier": (["--likelihood"], PAIR_SETS),
     "verdict only, ensemble with the 0.5B, likelier side on disagreement": (
         ["--no-reasoning", "--on-disagreement", "probabilities", "-m", "qwen2.5-coder-0.5b-instruct", "--ensemble"],
         None,

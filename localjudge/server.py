@@ -37,7 +37,7 @@ from . import bounded_json
 from .cancellation import Cancel, cancellable
 from .clients.base import call_create, read_response_format
 from .clients.formats import check_answer
-from .clients.request import HONOURED_FIELDS, IGNORED_FIELDS
+from .clients.request import HONOURED_FIELDS, IGNORED_FIELDS, SCORE_REPLY_FIELD
 from .errors import (
     AllClientsFailedError,
     ContextOverflowError,
@@ -86,9 +86,15 @@ def invalid(message: str, *, param: str | None = None, code: str | None = None) 
     return ApiError(400, message, kind="invalid_request_error", param=param, code=code)
 
 
-#: the fields a request may carry: OpenAI's wire fields the judges know; never the SDK-only ``extra_*``,
-#: which a remote judge would merge into its own request past every limit here
-WIRE_FIELDS = (HONOURED_FIELDS | IGNORED_FIELDS) - {"extra_body", "extra_headers", "extra_query", "timeout"}
+#: the fields a request may carry: OpenAI's wire fields the judges know, and ``score_reply`` (our one
+#: extension: a reply's log-probabilities); never the SDK-only ``extra_*``, which a remote judge would merge
+#: into its own request past every limit here
+WIRE_FIELDS = (HONOURED_FIELDS | IGNORED_FIELDS | {SCORE_REPLY_FIELD}) - {
+    "extra_body",
+    "extra_headers",
+    "extra_query",
+    "timeout",
+}
 
 
 def check_request(body: Any, limits: Limits) -> dict[str, Any]:
@@ -206,7 +212,7 @@ def checked_answer(request: Mapping[str, Any], response: Any, backend: str) -> d
     """
     answer = dict(response.model_dump() if hasattr(response, "model_dump") else response)
     kind, value = check_answer(request, answer, backend=backend)
-    if kind != "text":
+    if kind not in ("text", "scored"):  # a scored reply's figures are in its logprobs, its content empty
         choice = dict(answer["choices"][0])
         choice["message"] = {**dict(choice["message"]), "content": json.dumps(value, ensure_ascii=False)}
         answer["choices"] = [choice, *answer["choices"][1:]]

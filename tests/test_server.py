@@ -308,6 +308,25 @@ def test_our_own_client_judges_through_it_and_requests_run_side_by_side(served):
 
 
 @pytest.mark.model
+def test_a_pair_judged_by_likelihood_through_it_gets_the_figures_the_model_gives_here(served):
+    from localjudge import OpenAICompatibleClient
+    from localjudge.judges.pairwise import create_pairwise_judge
+
+    _, base, _ = served
+    pair = {
+        "inputs": "What is the capital of France?",
+        "outputs_a": "The capital of Italy is Rome.",
+        "outputs_b": "Paris is the capital of France.",
+    }
+    judge = OpenAICompatibleClient(f"{base}/v1", api_key=KEY, model="default")
+    remote = create_pairwise_judge(judge=judge, likelihood=True)(**pair)
+    here = create_pairwise_judge(model="tiny", likelihood=True)(**pair)
+    assert remote["metadata"]["winner"] == here["metadata"]["winner"] == "B"
+    assert remote["metadata"]["likelihood_gain"] == pytest.approx(here["metadata"]["likelihood_gain"], rel=1e-9)
+    judge.close()
+
+
+@pytest.mark.model
 def test_bad_requests_get_openai_shaped_errors(served):
     _, base, _ = served
     assert _post(base, {"messages": MESSAGES}, key="wrong").status_code == 401

@@ -30,6 +30,7 @@ from ..specs.registry import command_line_options
 __all__ = [
     "CALIBRATED",
     "CONCURRENCY",
+    "LIKELIHOOD",
     "NO_CACHE",
     "ON_DISAGREEMENT",
     "POINTWISE",
@@ -210,6 +211,12 @@ POINTWISE = click.option(
     help="Pairs: ask of each output alone whether it does what was asked, instead of showing both; the output "
     "the judge finds likelier to do so wins (no position to prefer).",
 )
+LIKELIHOOD = click.option(
+    "--likelihood",
+    is_flag=True,
+    help="Pairs: ask nothing; score each output as the model's own reply to the instruction, and the one the "
+    "instruction makes likelier (per token, against no instruction) wins. Local models.",
+)
 SELF_REFERENCE = click.option(
     "--self-reference",
     is_flag=True,
@@ -232,9 +239,9 @@ NO_CACHE = click.option(
 
 
 def pair_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--allow-ties``, ``--on-disagreement`` and ``--pointwise``, for the commands that judge pairs."""
+    """``--allow-ties``, ``--on-disagreement``, ``--pointwise`` and ``--likelihood``, for the commands that judge pairs."""
     ties = click.option("--allow-ties", is_flag=True, help="Pairs: let the judge answer that neither is better (tie).")
-    return _apply(command, [ties, ON_DISAGREEMENT, POINTWISE])
+    return _apply(command, [ties, ON_DISAGREEMENT, POINTWISE, LIKELIHOOD])
 
 
 def prompt_options(*, pairs: bool = False) -> Decorator:

@@ -14,6 +14,7 @@ from .options import (
     CALIBRATED,
     CONCURRENCY,
     FILE,
+    LIKELIHOOD,
     NO_CACHE,
     ON_DISAGREEMENT,
     POINTWISE,
@@ -145,6 +146,7 @@ def describe_agreement(report: AgreementReport) -> str:
 @click.option("--system", help="System message placed before each prompt.")
 @ON_DISAGREEMENT
 @POINTWISE
+@LIKELIHOOD
 @CALIBRATED
 @SELF_REFERENCE
 @click.option(

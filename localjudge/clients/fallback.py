@@ -145,16 +145,8 @@ class _Chain:
                 client.check_schema(schema)
 
 
-class FallbackClient(ChatClient):
-    """``FallbackClient(primary, secondary, ...)``: the first client that answers wins.
-
-    A client's failure moves the call on when ``fallback_on`` says so (by
-    default :func:`~localjudge.clients.failure_policy.another_client`; or give exception classes, or a predicate
-    taking the exception). Any other error propagates at once. When every
-    client fails, ``AllClientsFailedError`` lists each failure in order.
-    """
-
-    name = "fallback"
+class _Chained:
+    """What a fallback client and its async twin share: the chain, built once, that both walk."""
 
     def __init__(self, *clients: Any, fallback_on: FallbackOn = None, names: Sequence[str] | None = None) -> None:
         super().__init__()
@@ -169,6 +161,18 @@ class FallbackClient(ChatClient):
 
     def check_schema(self, schema: Mapping[str, Any]) -> None:
         self._chain.check_schema(schema)
+
+
+class FallbackClient(_Chained, ChatClient):
+    """``FallbackClient(primary, secondary, ...)``: the first client that answers wins.
+
+    A client's failure moves the call on when ``fallback_on`` says so (by
+    default :func:`~localjudge.clients.failure_policy.another_client`; or give exception classes, or a predicate
+    taking the exception). Any other error propagates at once. When every
+    client fails, ``AllClientsFailedError`` lists each failure in order.
+    """
+
+    name = "fallback"
 
     def cache_identity(self) -> dict[str, Any] | None:
         """The chain's clients in order; None when one of them cannot say who it is."""
@@ -196,24 +200,10 @@ class FallbackClient(ChatClient):
         return f"FallbackClient({', '.join(self._chain.names)})"
 
 
-class AsyncFallbackClient(AsyncChatClient):
+class AsyncFallbackClient(_Chained, AsyncChatClient):
     """The async twin of :class:`FallbackClient`; blocking clients run in a worker thread."""
 
     name = "fallback"
-
-    def __init__(self, *clients: Any, fallback_on: FallbackOn = None, names: Sequence[str] | None = None) -> None:
-        super().__init__()
-        self._chain = self._new_chain(clients, fallback_on, names)
-
-    def _new_chain(self, clients: Sequence[Any], fallback_on: FallbackOn, names: Sequence[str] | None) -> _Chain:
-        return _Chain(clients, fallback_on, names)
-
-    @property
-    def clients(self) -> list[Any]:
-        return list(self._chain.clients)
-
-    def check_schema(self, schema: Mapping[str, Any]) -> None:
-        self._chain.check_schema(schema)
 
     async def _acomplete(self, request: dict[str, Any]) -> Any:
         failures: list[tuple[str, BaseException]] = []

@@ -11,13 +11,15 @@ for, whatever the server claims to have enforced.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Mapping
 from typing import Any
 
 from .. import bounded_json
 from ..errors import OutputParseError
-from .base import read_choice, read_response_format
+from .base import field_of, read_choice, read_response_format
+from .request import SCORE_REPLY_FIELD
 
 __all__ = [
     "FIXED_TEMPERATURE",
@@ -29,6 +31,7 @@ __all__ = [
     "check_content",
     "is_schema_rejection",
     "is_temperature_rejection",
+    "read_reply_logprobs",
     "wire_response_format",
 ]
 
@@ -147,9 +150,35 @@ def check_content(
     return value
 
 
+def read_reply_logprobs(response: Any, *, backend: str | None = None) -> list[float]:
+    """The log-probability of each token of a scored reply (a ``score_reply`` request's answer).
+
+    ``OutputParseError`` when the response holds none, as from a client that
+    answered the request instead of scoring its reply, or holds figures that
+    are no log-probabilities (a cache file is checked like a model).
+    """
+    choice = (field_of(response, "choices") or [None])[0]
+    tokens = field_of(field_of(choice, "logprobs"), "content")
+    figures = [field_of(token, "logprob") for token in tokens] if isinstance(tokens, (list, tuple)) else []
+    if not figures or not all(
+        isinstance(f, (int, float)) and not isinstance(f, bool) and -math.inf < f <= 0 for f in figures
+    ):
+        content = field_of(field_of(choice, "message"), "content")
+        raise OutputParseError(
+            "The judge was asked how likely a reply is (score_reply) and answered without a log-probability "
+            "for each of its tokens",
+            raw_output=content if isinstance(content, str) else "",
+            hint="Scoring a reply needs a local model (a GGUF file or transformers model), not a server.",
+            backend=backend,
+        )
+    return [float(f) for f in figures]
+
+
 def check_answer(request: Mapping[str, Any], response: Any, *, backend: str | None = None) -> tuple[str, Any]:
     """``(kind, value)`` of a response to ``request``: its JSON value checked against the format asked for
-    (``OutputParseError`` otherwise), or None for free text, which is any text."""
+    (``OutputParseError`` otherwise), or None for free text, which is any text; a scored reply's figures."""
+    if request.get(SCORE_REPLY_FIELD):
+        return "scored", read_reply_logprobs(response, backend=backend)
     kind, schema = read_response_format(request.get("response_format"))
     content, finish_reason = read_choice(response)
     return kind, check_content(content, kind, schema, finish_reason=finish_reason, backend=backend)

@@ -13,6 +13,10 @@ as many sequences as the runtime has slots
 (:class:`~localjudge.decoding.batcher.Batcher`); each gets the answer it
 would get alone.
 
+A request with ``score_reply`` set decodes nothing: it reads the reply that
+ends its messages and answers with the log-probability of each of the
+reply's tokens, the end of the turn included, as OpenAI-shaped ``logprobs``.
+
 How the answer was decoded (sampled and forced tokens, whether a string was
 closed by its budget, prefill and decode seconds) comes back on the response
 as ``decode_stats``.
@@ -29,13 +33,13 @@ from ..decoding.batcher import Batcher
 from ..decoding.readout import DEFAULT_TOLERANCE, readout_fields
 from ..errors import ContextOverflowError, ModelError, UsageError
 from ..prompts.format_instructions import add_format_instructions
-from ..runtimes.base import Runtime
+from ..runtimes.base import Runtime, refuse_what_cannot_fit
 from ..runtimes.chat_templates import ChatTemplate, resolve_chat_template, text_in_markup
 from ..specs.options import DECODING_OPTIONS, DEFAULT_MAX_TOKENS, DEFAULT_REASONING_BUDGET
 from ..specs.registry import identity_options
 from ..wording import Message
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
-from .request import answer_length, check_max_tokens, read_request, refuse_special_spellings
+from .request import SCORE_REPLY_FIELD, answer_length, check_max_tokens, read_request, refuse_special_spellings
 
 __all__ = ["DECODE_STATS_FIELD", "DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "READOUT_FIELD", "LocalClient"]
 
@@ -53,6 +57,7 @@ class _Prepared:
     model: str
     prompt: list[int]  # the prompt's tokens, which the generation starts by reading
     readout_fields: dict[str, bytes]
+    reply: list[int] | None = None  # a reply scored, not an answer decoded (``score_reply``)
 
 
 class LocalClient(ChatClient):
@@ -146,6 +151,8 @@ class LocalClient(ChatClient):
         """Render, tokenize and check one request; its generation, ready to run."""
         from ..decoding.loop import Sampler, generate
 
+        if request.get(SCORE_REPLY_FIELD):
+            return self._prepare_score(request)
         messages, options = read_request(request, self.name)
         guide, schema = self._guide_for(request.get("response_format"))
         if self.format_instructions:
@@ -194,7 +201,54 @@ class LocalClient(ChatClient):
         )
         return _Prepared(generation, str(request.get("model") or self.model_name), tokens, fields)
 
+    def _prepare_score(self, request: dict[str, Any]) -> _Prepared:
+        """A reply to score: the conversation before it is the prompt, its text (never markup) the reply."""
+        from ..decoding.steps import Score
+
+        request = {k: v for k, v in request.items() if k != SCORE_REPLY_FIELD}
+        messages, _ = read_request(request, self.name)
+        *conversation, last = messages
+        reply = last.get("content")
+        if last.get("role") != "assistant" or not isinstance(reply, str) or not reply or not conversation:
+            raise UsageError(
+                f"a request with {SCORE_REPLY_FIELD} ends with the reply to score, "
+                "{'role': 'assistant', 'content': TEXT}, after at least one message",
+                param="messages",
+            )
+        prompt = self.template.render_parts(conversation)
+        runtime = self.runtime
+        with runtime.reading:
+            runtime.require_open()
+            refuse_special_spellings(text_in_markup(prompt, conversation), runtime.spells_special, self.name)
+            prompt_tokens = runtime.prompt_tokens(prompt)
+            refuse_what_cannot_fit(
+                [reply], lambda text: len(runtime.tokenize(text, special=False)), runtime.n_ctx, self.name
+            )
+            reply_tokens = runtime.tokenize(reply, special=False)
+        if runtime.vocab.eos_id is not None:  # how likely the reply ends where it does counts too
+            reply_tokens.append(runtime.vocab.eos_id)
+        runtime.check_fits(len(prompt_tokens), len(reply_tokens))
+
+        def scoring() -> Any:
+            return (yield Score(prompt_tokens, reply_tokens))
+
+        return _Prepared(scoring(), str(request.get("model") or self.model_name), prompt_tokens, {}, reply_tokens)
+
+    def _respond_score(self, prepared: _Prepared, logprobs: list[float]) -> ChatCompletion:
+        assert prepared.reply is not None
+        response = make_chat_completion("", model=prepared.model, prompt_tokens=len(prepared.prompt) + len(logprobs))
+        pieces = self.runtime.vocab.pieces
+        tokens = []
+        for token, logprob in zip(prepared.reply, logprobs, strict=True):
+            piece = pieces[token]  # None for a special token (the end of the reply): spelled as the tokenizer does
+            text = piece.decode("utf-8", "replace") if piece is not None else self.runtime.token_text(token)
+            tokens.append({"token": text, "logprob": logprob, "bytes": list(piece or b""), "top_logprobs": []})
+        response.choices[0]["logprobs"] = ChatCompletion({"content": tokens})
+        return response
+
     def _respond(self, prepared: _Prepared, result: Any) -> ChatCompletion:
+        if prepared.reply is not None:
+            return self._respond_score(prepared, result)
         response = make_chat_completion(
             result.text,
             model=prepared.model,

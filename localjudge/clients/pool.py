@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import UsageError
 from .base import ChatClient
 from .failure_policy import another_server
-from .fallback import AsyncFallbackClient, FallbackClient, FallbackOn, _Chain
+from .fallback import AsyncFallbackClient, FallbackClient, FallbackOn, _Chain, _Chained
 
 __all__ = ["AsyncPoolClient", "PoolClient", "pool_order"]
 
@@ -101,7 +101,7 @@ class _Pool(_Chain):
         return {"pool": sorted(identities, key=repr)}
 
 
-class _Pooled:
+class _Pooled(_Chained):
     """What a pool and its async twin share: the state, and the chain that reads it."""
 
     def __init__(

@@ -18,6 +18,7 @@ from ..errors import UsageError
 __all__ = [
     "HONOURED_FIELDS",
     "IGNORED_FIELDS",
+    "SCORE_REPLY_FIELD",
     "RequestOptions",
     "answer_length",
     "check_max_tokens",
@@ -44,6 +45,9 @@ HONOURED_FIELDS = frozenset(
         "top_logprobs",
     }
 )
+#: a request with this field set asks for no answer: its last message is the assistant's reply, and the
+#: response gives the log-probability of each of that reply's tokens (``choices[0].logprobs.content``)
+SCORE_REPLY_FIELD = "score_reply"
 # Harmless to accept and ignore: they do not change what a model writes.
 IGNORED_FIELDS = frozenset(
     {"user", "metadata", "store", "timeout", "extra_headers", "extra_query", "extra_body", "service_tier"}

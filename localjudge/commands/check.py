@@ -94,6 +94,7 @@ class CheckSet:
             prompt=self.prompt,
             on_disagreement=base.on_disagreement if self.pairwise else None,
             pointwise=base.pointwise and self.pairwise,
+            likelihood=base.likelihood and self.pairwise,
         )
 
 

@@ -108,13 +108,17 @@ def make_evaluator(
     pairwise, trajectory = settings.pairwise, settings.trajectory
     if trajectory:
         _check_trajectory_options(settings)
-    for name in ("allow_ties", "on_disagreement", "pointwise"):
+    for name in ("allow_ties", "on_disagreement", "pointwise", "likelihood"):
         if getattr(settings, name) and not pairwise:
             raise OptionError(f"{{{name}}} is for pairs: use it with a pairwise judge ({{pairwise}})")
     if settings.pointwise and settings.calibrated:
         raise OptionError("{calibrated} corrects a pair's positions, and {pointwise} has none")
     if settings.pointwise and not has_inputs:
         raise OptionError("{pointwise} asks whether each output does what the instruction asks: give the inputs")
+    if settings.likelihood and settings.calibrated:
+        raise OptionError("{calibrated} corrects a verdict's probabilities, and {likelihood} asks for no verdict")
+    if settings.likelihood and not has_inputs:
+        raise OptionError("{likelihood} scores each output as a reply to the instruction: give the inputs")
     if pairwise:
         given = [f"{{{name}}}" for name in SINGLE_OUTPUT_OPTIONS if getattr(settings, name)]
         if given:
@@ -169,7 +173,7 @@ def make_evaluator(
     if pairwise:
         from ..judges.pairwise import create_pairwise_judge, pairwise_prompt
 
-        if prompt is None and not settings.pointwise:  # pointwise: its own question about one output
+        if prompt is None and not (settings.pointwise or settings.likelihood):  # they bring their own
             prompt = pairwise_prompt(has_inputs=has_inputs, has_reference=has_reference or writes_reference)
         evaluator = create_pairwise_judge(
             prompt=prompt,
@@ -179,6 +183,7 @@ def make_evaluator(
             reference=has_reference,
             self_reference=writes_reference,
             pointwise=settings.pointwise,
+            likelihood=settings.likelihood,
             **shared,
         )
     elif trajectory:

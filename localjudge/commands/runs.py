@@ -154,6 +154,7 @@ _NOT_FOR_CALIBRATION = (
     ("output_schema", "output_schema", ""),
     ("allow_ties", "allow_ties", " (a content-free pair is a tie by rights, so it cannot show a bias)"),
     ("pointwise", "pointwise", " (it has no positions to correct)"),
+    ("likelihood", "likelihood", " (it has no verdict to correct)"),
 )
 
 

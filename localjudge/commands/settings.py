@@ -51,6 +51,7 @@ class JudgeSettings:
     allow_ties: bool = False
     on_disagreement: Optional[str] = None
     pointwise: bool = False
+    likelihood: bool = False
     trajectory: bool = False
 
     def __post_init__(self) -> None:

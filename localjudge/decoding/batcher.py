@@ -16,11 +16,11 @@ team of compute threads per calling thread, and rounds run from several
 callers' threads in turn (measured: 8 callers, the same 70 rounds) took
 7.5 s against 6.0 s from one, the idle teams spinning beside the busy one.
 
-A prompt is read (``Start``) alone, one per round, as the prefix cache's
-canonical chunks require; a probe's paths are taken one per round. Prompts
-about to be read one after another (those admitted and waiting to be read,
-and the next ones queued for a sequence when their callers gave them) are
-announced to the runtime (:meth:`Runtime.expect`), so what they share is
+A prompt is read (``Start``, or ``Score`` with the reply it scores) alone,
+one per round, as the prefix cache's canonical chunks require; a probe's
+paths are taken one per round. Prompts about to be read one after another
+(those admitted and waiting to be read, and the next ones queued for a
+sequence when their callers gave them) are announced to the runtime (:meth:`Runtime.expect`), so what they share is
 kept by the first one read and the rest resume from it: a pair's two
 orders read their shared start once, side by side or, with one sequence,
 one after the other.
@@ -39,7 +39,7 @@ import numpy as np
 from .. import cancellation
 from ..errors import ContextOverflowError, ModelError, RequestCancelledError
 from ..runtimes.base import Group, Runtime
-from .steps import Extend, Generation, Probe, Start
+from .steps import FRESH, Extend, Generation, Probe, perform
 
 __all__ = ["Batcher"]
 
@@ -210,7 +210,7 @@ class Batcher:
                 job.fail(reason)
                 del self._active[seq]
         self._admit()
-        starting = next((job for job in self._active.values() if isinstance(job.step, Start)), None)
+        starting = next((job for job in self._active.values() if isinstance(job.step, FRESH)), None)
         if starting is not None:
             self._start(starting)
         stepping = [job for job in self._active.values() if isinstance(job.step, (Extend, Probe))]
@@ -237,17 +237,17 @@ class Batcher:
             job.advance(first=True)
             if not job.done:
                 self._active[job.seq] = job
-        starting = [job.step.tokens for job in self._active.values() if isinstance(job.step, Start)]
+        starting = [job.step.tokens for job in self._active.values() if isinstance(job.step, FRESH)]
         if admitted and len(starting) + len(queued) > 1:
             self.runtime.expect([*starting, *queued])
 
     def _start(self, job: _Job) -> None:
         try:
-            logits = self.runtime.start(job.step.tokens, job.seq)
+            found = perform(job.step, self.runtime, job.seq)  # a prompt, or a prompt and a reply to score
         except Exception as exc:
             job.fail(exc)
             return
-        job.advance(logits)
+        job.advance(found)
 
     def _evaluate(self, jobs: list[_Job]) -> None:
         """One step of each job; an error fails only the jobs it concerns."""

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..runtimes.base import Runtime
 
-__all__ = ["Extend", "Generation", "Probe", "Start", "Step", "perform", "run"]
+__all__ = ["FRESH", "Extend", "Generation", "Probe", "Score", "Start", "Step", "perform", "run"]
 
 T = TypeVar("T")
 
@@ -44,16 +44,33 @@ class Probe:
     paths: Sequence[Sequence[int]]
 
 
-Step = Union[Start, Extend, Probe]
+@dataclass(frozen=True)
+class Score:
+    """Evaluate a fresh prompt and a reply after it; sent back: the log-probability of each reply token."""
+
+    prompt: Sequence[int]
+    reply: Sequence[int]
+
+    @property
+    def tokens(self) -> list[int]:
+        """Everything it reads, as a :class:`Start` would (for the prefix cache)."""
+        return [*self.prompt, *self.reply]
+
+
+#: the steps that begin with a fresh prompt
+FRESH = (Start, Score)
+Step = Union[Start, Extend, Probe, Score]
 Generation = Generator[Step, Any, T]
 
 
-def perform(step: Step, runtime: Runtime, seq: int = 0) -> np.ndarray | list[np.ndarray]:
+def perform(step: Step, runtime: Runtime, seq: int = 0) -> np.ndarray | list[np.ndarray] | list[float]:
     """Run one step on sequence ``seq`` of ``runtime``."""
     if isinstance(step, Start):
         return runtime.start(step.tokens, seq)
     if isinstance(step, Extend):
         return runtime.extend(step.tokens, seq)
+    if isinstance(step, Score):
+        return runtime.score(step.prompt, step.reply, seq)
     return runtime.branch(step.paths, seq)
 
 

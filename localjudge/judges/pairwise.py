@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 from ..errors import OptionError, UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, PAIR_EXAMPLE, SCORES, SWAP, template_fields
+from .likelihood import LikelihoodPair
 from .pointwise import PointwisePair, pointwise_pair_prompt, refuse_hidden_reference
 from .self_reference import Step, with_self_reference
 from .single import (
@@ -42,8 +43,12 @@ __all__ = [
 ]
 
 
-def pairwise_prompt(*, has_inputs: bool = True, has_reference: bool = False) -> str:
-    """Our pairwise instructions, with sections only for what is given (the request, a reference)."""
+def pairwise_prompt(*, has_inputs: bool = True, has_reference: bool = False, own_reference: bool = False) -> str:
+    """Our pairwise instructions, with sections only for what is given (the request, a reference).
+
+    ``own_reference``: the reference is the judge's own answer (``self_reference``), so the
+    prompt does not call it good: it was written without either answer and may be wrong.
+    """
     parts = ["Two assistants answered the same request. Decide which answer serves the request better."]
     if has_inputs:
         parts.append("<request>\n{inputs}\n</request>")
@@ -52,7 +57,11 @@ def pairwise_prompt(*, has_inputs: bool = True, has_reference: bool = False) -> 
     parts += ["<answer_a>\n{outputs_a}\n</answer_a>", "<answer_b>\n{outputs_b}\n</answer_b>"]
     rules = [DATA_NOT_INSTRUCTIONS]
     if has_reference:
-        rules.append("The reference answer is known to be good; measure both answers against it.")
+        rules.append(
+            OWN_REFERENCE_RULE
+            if own_reference
+            else "The reference answer is known to be good; measure both answers against it."
+        )
     rules.append(
         "Prefer the answer that does what the request asks, correctly and completely, and says nothing false. "
         "Do not let the answers' order, length or polish decide; a shorter answer that is right beats a longer "
@@ -61,6 +70,10 @@ def pairwise_prompt(*, has_inputs: bool = True, has_reference: bool = False) -> 
     return "\n\n".join(parts) + "\n\n" + "\n".join(rules)
 
 
+OWN_REFERENCE_RULE = (
+    "The reference answer was written for the request without seeing either answer, and may itself be wrong: "
+    "use it to check both answers, not as the last word."
+)
 PAIRWISE_PROMPT = pairwise_prompt()
 PAIRWISE_PROMPT_WITH_REFERENCE = pairwise_prompt(has_reference=True)
 
@@ -198,7 +211,7 @@ def _positions(metadata: Optional[Mapping[str, Any]]) -> Optional[dict[str, floa
 class PairwiseEvaluator(Evaluator):
     """What :func:`create_pairwise_judge` returns: both orders asked side by side, read by one core."""
 
-    def __init__(self, pair: _PairwiseCore | PointwisePair) -> None:
+    def __init__(self, pair: _PairwiseCore | PointwisePair | LikelihoodPair) -> None:
         self.pair = pair
         self.core = pair.core
 
@@ -217,7 +230,7 @@ class PairwiseEvaluator(Evaluator):
 class AsyncPairwiseEvaluator(AsyncEvaluator):
     """What :func:`create_async_pairwise_judge` returns: both orders awaited at once."""
 
-    def __init__(self, pair: _PairwiseCore | PointwisePair) -> None:
+    def __init__(self, pair: _PairwiseCore | PointwisePair | LikelihoodPair) -> None:
         self.pair = pair
         self.core = pair.core
 
@@ -252,15 +265,44 @@ def _pairwise_core(
     on_disagreement: str,
     self_reference: bool,
     pointwise: bool,
-) -> _PairwiseCore | PointwisePair:
+    likelihood: bool,
+) -> _PairwiseCore | PointwisePair | LikelihoodPair:
     if on_disagreement not in ON_DISAGREEMENT:
         raise UsageError(f"on_disagreement must be one of {', '.join(ON_DISAGREEMENT)}, got {on_disagreement!r}")
+    if likelihood:
+        given = {
+            "prompt": prompt is not None,  # no question is asked: the instruction alone is shown
+            "pointwise": pointwise,
+            "allow_ties": allow_ties,
+            "reference": has_reference,
+            "self_reference": self_reference,
+            "calibration": calibration is not None,
+            "few_shot_examples": bool(few_shot_examples),
+            "on_disagreement": on_disagreement != "tie",
+        }
+        _refuse_beside("likelihood", given)
+        core = build_core(
+            prompt="{inputs}",  # what the model reads before each reply; nothing else is asked
+            feedback_key=feedback_key,
+            judge=judge,
+            model=model,
+            system=system,
+            continuous=False,
+            choices=None,
+            use_reasoning=False,
+            few_shot_examples=None,
+            output_schema=None,
+            few_shot_placement=few_shot_placement,
+            cache=cache,
+        )
+        return LikelihoodPair(core)
     with_reference = has_reference or self_reference
     if pointwise:
         _check_pointwise(prompt, allow_ties, calibration, few_shot_examples, on_disagreement)
-        prompt = pointwise_pair_prompt(has_reference=with_reference) if prompt is None else prompt
+        if prompt is None:
+            prompt = pointwise_pair_prompt(has_reference=with_reference, own_reference=self_reference)
     elif prompt is None:
-        prompt = pairwise_prompt(has_reference=with_reference)
+        prompt = pairwise_prompt(has_reference=with_reference, own_reference=self_reference)
     # a template string shows the reference only if it names it; a callable or LangChain prompt decides itself
     shows_reference = not isinstance(prompt, str) or "reference_outputs" in template_fields(prompt)
     shared: dict[str, Any] = {
@@ -304,9 +346,14 @@ def _check_pointwise(
         "few_shot_examples": bool(few_shot_examples),  # judged pairs, which a question about one output cannot show
         "on_disagreement": on_disagreement != "tie",  # no orders to disagree
     }
+    _refuse_beside("pointwise", given)
+
+
+def _refuse_beside(way: str, given: Mapping[str, bool]) -> None:
+    """The options given that do not fit this way of judging a pair, named in one error."""
     refused = [f"{{{name}}}" for name, is_given in given.items() if is_given]
     if refused:
-        raise OptionError(f"{{pointwise}} does not go with {', '.join(refused)}")
+        raise OptionError(f"{{{way}}} does not go with {', '.join(refused)}")
 
 
 def create_pairwise_judge(
@@ -326,6 +373,7 @@ def create_pairwise_judge(
     on_disagreement: str = "tie",
     self_reference: bool = False,
     pointwise: bool = False,
+    likelihood: bool = False,
 ) -> PairwiseEvaluator:
     """An evaluator that says which of two outputs is better, asking in both orders.
 
@@ -351,6 +399,10 @@ def create_pairwise_judge(
     ``pointwise=True`` asks of each output alone whether it does what the
     instruction asks (:mod:`.pointwise`), so no position can be preferred;
     the output the judge finds likelier to do so wins.
+    ``likelihood=True`` asks nothing (:mod:`.likelihood`): each output is
+    scored as the model's own reply to ``inputs``, and the one the
+    instruction makes likelier, per token, wins (``metadata.likelihood_gain``);
+    it needs a local model and takes none of the options that shape a question.
     """
     return PairwiseEvaluator(_pairwise_core(**_options(locals())))
 
@@ -372,6 +424,7 @@ def create_async_pairwise_judge(
     on_disagreement: str = "tie",
     self_reference: bool = False,
     pointwise: bool = False,
+    likelihood: bool = False,
 ) -> AsyncPairwiseEvaluator:
     """The async twin of :func:`create_pairwise_judge`: both orders are asked at once."""
     return AsyncPairwiseEvaluator(_pairwise_core(**_options(locals())))

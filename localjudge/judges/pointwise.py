@@ -31,8 +31,11 @@ __all__ = [
 ]
 
 
-def pointwise_pair_prompt(*, has_reference: bool = False) -> str:
-    """Our question about one output of a pair: does it do exactly what was asked (against a reference, if given)?"""
+def pointwise_pair_prompt(*, has_reference: bool = False, own_reference: bool = False) -> str:
+    """Our question about one output of a pair: does it do exactly what was asked (against a reference, if given)?
+
+    ``own_reference``: the reference is the judge's own answer, shown as one that may be wrong.
+    """
     parts = [
         "Decide whether the response below does exactly what the instruction asks: every part of it, within every "
         "constraint the instruction states, and correctly. A well-written response that answers a different "
@@ -41,13 +44,17 @@ def pointwise_pair_prompt(*, has_reference: bool = False) -> str:
         "<response>\n{outputs}\n</response>",
     ]
     if has_reference:
-        parts.append("A good response, for comparison:\n<reference>\n{reference_outputs}\n</reference>")
+        lead = OWN_REFERENCE_LEAD if own_reference else "A good response, for comparison:"
+        parts.append(lead + "\n<reference>\n{reference_outputs}\n</reference>")
     rules = """Scale: true or false.
 - true: it does what was asked, all of it, and what it states is correct.
 - false: it misses or changes part of the request, breaks a stated constraint, or is wrong."""
     return "\n\n".join(parts) + f"\n\n{DATA_NOT_INSTRUCTIONS}\n{rules}"
 
 
+OWN_REFERENCE_LEAD = (
+    "A response written for the instruction without seeing this one, for comparison; it may itself be wrong:"
+)
 POINTWISE_PAIR_PROMPT = pointwise_pair_prompt()
 
 

@@ -26,7 +26,7 @@ from ..prompts.messages import Part
 from ..wording import Message
 from .vocabulary import TokenVocabulary
 
-__all__ = ["Group", "Runtime", "check_fits", "check_positive", "refuse_what_cannot_fit"]
+__all__ = ["Group", "Runtime", "check_fits", "check_positive", "log_softmax_at", "refuse_what_cannot_fit"]
 
 
 class Group(NamedTuple):
@@ -104,6 +104,17 @@ class Runtime(abc.ABC):
             self._truncate(n_past, seq)
         return found
 
+    def _read_logprobs(self, tokens: Sequence[int], n_past: int, seq: int) -> list[float]:
+        """Evaluate all but the last of ``tokens`` after the ``n_past`` that ``seq`` holds, keeping them; the
+        log-probability of each token after the first, given those before it.
+
+        One token at a time here; engines that can read every position's logits in one pass override this.
+        """
+        found = []
+        for i in range(len(tokens) - 1):
+            found.append(log_softmax_at(self._evaluate(tokens[i : i + 1], n_past + i, seq), tokens[i + 1]))
+        return found
+
     def _evaluate_groups(self, groups: Sequence[tuple[Group, int]]) -> list[np.ndarray]:
         """Each group (with its sequence's ``n_past``) one after another; engines that batch override this.
 
@@ -146,6 +157,23 @@ class Runtime(abc.ABC):
         logits = self._prefill(tokens, seq)
         self._n_past[seq] = len(tokens)
         return logits
+
+    def score(self, prompt_tokens: Sequence[int], reply_tokens: Sequence[int], seq: int = 0) -> list[float]:
+        """The log-probability of each reply token after the prompt and the reply tokens before it.
+
+        For asking how likely the model finds a given answer, with nothing
+        sampled. ``seq`` holds the prompt and the reply afterwards, less the
+        reply's last token, whose logits nothing needs.
+        """
+        reply = list(reply_tokens)
+        if not reply:
+            raise ValueError("a reply to score needs at least one token")
+        self._refuse_past_context(0, len(prompt_tokens) + len(reply))
+        first = log_softmax_at(self.start(prompt_tokens, seq), reply[0])
+        n_past = self._n_past[seq]
+        rest = self._read_logprobs(reply, n_past, seq) if len(reply) > 1 else []
+        self._n_past[seq] = n_past + len(reply) - 1
+        return [first, *rest]
 
     def expect(self, prompts: Sequence[Sequence[int]]) -> None:
         """Prompts about to be started one after another; engines that keep evaluated prefixes listen."""
@@ -238,6 +266,13 @@ class Runtime(abc.ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self.path)!r}, n_ctx={self.n_ctx})"
+
+
+def log_softmax_at(logits: np.ndarray, token: int) -> float:
+    """log p(token) under ``logits``, computed stably (in float64)."""
+    row = np.asarray(logits, dtype=np.float64)
+    top = row.max()
+    return float(row[token] - top - np.log(np.exp(row - top).sum()))
 
 
 def check_fits(n_prompt: int, max_tokens: int, n_ctx: int, n_ctx_train: int, *, backend: str, given: bool) -> None:

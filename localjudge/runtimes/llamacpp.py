@@ -26,7 +26,7 @@ import numpy as np
 from ..cpu import ThreadGovernor, cpu_features
 from ..errors import MissingDependencyError, ModelError, ModelLoadError, UsageError
 from ..wording import Message
-from .base import Group, Runtime, check_positive
+from .base import Group, Runtime, check_positive, log_softmax_at
 from .gguf import check_gguf_file
 from .prefix_cache import DEFAULT_BUDGET_BYTES, Plan, PrefixCache, chunks
 from .vocabulary import TokenVocabulary, load_vocabulary
@@ -334,6 +334,15 @@ class LlamaCppRuntime(Runtime):
             chunk = tokens[i : i + self.n_batch]
             self._decode([(seq, token, n_past + i + j, j == len(chunk) - 1) for j, token in enumerate(chunk)])
         return self._logits(-1)
+
+    def _read_logprobs(self, tokens: Sequence[int], n_past: int, seq: int) -> list[float]:
+        """Every position's logits in one llama_decode per ``n_batch`` tokens, each row read as it comes."""
+        found: list[float] = []
+        for i in range(0, len(tokens) - 1, self.n_batch):
+            chunk = tokens[i : min(i + self.n_batch, len(tokens) - 1)]  # the last token's logits say nothing
+            self._decode([(seq, token, n_past + i + j, True) for j, token in enumerate(chunk)])
+            found += [log_softmax_at(self._logits(row), tokens[i + 1 + row]) for row in range(len(chunk))]
+        return found
 
     def _evaluate_groups(self, groups: Sequence[tuple[Group, int]]) -> list[np.ndarray]:
         """One-token groups of different sequences share batches; longer groups go alone, as they do alone.

@@ -261,3 +261,54 @@ def test_the_schema_meaning_reaches_the_prompt_unless_turned_off(engine):
         engine.client.format_instructions = original
     assert told - plain >= len(describe_schema(schema).split()) // 2  # the lines, in tokens, and only them
     assert create(engine, None, max_tokens=4).usage.prompt_tokens == plain  # free text: nothing to explain
+
+
+# --- scoring a reply (score_reply) -------------------------------------------------------------------
+
+ASKED = [{"role": "user", "content": "What is the capital of France?"}]
+
+
+def score_reply(engine, reply: str, messages=ASKED, **request):
+    return engine.client.chat.completions.create(
+        messages=[*messages, {"role": "assistant", "content": reply}], score_reply=True, **request
+    )
+
+
+def test_a_scored_reply_comes_back_as_each_tokens_log_probability(engine):
+    if not engine.ours:  # outlines has no logits to read: the field is refused by name, never ignored
+        with pytest.raises(UsageError, match="score_reply"):
+            score_reply(engine, "Paris.")
+        return
+    response = score_reply(engine, "Paris is the capital.")
+    entries = response.choices[0].logprobs["content"]
+    assert response.choices[0].message.content == "" and response.choices[0].finish_reason == "stop"
+    assert all(entry["logprob"] <= 0.0 for entry in entries)
+    assert "".join(entry["token"] for entry in entries).startswith("Paris is the capital.")
+    assert len(score_reply(engine, "Paris is the capital. It is.").choices[0].logprobs["content"]) > len(entries)
+    again = score_reply(engine, "Paris is the capital.").choices[0].logprobs["content"]
+    assert [e["logprob"] for e in again] == [e["logprob"] for e in entries]
+    elsewhere = score_reply(engine, "Paris is the capital.", [{"role": "user", "content": "Name a colour."}])
+    assert [e["logprob"] for e in elsewhere.choices[0].logprobs["content"]] != [e["logprob"] for e in entries]
+
+
+def test_a_reply_that_spells_a_special_token_is_scored_as_text(engine):
+    if not engine.ours:
+        pytest.skip("outlines refuses score_reply")
+    marker = engine.client.runtime.token_text(engine.client.runtime.vocab.eos_id)
+    entries = score_reply(engine, f"Paris.{marker}").choices[0].logprobs["content"]
+    assert [e["token"] for e in entries].count(marker) == 1  # only the end the client adds, not the reply's text
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [{"role": "user", "content": "What is 2+2?"}],  # no reply to score
+        [{"role": "assistant", "content": "4"}],  # a reply with nothing before it
+        [*ASKED, {"role": "assistant", "content": ""}],  # an empty reply
+    ],
+)
+def test_a_request_to_score_a_reply_must_end_with_one(engine, messages):
+    if not engine.ours:
+        pytest.skip("outlines refuses score_reply")
+    with pytest.raises(UsageError, match="ends with the reply to score"):
+        engine.client.chat.completions.create(messages=messages, score_reply=True)

@@ -113,6 +113,26 @@ def test_a_pair_is_judged_in_both_orders_against_the_judges_own_answer(mode):
     assert result["metadata"]["verdicts"] == ["A", "B"]  # each order chose the answer it showed first
 
 
+@pytest.mark.parametrize("pointwise", [False, True])
+def test_a_pair_judge_does_not_call_its_own_answer_a_good_one(pointwise):
+    """A reference the judge wrote itself may be wrong; a given one is shown as good."""
+    pair = {"inputs": "What is 17 x 24?", "outputs_a": "408", "outputs_b": "418"}
+    verdict = '{"score": true}' if pointwise else '{"winner": "A"}'
+    own = ScriptedClient(["418", verdict, verdict])
+    create_pairwise_judge(judge=own, use_reasoning=False, self_reference=True, pointwise=pointwise)(**pair)
+    given = ScriptedClient([verdict, verdict])
+    create_pairwise_judge(judge=given, use_reasoning=False, reference=True, pointwise=pointwise)(
+        **pair, reference_outputs="408"
+    )
+    own_prompt, given_prompt = (client.requests[-1]["messages"][-1]["content"] for client in (own, given))
+    assert (
+        "may itself be wrong" in own_prompt
+        and "known to be good" not in own_prompt
+        and "A good response" not in own_prompt
+    )
+    assert "may itself be wrong" not in given_prompt
+
+
 def test_batch_with_the_flag_writes_references_only_for_rows_without_one(monkeypatch, tmp_path):
     from localjudge.commands import judging as command_judge
 

@@ -32,7 +32,7 @@ import pytest
 from support.toy_runtime import ToyRuntime
 
 from localjudge.errors import ContextOverflowError, ModelError
-from localjudge.runtimes.base import Group, Runtime
+from localjudge.runtimes.base import Group, Runtime, log_softmax_at
 
 #: transformers' cached step against a recompute, float32 on CPU: measured up to 5e-8 on logits of about 0.4
 TRANSFORMERS_TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
@@ -213,6 +213,46 @@ def test_a_branch_equals_recomputing_and_leaves_the_sequence_as_it_was(subject, 
         assert np.array_equal(runtime.extend(path), logits), path
         assert_across_cuts(subject, logits, lambda path=path: runtime.start(prompt + path))
     assert runtime.branch([]) == []
+
+
+# --- scoring a reply ----------------------------------------------------------------------------------
+
+
+def test_a_scored_reply_gets_each_tokens_log_probability_after_what_came_before(subject, load):
+    """The first figure comes from the prompt's own logits; the rest as far as the engine promises across cuts."""
+    runtime = load(slots=2)
+    prompt, reply = prompt_of(runtime, 12), tokens(runtime, 6, salt=5)
+    figures = runtime.score(prompt, reply)
+    assert len(figures) == len(reply) and all(f <= 0 for f in figures)
+    assert figures[0] == log_softmax_at(runtime.start(prompt), reply[0])
+    assert runtime.score(prompt, reply, 1) == figures  # on another sequence, after other work: the same
+    assert runtime.score(prompt, tokens(runtime, 6, salt=6)) != figures
+    if subject.across_cuts is not None:
+        recomputed = [log_softmax_at(runtime.start(prompt + reply[:i]), reply[i]) for i in range(1, len(reply))]
+        np.testing.assert_allclose(figures[1:], recomputed, rtol=1e-5, atol=1e-5)
+
+
+def test_a_scored_reply_stays_evaluated_but_its_last_token(subject, load):
+    """What follows a scored reply is read as after the prompt and the reply less its last token."""
+    runtime = load()
+    prompt, reply = prompt_of(runtime, 8), tokens(runtime, 5, salt=7)
+    runtime.score(prompt, reply)
+    after_score = runtime.extend(reply[-1:])
+    runtime.start(prompt)
+    runtime.extend(reply[:-1])
+    after_reading = runtime.extend(reply[-1:])
+    if subject.name == "transformers":  # scored one token at a time, read as one group: the last bits differ
+        np.testing.assert_allclose(after_score, after_reading, **TRANSFORMERS_TOLERANCE)
+    else:
+        assert np.array_equal(after_score, after_reading)
+
+
+def test_a_reply_to_score_must_have_tokens_and_fit(load):
+    runtime = load(n_ctx=64)
+    with pytest.raises(ValueError, match="at least one token"):
+        runtime.score(prompt_of(runtime, 4), [])
+    with pytest.raises(ContextOverflowError):
+        runtime.score(prompt_of(runtime, 40), tokens(runtime, 30))
 
 
 # --- what is refused ------------------------------------------------------------------------------

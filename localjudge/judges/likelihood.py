@@ -1,0 +1,89 @@
+"""Which of two outputs the judge model itself would rather have written, with no question asked of it.
+
+A small judge asked to compare two answers is swayed by their order and
+polish; as a language model it still knows which reply belongs to the
+instruction. Each output is read twice as the assistant's reply, once after
+the instruction and once after an empty request, and scored by how much the
+instruction raises its likelihood, per token (pointwise mutual information
+between the instruction and the reply). An answer to a neighbouring
+question, or one that ignores a stated constraint, gains little from the
+instruction however well written it is. The output that gains more wins.
+Nothing is generated, so there is no verdict text to parse and no position
+to prefer; it needs a client that scores replies (a local model, through
+the ``score_reply`` request field).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..clients.formats import read_reply_logprobs
+from ..clients.request import SCORE_REPLY_FIELD
+from ..errors import UsageError
+from ..prompts.messages import render_value
+from ..prompts.prompting import SCORES
+from .core import JudgeCore
+from .self_reference import Step
+
+__all__ = ["LikelihoodPair", "likelihood_gain", "pick_by_gain"]
+
+
+def likelihood_gain(with_instruction: list[float], without: list[float]) -> float:
+    """How much likelier, in nats per token, the instruction makes the reply."""
+    if len(with_instruction) != len(without) or not with_instruction:
+        raise ValueError("both readings of a reply score the same tokens")
+    return (sum(with_instruction) - sum(without)) / len(with_instruction)
+
+
+def pick_by_gain(gain_a: float, gain_b: float) -> str:
+    """The output the instruction explains better; equal gains are a tie."""
+    return "A" if gain_a > gain_b else "B" if gain_b > gain_a else "tie"
+
+
+@dataclass
+class LikelihoodPair:
+    """A pairwise judge's plan that scores both outputs as replies instead of asking for a verdict.
+
+    ``core`` supplies the client (with its result cache), the model name and
+    the system message; its prompt is not used.
+    """
+
+    core: JudgeCore
+
+    def _request(self, request_text: str, reply: str) -> dict[str, Any]:
+        messages = [] if self.core.system is None else [{"role": "system", "content": self.core.system}]
+        messages += [{"role": "user", "content": request_text}, {"role": "assistant", "content": reply}]
+        request: dict[str, Any] = {"messages": messages, SCORE_REPLY_FIELD: True}
+        if self.core.model is not None:
+            request["model"] = self.core.model
+        return request
+
+    def plan(
+        self, inputs: Any, outputs_a: Any, outputs_b: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
+    ) -> Step:
+        """Four readings side by side: each output after the instruction and after an empty request."""
+        if reference_outputs is not None:
+            raise UsageError("likelihood=True scores the outputs as replies to the instruction; it shows no reference")
+        if inputs is None:
+            raise UsageError("likelihood=True scores each output as a reply to the instruction: give inputs")
+        instruction = render_value(inputs)
+        replies = {}
+        for side, output in (("A", outputs_a), ("B", outputs_b)):
+            if output is None:
+                raise UsageError(f"outputs_{side.lower()} is missing: a pair needs both outputs")
+            replies[side] = render_value(output)
+            if not replies[side]:
+                raise UsageError(f"outputs_{side.lower()} is empty: an empty reply has no likelihood to compare")
+        responses = yield [self._request(text, replies[side]) for side in replies for text in (instruction, "")]
+        backend = self.core.backend
+        figures = [read_reply_logprobs(response, backend=backend) for response in responses]
+        gains = {"A": likelihood_gain(figures[0], figures[1]), "B": likelihood_gain(figures[2], figures[3])}
+        winner = pick_by_gain(gains["A"], gains["B"])
+        metadata: dict[str, Any] = {
+            "winner": winner,
+            "likelihood_gain": gains,
+            "reply_tokens": {"A": len(figures[0]), "B": len(figures[2])},
+        }
+        return {"key": self.core.feedback_key, "score": SCORES[winner], "comment": None, "metadata": metadata}

@@ -1,0 +1,180 @@
+"""A pair judged by likelihood: each output scored as a reply, after the instruction and after nothing."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from localjudge import ScriptedClient
+from localjudge.clients.formats import read_reply_logprobs
+from localjudge.errors import OptionError, OutputParseError, UsageError
+from localjudge.judges.likelihood import likelihood_gain, pick_by_gain
+from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
+
+PAIR = {"inputs": "Name the capital of France.", "outputs_a": "Rome is lovely.", "outputs_b": "Paris."}
+#: log-probabilities of each reply's tokens, after the instruction and after an empty request
+FIGURES = {
+    ("Name the capital of France.", "Rome is lovely."): [-2.0, -1.0, -3.0],
+    ("", "Rome is lovely."): [-2.0, -1.5, -3.0],  # the instruction helps it a little: +0.5 over 3 tokens
+    ("Name the capital of France.", "Paris."): [-0.5, -0.5],
+    ("", "Paris."): [-4.0, -1.0],  # and this one a lot: +4.0 over 2 tokens
+}
+
+
+def scored(request):
+    """A client that scores replies, by the table above."""
+    assert request["score_reply"] is True
+    user, reply = (m["content"] for m in request["messages"][-2:])
+    tokens = [{"token": f"t{i}", "logprob": f, "top_logprobs": []} for i, f in enumerate(FIGURES[user, reply])]
+    return {"choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop",
+                         "logprobs": {"content": tokens}}]}  # fmt: skip
+
+
+def test_the_gain_is_nats_per_token_and_the_larger_one_wins():
+    assert likelihood_gain([-1.0, -1.0], [-2.0, -3.0]) == 1.5
+    assert pick_by_gain(0.2, 0.1) == "A" and pick_by_gain(-1.0, 0.0) == "B" and pick_by_gain(0.3, 0.3) == "tie"
+    with pytest.raises(ValueError):
+        likelihood_gain([-1.0], [-1.0, -2.0])
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_each_output_is_read_after_the_instruction_and_after_nothing(mode):
+    client = ScriptedClient([scored], repeat=True)
+    options = {"judge": client, "likelihood": True, "system": "Be brief."}
+    if mode == "sync":
+        result = create_pairwise_judge(**options)(**PAIR)
+    else:
+        result = asyncio.run(create_async_pairwise_judge(**options)(**PAIR))
+    assert result["score"] == 0.0 and result["metadata"]["winner"] == "B"
+    assert result["metadata"]["likelihood_gain"] == {"A": pytest.approx(0.5 / 3), "B": pytest.approx(2.0)}
+    assert result["metadata"]["reply_tokens"] == {"A": 3, "B": 2}
+    assert len(client.requests) == 4
+    for request in client.requests:
+        system, user, reply = request["messages"]
+        assert system == {"role": "system", "content": "Be brief."} and user["role"] == "user"
+        assert reply["role"] == "assistant" and "response_format" not in request
+
+
+def test_swapping_the_outputs_swaps_the_verdict():
+    client = ScriptedClient([scored], repeat=True)
+    judge = create_pairwise_judge(judge=client, likelihood=True)
+    swapped = {**PAIR, "outputs_a": PAIR["outputs_b"], "outputs_b": PAIR["outputs_a"]}
+    assert judge(**PAIR)["metadata"]["winner"] == "B" and judge(**swapped)["metadata"]["winner"] == "A"
+
+
+def test_a_client_that_answers_instead_of_scoring_is_an_error_with_its_text():
+    judge = create_pairwise_judge(judge=ScriptedClient(["B is better"], repeat=True), likelihood=True)
+    with pytest.raises(OutputParseError, match="log-probability") as caught:
+        judge(**PAIR)
+    assert caught.value.raw_output == "B is better" and "local model" in caught.value.hint
+
+
+@pytest.mark.parametrize(
+    "figures",
+    [[], [0.5], [True], [float("nan")], ["-1"], [None]],
+    ids=["none", "positive", "a bool", "nan", "text", "null"],
+)
+def test_figures_that_are_no_log_probabilities_are_refused(figures):
+    response = {"choices": [{"message": {"content": ""}, "logprobs": {"content": [{"logprob": f} for f in figures]}}]}
+    with pytest.raises(OutputParseError):
+        read_reply_logprobs(response)
+    assert read_reply_logprobs({"choices": [{"logprobs": {"content": [{"logprob": -0.25}, {"logprob": 0}]}}]}) == [
+        -0.25,
+        0.0,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("prompt", "{inputs} {outputs_a} {outputs_b}"),
+        ("allow_ties", True),
+        ("pointwise", True),
+        ("reference", True),
+        ("self_reference", True),
+        ("calibration", "stored"),
+        ("few_shot_examples", [{"inputs": "q", "outputs_a": "a", "outputs_b": "b", "winner": "A"}]),
+        ("on_disagreement", "probabilities"),
+    ],
+)
+def test_options_that_shape_a_question_are_refused_by_name(option, value):
+    with pytest.raises(OptionError, match=f"does not go with {option}"):
+        create_pairwise_judge(judge=ScriptedClient([]), likelihood=True, **{option: value})
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        ({**PAIR, "inputs": None}, "give inputs"),
+        ({**PAIR, "outputs_b": None}, "outputs_b is missing"),
+        ({**PAIR, "outputs_a": ""}, "outputs_a is empty"),
+        ({**PAIR, "reference_outputs": "Paris"}, "shows no reference"),
+    ],
+)
+def test_a_call_without_what_it_scores_is_refused_before_any_request(call, message):
+    client = ScriptedClient([])
+    with pytest.raises(UsageError, match=message):
+        create_pairwise_judge(judge=client, likelihood=True)(**call)
+    assert client.requests == []
+
+
+@pytest.mark.model
+def test_the_tiny_model_prefers_the_reply_to_the_question_asked_and_the_cache_keeps_its_figures(tmp_path):
+    """Machinery on the real tiny model: an answer to another question gains less from the instruction."""
+    from localjudge.datasets.result_cache import ResultCache
+
+    cache = ResultCache(tmp_path / "cache.sqlite3")
+    judge = create_pairwise_judge(model="tiny", likelihood=True, cache=cache)
+    pair = {
+        "inputs": "What is the capital of France?",
+        "outputs_a": "The capital of Italy is Rome.",
+        "outputs_b": "Paris is the capital of France.",
+    }
+    first = judge(**pair)
+    assert first["metadata"]["winner"] == "B"
+    assert judge(**pair) == first and cache.hits == 4
+
+
+def test_compare_by_likelihood_on_the_command_line(monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from localjudge import cli
+    from localjudge.commands import judging as command_judge
+
+    client = ScriptedClient([scored], repeat=True)
+    monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: client)
+    options = ["--inputs", PAIR["inputs"], "--output-a", PAIR["outputs_a"], "--output-b", PAIR["outputs_b"]]
+    shown = CliRunner().invoke(cli.main, ["compare", *options, "--likelihood"])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["metadata"]["winner"] == "B" and len(client.requests) == 4
+    for refused, message in (
+        (["--pointwise"], "--likelihood does not go with --pointwise"),
+        (["--calibrated"], "--likelihood asks for no verdict"),
+        (["--self-reference"], "--likelihood does not go with --self-reference"),
+    ):
+        result = CliRunner().invoke(cli.main, ["compare", *options, "--likelihood", *refused])
+        assert result.exit_code == 2 and message in result.output, result.output
+
+
+def test_check_judge_scores_by_likelihood_only_its_pair_sets():
+    from localjudge.commands.check import CHECK_SETS
+    from localjudge.commands.settings import JudgeSettings
+
+    settings = JudgeSettings(likelihood=True)
+    assert {name: s.settings(settings).likelihood for name, s in CHECK_SETS.items()} == {
+        "answers": False, "graded": False, "llmbar-natural": True, "adversarial": True,
+    }  # fmt: skip
+
+
+@pytest.mark.model
+def test_the_default_judge_by_likelihood_prefers_the_answer_to_the_question_asked():
+    found = create_pairwise_judge(model="default", likelihood=True)(
+        inputs="What is the capital of France? Answer in one word.",
+        outputs_a="The Eiffel Tower was finished in 1889 and is 330 metres tall.",
+        outputs_b="Paris",
+    )
+    gains = found["metadata"]["likelihood_gain"]
+    assert found["metadata"]["winner"] == "B" and gains["B"] > gains["A"], gains
