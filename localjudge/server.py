@@ -104,6 +104,8 @@ def check_request(body: Any, limits: Limits) -> dict[str, Any]:
     unknown = sorted(set(body) - WIRE_FIELDS)
     if unknown:
         raise invalid(f"Unsupported request fields: {', '.join(unknown)}", param=unknown[0])
+    if not isinstance(body.get(SCORE_REPLY_FIELD, False), bool):
+        raise invalid(f"{SCORE_REPLY_FIELD} must be true or false", param=SCORE_REPLY_FIELD)
     if body.get("stream"):
         raise invalid("stream is not supported: the judge answers with one complete response", param="stream")
     if body.get("n") not in (None, 1):

@@ -47,6 +47,7 @@ MESSAGES = [{"role": "user", "content": "Is 2+2=4 the right answer to 'What is 2
         ({"messages": MESSAGES, "max_completion_tokens": 0}, "max_completion_tokens", "positive integer"),
         ({"messages": MESSAGES, "response_format": {"type": "grammar"}}, "response_format", "'grammar' is not"),
         ({"messages": MESSAGES, "response_format": {"type": "json_schema"}}, "response_format", "needs"),
+        ({"messages": MESSAGES, "score_reply": "yes"}, "score_reply", "must be true or false"),
     ],
 )
 def test_requests_the_server_refuses_say_why(body, param, words):

@@ -19,7 +19,7 @@ from typing import Any
 from .. import bounded_json
 from ..errors import OutputParseError
 from .base import field_of, read_choice, read_response_format
-from .request import SCORE_REPLY_FIELD
+from .request import scores_reply
 
 __all__ = [
     "FIXED_TEMPERATURE",
@@ -168,7 +168,8 @@ def read_reply_logprobs(response: Any, *, backend: str | None = None) -> list[fl
             "The judge was asked how likely a reply is (score_reply) and answered without a log-probability "
             "for each of its tokens",
             raw_output=content if isinstance(content, str) else "",
-            hint="Scoring a reply needs a local model (a GGUF file or transformers model), not a server.",
+            hint="Scoring a reply needs a local model (a GGUF file or transformers model), or localjudge serve "
+            "in front of one.",
             backend=backend,
         )
     return [float(f) for f in figures]
@@ -177,7 +178,7 @@ def read_reply_logprobs(response: Any, *, backend: str | None = None) -> list[fl
 def check_answer(request: Mapping[str, Any], response: Any, *, backend: str | None = None) -> tuple[str, Any]:
     """``(kind, value)`` of a response to ``request``: its JSON value checked against the format asked for
     (``OutputParseError`` otherwise), or None for free text, which is any text; a scored reply's figures."""
-    if request.get(SCORE_REPLY_FIELD):
+    if scores_reply(request):
         return "scored", read_reply_logprobs(response, backend=backend)
     kind, schema = read_response_format(request.get("response_format"))
     content, finish_reason = read_choice(response)

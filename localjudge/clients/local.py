@@ -15,7 +15,9 @@ would get alone.
 
 A request with ``score_reply`` set decodes nothing: it reads the reply that
 ends its messages and answers with the log-probability of each of the
-reply's tokens, the end of the turn included, as OpenAI-shaped ``logprobs``.
+reply's tokens, then of the model's end-of-sequence token after them (the
+end of a ChatML turn; Gemma's ``<eos>``, not its ``<end_of_turn>``), as
+OpenAI-shaped ``logprobs``.
 
 How the answer was decoded (sampled and forced tokens, whether a string was
 closed by its budget, prefill and decode seconds) comes back on the response
@@ -39,7 +41,14 @@ from ..specs.options import DECODING_OPTIONS, DEFAULT_MAX_TOKENS, DEFAULT_REASON
 from ..specs.registry import identity_options
 from ..wording import Message
 from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
-from .request import SCORE_REPLY_FIELD, answer_length, check_max_tokens, read_request, refuse_special_spellings
+from .request import (
+    SCORE_REPLY_FIELD,
+    answer_length,
+    check_max_tokens,
+    read_request,
+    refuse_special_spellings,
+    scores_reply,
+)
 
 __all__ = ["DECODE_STATS_FIELD", "DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "READOUT_FIELD", "LocalClient"]
 
@@ -151,8 +160,9 @@ class LocalClient(ChatClient):
         """Render, tokenize and check one request; its generation, ready to run."""
         from ..decoding.loop import Sampler, generate
 
-        if request.get(SCORE_REPLY_FIELD):
+        if scores_reply(request):
             return self._prepare_score(request)
+        request.pop(SCORE_REPLY_FIELD, None)  # false: an ordinary request
         messages, options = read_request(request, self.name)
         guide, schema = self._guide_for(request.get("response_format"))
         if self.format_instructions:
@@ -206,6 +216,9 @@ class LocalClient(ChatClient):
         from ..decoding.steps import Score
 
         request = {k: v for k, v in request.items() if k != SCORE_REPLY_FIELD}
+        asked = [name for name in ("response_format", "stop", "top_logprobs") if request.get(name)]
+        if asked:  # nothing is decoded, so nothing could honour them
+            raise UsageError(f"a request with {SCORE_REPLY_FIELD} generates nothing: drop {', '.join(asked)}")
         messages, _ = read_request(request, self.name)
         *conversation, last = messages
         reply = last.get("content")
@@ -227,7 +240,17 @@ class LocalClient(ChatClient):
             reply_tokens = runtime.tokenize(reply, special=False)
         if runtime.vocab.eos_id is not None:  # how likely the reply ends where it does counts too
             reply_tokens.append(runtime.vocab.eos_id)
-        runtime.check_fits(len(prompt_tokens), len(reply_tokens))
+        if len(prompt_tokens) + len(reply_tokens) > runtime.n_ctx:
+            raise ContextOverflowError(
+                Message(
+                    "The conversation ({prompt} tokens) and the reply to score ({reply}) do not fit the context "
+                    "of {size}. Shorten them, or load the model with a larger {n_ctx:n_ctx}.",
+                    prompt=len(prompt_tokens),
+                    reply=len(reply_tokens),
+                    size=runtime.n_ctx,
+                ),
+                backend=self.name,
+            )
 
         def scoring() -> Any:
             return (yield Score(prompt_tokens, reply_tokens))

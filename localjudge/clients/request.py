@@ -24,6 +24,7 @@ __all__ = [
     "check_max_tokens",
     "read_request",
     "refuse_special_spellings",
+    "scores_reply",
 ]
 
 HONOURED_FIELDS = frozenset(
@@ -64,6 +65,14 @@ class RequestOptions:
     presence_penalty: float
     stop: tuple[str, ...]
     logprobs: int | None = None  # None: not asked; else how many alternatives per token (top_logprobs)
+
+
+def scores_reply(request: Mapping[str, Any]) -> bool:
+    """Whether ``request`` asks for its last message to be scored (``score_reply``), which must be a bool."""
+    value = request.get(SCORE_REPLY_FIELD)
+    if value is not None and not isinstance(value, bool):
+        raise UsageError(f"{SCORE_REPLY_FIELD} must be true or false, got {clip(value, 40)}", param=SCORE_REPLY_FIELD)
+    return bool(value)
 
 
 def read_request(

@@ -174,7 +174,9 @@ def make_evaluator(
         from ..judges.pairwise import create_pairwise_judge, pairwise_prompt
 
         if prompt is None and not (settings.pointwise or settings.likelihood):  # they bring their own
-            prompt = pairwise_prompt(has_inputs=has_inputs, has_reference=has_reference or writes_reference)
+            prompt = pairwise_prompt(
+                has_inputs=has_inputs, has_reference=has_reference or writes_reference, own_reference=writes_reference
+            )
         evaluator = create_pairwise_judge(
             prompt=prompt,
             feedback_key=feedback_key or "preference",

@@ -19,22 +19,38 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..clients.base import field_of
 from ..clients.formats import read_reply_logprobs
 from ..clients.request import SCORE_REPLY_FIELD
-from ..errors import UsageError
+from ..errors import JudgeRuntimeError, UsageError
 from ..prompts.messages import render_value
 from ..prompts.prompting import SCORES
-from .core import JudgeCore
+from .core import RESPONSE_METADATA_FIELD, JudgeCore
 from .self_reference import Step
 
-__all__ = ["LikelihoodPair", "likelihood_gain", "pick_by_gain"]
+__all__ = ["LikelihoodPair", "check_readings", "likelihood_gain", "pick_by_gain"]
 
 
 def likelihood_gain(with_instruction: list[float], without: list[float]) -> float:
-    """How much likelier, in nats per token, the instruction makes the reply."""
-    if len(with_instruction) != len(without) or not with_instruction:
-        raise ValueError("both readings of a reply score the same tokens")
+    """How much likelier, in nats per token, the instruction makes the reply (both readings score its tokens)."""
     return (sum(with_instruction) - sum(without)) / len(with_instruction)
+
+
+def check_readings(readings: list[tuple[Any, list[float]]], backend: str) -> None:
+    """Four readings of one pair must come from one model: the same tokens read twice for each reply.
+
+    A fallback chain or pool could answer each reading from another member;
+    gains mixed across models would mean nothing, so that is an error.
+    """
+    answered_by = {field_of(field_of(response, RESPONSE_METADATA_FIELD), "client") for response, _ in readings}
+    counts = [len(figures) for _, figures in readings]
+    if len(answered_by) > 1 or counts[0] != counts[1] or counts[2] != counts[3]:
+        raise JudgeRuntimeError(
+            "The readings of one pair came from different models (answered by "
+            f"{sorted(map(str, answered_by))}, token counts {counts}): a likelihood judge needs one model "
+            "to read all four",
+            backend=backend,
+        )
 
 
 def pick_by_gain(gain_a: float, gain_b: float) -> str:
@@ -64,6 +80,10 @@ class LikelihoodPair:
         self, inputs: Any, outputs_a: Any, outputs_b: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
     ) -> Step:
         """Four readings side by side: each output after the instruction and after an empty request."""
+        if kwargs:
+            raise UsageError(
+                f"likelihood=True shows the instruction alone; these values have no place: {', '.join(sorted(kwargs))}"
+            )
         if reference_outputs is not None:
             raise UsageError("likelihood=True scores the outputs as replies to the instruction; it shows no reference")
         if inputs is None:
@@ -79,6 +99,7 @@ class LikelihoodPair:
         responses = yield [self._request(text, replies[side]) for side in replies for text in (instruction, "")]
         backend = self.core.backend
         figures = [read_reply_logprobs(response, backend=backend) for response in responses]
+        check_readings(list(zip(responses, figures, strict=True)), backend)
         gains = {"A": likelihood_gain(figures[0], figures[1]), "B": likelihood_gain(figures[2], figures[3])}
         winner = pick_by_gain(gains["A"], gains["B"])
         metadata: dict[str, Any] = {

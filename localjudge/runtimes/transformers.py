@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import MissingDependencyError, ModelError, ModelLoadError, UsageError
 from ..wording import Message
-from .base import Runtime, check_positive
+from .base import Runtime, check_positive, log_softmax_at
 from .vocabulary import TokenVocabulary, load_vocabulary
 
 __all__ = [
@@ -39,6 +39,8 @@ __all__ = [
 ]
 
 BACKEND = "transformers"
+#: reply tokens scored per forward pass: each keeps a row of logits (4 bytes x the vocabulary) until read
+SCORE_CHUNK = 256
 DEFAULT_N_CTX = 4096
 # Special tokens that end an assistant turn in common chat formats. A directory's
 # configs often name only <eos> (the default Gemma converted from GGUF names 1,
@@ -330,19 +332,30 @@ class TransformersRuntime(Runtime):
         """Each path on its own copy of the cache (cropping a sliding-window cache cannot take it back)."""
         return [self._forward(path, copy.deepcopy(self._caches[seq])) for path in paths]
 
-    def _forward(self, tokens: Sequence[int], cache: Any) -> np.ndarray:
+    def _read_logprobs(self, tokens: Sequence[int], n_past: int, seq: int) -> list[float]:
+        """Every position's logits, one forward pass per :data:`SCORE_CHUNK` tokens (their rows are the memory)."""
+        found: list[float] = []
+        for i in range(0, len(tokens) - 1, SCORE_CHUNK):
+            chunk = tokens[i : min(i + SCORE_CHUNK, len(tokens) - 1)]  # the last token's logits say nothing
+            rows = self._forward(chunk, self._caches[seq], keep=len(chunk))
+            found += [log_softmax_at(rows[row], tokens[i + 1 + row]) for row in range(len(chunk))]
+        return found
+
+    def _forward(self, tokens: Sequence[int], cache: Any, keep: int = 1) -> np.ndarray:
+        """The logits after the last token (``keep`` > 1: the last ``keep`` tokens' rows)."""
         torch = self._torch
         try:
             with torch.inference_mode():
                 output = self._model(
                     input_ids=torch.tensor([list(tokens)], dtype=torch.long, device=self.device),
                     use_cache=True,
-                    logits_to_keep=1,
+                    logits_to_keep=keep,
                     **{self._cache_arg: cache},
                 )
         except (RuntimeError, ValueError, IndexError) as exc:
             raise ModelError(f"transformers failed to evaluate the model: {exc}", backend=BACKEND) from exc
-        return output.logits[0, -1].float().cpu().numpy()
+        logits = output.logits[0].float().cpu().numpy()
+        return logits[-1] if keep == 1 else logits
 
     # --- diagnostics -----------------------------------------------------------
 

@@ -312,3 +312,35 @@ def test_a_request_to_score_a_reply_must_end_with_one(engine, messages):
         pytest.skip("outlines refuses score_reply")
     with pytest.raises(UsageError, match="ends with the reply to score"):
         engine.client.chat.completions.create(messages=messages, score_reply=True)
+
+
+@pytest.mark.parametrize(
+    ("request_fields", "words"),
+    [
+        ({"score_reply": "yes"}, "score_reply must be true or false"),
+        ({"score_reply": True, "response_format": {"type": "json_object"}}, "generates nothing: drop response_format"),
+        ({"score_reply": True, "stop": ["."]}, "generates nothing: drop stop"),
+    ],
+)
+def test_what_scoring_a_reply_cannot_honour_is_refused(engine, request_fields, words):
+    if not engine.ours:
+        pytest.skip("outlines refuses score_reply")
+    with pytest.raises(UsageError, match=words):
+        engine.client.chat.completions.create(
+            messages=[*ASKED, {"role": "assistant", "content": "Paris."}], **request_fields
+        )
+
+
+def test_score_reply_false_is_an_ordinary_request(engine):
+    if not engine.ours:
+        pytest.skip("outlines refuses score_reply")
+    response = engine.client.chat.completions.create(messages=MESSAGES, score_reply=False, max_tokens=4)
+    assert response.choices[0].message.content and response.choices[0].get("logprobs") is None
+
+
+def test_a_reply_past_the_context_is_refused_naming_both_lengths(engine):
+    if not engine.ours:
+        pytest.skip("outlines refuses score_reply")
+    with pytest.raises(ContextOverflowError, match="the reply to score") as refused:
+        score_reply(engine, "Paris. " * (engine.n_ctx // 2))
+    assert "max_tokens" not in str(refused.value)

@@ -8,8 +8,8 @@ import pytest
 
 from localjudge import ScriptedClient
 from localjudge.clients.formats import read_reply_logprobs
-from localjudge.errors import OptionError, OutputParseError, UsageError
-from localjudge.judges.likelihood import likelihood_gain, pick_by_gain
+from localjudge.errors import JudgeRuntimeError, OptionError, OutputParseError, UsageError
+from localjudge.judges.likelihood import check_readings, likelihood_gain, pick_by_gain
 from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
 
 PAIR = {"inputs": "Name the capital of France.", "outputs_a": "Rome is lovely.", "outputs_b": "Paris."}
@@ -34,8 +34,24 @@ def scored(request):
 def test_the_gain_is_nats_per_token_and_the_larger_one_wins():
     assert likelihood_gain([-1.0, -1.0], [-2.0, -3.0]) == 1.5
     assert pick_by_gain(0.2, 0.1) == "A" and pick_by_gain(-1.0, 0.0) == "B" and pick_by_gain(0.3, 0.3) == "tie"
-    with pytest.raises(ValueError):
-        likelihood_gain([-1.0], [-1.0, -2.0])
+
+
+def by(client):
+    return {"localjudge": {"client": client, "failures": []}}
+
+
+@pytest.mark.parametrize(
+    "readings",
+    [
+        [(by("a"), [-1.0]), (by("a"), [-1.0]), (by("b"), [-1.0]), (by("a"), [-1.0])],  # another member read one
+        [({}, [-1.0, -2.0]), ({}, [-1.0]), ({}, [-1.0]), ({}, [-1.0])],  # another tokenizer read one
+    ],
+    ids=["members", "tokens"],
+)
+def test_readings_of_one_pair_from_different_models_are_an_error(readings):
+    with pytest.raises(JudgeRuntimeError, match="different models"):
+        check_readings(readings, "fallback")
+    check_readings([(by("a"), [-1.0])] * 4, "fallback")  # one member read all four
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
@@ -110,6 +126,7 @@ def test_options_that_shape_a_question_are_refused_by_name(option, value):
         ({**PAIR, "outputs_b": None}, "outputs_b is missing"),
         ({**PAIR, "outputs_a": ""}, "outputs_a is empty"),
         ({**PAIR, "reference_outputs": "Paris"}, "shows no reference"),
+        ({**PAIR, "context": "France is in Europe."}, "no place: context"),
     ],
 )
 def test_a_call_without_what_it_scores_is_refused_before_any_request(call, message):

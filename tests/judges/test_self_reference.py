@@ -133,6 +133,19 @@ def test_a_pair_judge_does_not_call_its_own_answer_a_good_one(pointwise):
     assert "may itself be wrong" not in given_prompt
 
 
+def test_compare_with_the_flag_does_not_call_the_judges_own_answer_good(monkeypatch):
+    from localjudge.commands import judging as command_judge
+
+    client = ScriptedClient(["418", '{"winner": "A"}', '{"winner": "B"}'])
+    monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: client)
+    pair = ["--inputs", "What is 17 x 24?", "--output-a", "408", "--output-b", "418"]
+    shown = CliRunner().invoke(cli.main, ["compare", *pair, "--self-reference", "--no-reasoning"])
+    assert shown.exit_code == 0, shown.output
+    prompt = client.requests[-1]["messages"][-1]["content"]
+    assert "<reference_answer>\n418\n</reference_answer>" in prompt
+    assert "may itself be wrong" in prompt and "known to be good" not in prompt
+
+
 def test_batch_with_the_flag_writes_references_only_for_rows_without_one(monkeypatch, tmp_path):
     from localjudge.commands import judging as command_judge
 

@@ -232,6 +232,26 @@ def test_a_scored_reply_gets_each_tokens_log_probability_after_what_came_before(
         np.testing.assert_allclose(figures[1:], recomputed, rtol=1e-5, atol=1e-5)
 
 
+def test_reading_every_row_at_once_gives_the_figures_of_reading_a_token_at_a_time(subject, load, monkeypatch):
+    """An engine's own ``_read_logprobs`` (rows read in chunks, here of 4) against the base one's."""
+    runtime = load()
+    if subject.name == "llama.cpp":
+        runtime.n_batch = 4  # type: ignore[attr-defined]  # chunks of 4, within the context's own batch
+    if subject.name == "transformers":
+        from localjudge.runtimes import transformers
+
+        monkeypatch.setattr(transformers, "SCORE_CHUNK", 4)
+    prompt, reply = prompt_of(runtime, 10), tokens(runtime, 11, salt=8)
+    at_once = np.array(runtime.score(prompt, reply))
+    runtime.start(prompt)
+    one_by_one = np.array(Runtime._read_logprobs(runtime, reply, len(prompt), 0))
+    gap = np.abs(at_once[1:] - one_by_one)
+    if subject.name == "llama.cpp":  # kernels differ by batch size: close, where a token read at the wrong row is not
+        assert gap.mean() < 0.1 and gap.max() < 0.75, gap
+    else:
+        np.testing.assert_allclose(at_once[1:], one_by_one, rtol=1e-4, atol=1e-4)
+
+
 def test_a_scored_reply_stays_evaluated_but_its_last_token(subject, load):
     """What follows a scored reply is read as after the prompt and the reply less its last token."""
     runtime = load()
