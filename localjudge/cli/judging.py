@@ -74,7 +74,8 @@ def compare(
     reference_outputs: Optional[str],
     settings: JudgeSettings,
 ) -> None:
-    """Say which of two outputs is better, asking in both orders; print the result as JSON.
+    """Say which of two outputs is better, asking in both orders (--pointwise: of each alone; --likelihood:
+    asking nothing); print the result as JSON.
 
     The score is 1.0 when A is better, 0.0 when B is, 0.5 for a tie or when
     the two orders disagree (metadata.consistent is then false).

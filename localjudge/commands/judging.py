@@ -117,8 +117,12 @@ def make_evaluator(
         raise OptionError("{pointwise} asks whether each output does what the instruction asks: give the inputs")
     if settings.likelihood and settings.calibrated:
         raise OptionError("{calibrated} corrects a verdict's probabilities, and {likelihood} asks for no verdict")
-    if settings.likelihood and not has_inputs:
-        raise OptionError("{likelihood} scores each output as a reply to the instruction: give the inputs")
+    if settings.likelihood:  # rows without inputs, or with a reference, are each their own error (see the judge)
+        given = [
+            f"{{{name}}}" for name in ("prompt", "prompt_file", "evaluator", "few_shot") if getattr(settings, name)
+        ]
+        if given:
+            raise OptionError(f"{{likelihood}} asks the judge nothing, so it does not go with {', '.join(given)}")
     if pairwise:
         given = [f"{{{name}}}" for name in SINGLE_OUTPUT_OPTIONS if getattr(settings, name)]
         if given:
@@ -182,7 +186,7 @@ def make_evaluator(
             feedback_key=feedback_key or "preference",
             allow_ties=settings.allow_ties,
             on_disagreement=settings.on_disagreement or "tie",
-            reference=has_reference,
+            reference=has_reference and not settings.likelihood,
             self_reference=writes_reference,
             pointwise=settings.pointwise,
             likelihood=settings.likelihood,

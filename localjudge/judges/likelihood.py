@@ -82,19 +82,22 @@ class LikelihoodPair:
         """Four readings side by side: each output after the instruction and after an empty request."""
         if kwargs:
             raise UsageError(
-                f"likelihood=True shows the instruction alone; these values have no place: {', '.join(sorted(kwargs))}"
+                f"A pair judged by likelihood shows the instruction alone; these values have no place: "
+                f"{', '.join(sorted(kwargs))}"
             )
         if reference_outputs is not None:
-            raise UsageError("likelihood=True scores the outputs as replies to the instruction; it shows no reference")
-        if inputs is None:
-            raise UsageError("likelihood=True scores each output as a reply to the instruction: give inputs")
-        instruction = render_value(inputs)
+            raise UsageError("A pair judged by likelihood shows no reference, and this one was given reference_outputs")
+        instruction = "" if inputs is None else render_value(inputs)
+        if not instruction.strip():
+            raise UsageError(
+                "A pair judged by likelihood scores each output as a reply to the instruction: give inputs"
+            )
         replies = {}
         for side, output in (("A", outputs_a), ("B", outputs_b)):
             if output is None:
                 raise UsageError(f"outputs_{side.lower()} is missing: a pair needs both outputs")
             replies[side] = render_value(output)
-            if not replies[side]:
+            if not replies[side].strip():
                 raise UsageError(f"outputs_{side.lower()} is empty: an empty reply has no likelihood to compare")
         responses = yield [self._request(text, replies[side]) for side in replies for text in (instruction, "")]
         backend = self.core.backend

@@ -123,8 +123,10 @@ def test_options_that_shape_a_question_are_refused_by_name(option, value):
     ("call", "message"),
     [
         ({**PAIR, "inputs": None}, "give inputs"),
+        ({**PAIR, "inputs": " \n"}, "give inputs"),
         ({**PAIR, "outputs_b": None}, "outputs_b is missing"),
         ({**PAIR, "outputs_a": ""}, "outputs_a is empty"),
+        ({**PAIR, "outputs_b": "  "}, "outputs_b is empty"),
         ({**PAIR, "reference_outputs": "Paris"}, "shows no reference"),
         ({**PAIR, "context": "France is in Europe."}, "no place: context"),
     ],
@@ -171,6 +173,7 @@ def test_compare_by_likelihood_on_the_command_line(monkeypatch):
         (["--pointwise"], "--likelihood does not go with --pointwise"),
         (["--calibrated"], "--likelihood asks for no verdict"),
         (["--self-reference"], "--likelihood does not go with --self-reference"),
+        (["--prompt", "{inputs} {outputs_a} {outputs_b}"], "--likelihood asks the judge nothing"),
     ):
         result = CliRunner().invoke(cli.main, ["compare", *options, "--likelihood", *refused])
         assert result.exit_code == 2 and message in result.output, result.output
@@ -195,3 +198,25 @@ def test_the_default_judge_by_likelihood_prefers_the_answer_to_the_question_aske
     )
     gains = found["metadata"]["likelihood_gain"]
     assert found["metadata"]["winner"] == "B" and gains["B"] > gains["A"], gains
+
+
+def test_a_batch_row_without_inputs_or_with_a_reference_is_that_rows_error(tmp_path, monkeypatch):
+    import json
+
+    from click.testing import CliRunner
+
+    from localjudge import cli
+    from localjudge.commands import judging as command_judge
+
+    monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: ScriptedClient([scored], repeat=True))
+    rows = [PAIR, {**PAIR, "inputs": None}, {**PAIR, "reference_outputs": "Paris."}, PAIR]
+    data, out = tmp_path / "pairs.jsonl", tmp_path / "out.jsonl"
+    data.write_text("".join(json.dumps({k: v for k, v in r.items() if v is not None}) + "\n" for r in rows))
+    ran = CliRunner().invoke(cli.main, ["batch", str(data), "--pairwise", "--likelihood", "-o", str(out), "--no-cache"])
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(written) == 4, ran.output
+    errors = [r.get("error") for r in written]
+    assert (
+        errors[0] is None and errors[3] is None and all(r["result"]["metadata"]["winner"] == "B" for r in written[::3])
+    )
+    assert "give inputs" in errors[1]["message"] and "shows no reference" in errors[2]["message"]
