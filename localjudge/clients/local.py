@@ -167,7 +167,6 @@ class LocalClient(ChatClient):
         guide, schema = self._guide_for(request.get("response_format"))
         if self.format_instructions:
             messages = add_format_instructions(messages, schema)
-        prompt = self.template.render_parts(messages)
         fields = readout_fields(schema) if self.readout and guide is not None else {}
         sampler = Sampler(
             options.temperature,
@@ -177,10 +176,7 @@ class LocalClient(ChatClient):
             presence_penalty=options.presence_penalty,
         )
         runtime = self.runtime
-        with runtime.reading:
-            runtime.require_open()
-            refuse_special_spellings(text_in_markup(prompt, messages), runtime.spells_special, self.name)
-            tokens = runtime.prompt_tokens(prompt)
+        tokens = self._prompt_tokens(messages)
         max_tokens = answer_length(options, self.max_tokens, runtime.n_ctx, len(tokens))
         try:
             runtime.check_fits(len(tokens), max_tokens, max_tokens_given=options.max_tokens is not None)
@@ -211,6 +207,15 @@ class LocalClient(ChatClient):
         )
         return _Prepared(generation, str(request.get("model") or self.model_name), tokens, fields)
 
+    def _prompt_tokens(self, messages: Sequence[Mapping[str, Any]]) -> list[int]:
+        """The messages rendered with the chat template and tokenized; text that spells markup is refused."""
+        prompt = self.template.render_parts(messages)
+        runtime = self.runtime
+        with runtime.reading:
+            runtime.require_open()
+            refuse_special_spellings(text_in_markup(prompt, messages), runtime.spells_special, self.name)
+            return runtime.prompt_tokens(prompt)
+
     def _prepare_score(self, request: dict[str, Any]) -> _Prepared:
         """A reply to score: the conversation before it is the prompt, its text (never markup) the reply."""
         from ..decoding.steps import Score
@@ -228,12 +233,9 @@ class LocalClient(ChatClient):
                 "{'role': 'assistant', 'content': TEXT}, after at least one message",
                 param="messages",
             )
-        prompt = self.template.render_parts(conversation)
         runtime = self.runtime
+        prompt_tokens = self._prompt_tokens(conversation)
         with runtime.reading:
-            runtime.require_open()
-            refuse_special_spellings(text_in_markup(prompt, conversation), runtime.spells_special, self.name)
-            prompt_tokens = runtime.prompt_tokens(prompt)
             refuse_what_cannot_fit(
                 [reply], lambda text: len(runtime.tokenize(text, special=False)), runtime.n_ctx, self.name
             )
