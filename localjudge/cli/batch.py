@@ -148,6 +148,8 @@ def describe_summary(summary: Any, results: Path) -> str:
         scores = ", ".join(f"{score} {count}" for score, count in summary.scores.most_common())
         mean = f"; mean {summary.mean_score:.3f}" if summary.mean_score is not None else ""
         lines.append(f"scores: {scores}{mean}")
+    if summary.winners:
+        lines.append("winners: " + ", ".join(f"{winner} {count}" for winner, count in sorted(summary.winners.items())))
     lines.append(
         f"{summary.seconds:.1f} s, {summary.rows_per_second:.2f} rows/s; {summary.model_calls} model calls, "
         f"{summary.prompt_tokens} prompt + {summary.completion_tokens} completion tokens"

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from ..commands.check import SetReport
     from ..trust.agreement import AgreementReport
 
-__all__ = ["agreement", "check_judge", "describe_agreement", "describe_check"]
+__all__ = ["agreement", "check_judge", "describe_agreement", "describe_check", "describe_way"]
 
 
 @click.command()
@@ -237,6 +238,29 @@ def check_judge(
             click.echo(f"drawn in {drawn}", err=True)
 
 
+def describe_way(way: Mapping[str, Any]) -> str:
+    """A way of judging (:meth:`JudgeSettings.way_of_judging`) in a few words."""
+    pairs = way.get("pairs")
+    if pairs == "likelihood":
+        parts = ["no verdict asked: the answer the instruction makes likelier wins (--likelihood)"]
+    else:
+        parts = ["reasoning first" if way.get("reasoning") else "verdict only"]
+        if pairs == "pointwise":
+            parts.append("each answer judged alone (--pointwise)")
+        elif pairs == "both orders":
+            settled = "to the likelier side" if way.get("on_disagreement") == "probabilities" else "a tie"
+            parts.append(f"both orders side by side, a disagreement {settled}")
+        if way.get("self_reference"):
+            parts.append("against the judge's own answer (--self-reference)")
+        if way.get("calibrated"):
+            parts.append("calibrated")
+        if way.get("few_shot"):
+            parts.append(f"examples from {way['few_shot']}")
+    if way.get("system"):
+        parts.append("a system message")
+    return ", ".join(parts)
+
+
 def describe_check(reports: list[SetReport], *, judge: str, split: str) -> str:
     """One aligned line per set."""
 
@@ -264,6 +288,10 @@ def describe_check(reports: list[SetReport], *, judge: str, split: str) -> str:
         )
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     lines = [f"judge {judge}, {split} rows"]
+    ways: dict[str, list[str]] = {}
+    for r in reports:
+        ways.setdefault(describe_way(r.way), []).append(r.name)
+    lines += [f"{', '.join(names)}: {way}" for way, names in ways.items()]
     for row in table:
         lines.append(
             "  ".join([row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))])

@@ -173,6 +173,7 @@ class SetReport:
     expected_score_error: Optional[float] = None
     records: list[Mapping[str, Any]] = field(default_factory=list, repr=False)  # each row's record, label added
     cached: int = 0  # judge calls answered from the result cache: rows/s then says nothing of the model's speed
+    way: Mapping[str, Any] = field(default_factory=dict)  # how the judge was asked (JudgeSettings.way_of_judging)
 
     @property
     def rows_per_second(self) -> float:
@@ -183,6 +184,7 @@ class SetReport:
         return {
             "set": self.name,
             "split": self.split,
+            "way": dict(self.way),
             "rows": self.rows,
             "failed": self.failed,
             "errors": dict(self.errors),
@@ -241,6 +243,7 @@ def check_judge(
             records.append(record)
         report = measure(check_set, split, records, labels, time.monotonic() - started)
         report.cached = judge.counters().get("cached", 0)
+        report.way = set_settings.way_of_judging()
         reports.append(report)
     return reports
 

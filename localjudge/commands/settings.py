@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 from ..specs import ModelOptions, parse_spec
 from ..specs.options import MAX_DEFAULT_PARALLEL
@@ -57,6 +57,21 @@ class JudgeSettings:
     def __post_init__(self) -> None:
         if self.choices is not None and not isinstance(self.choices, tuple):  # a list from a caller: kept immutable
             object.__setattr__(self, "choices", tuple(self.choices))
+
+    def way_of_judging(self) -> dict[str, Any]:
+        """What, besides the model, shapes these settings' verdicts: a measured figure means little without it."""
+        way: dict[str, Any] = {}
+        if self.pairwise:
+            way["pairs"] = "likelihood" if self.likelihood else "pointwise" if self.pointwise else "both orders"
+            if way["pairs"] == "both orders":
+                way["on_disagreement"] = self.on_disagreement or "tie"
+        if not self.likelihood or not self.pairwise:  # a pair read by likelihood is asked nothing
+            way["reasoning"] = not self.no_reasoning
+            way["self_reference"] = self.self_reference
+            way["calibrated"] = self.calibrated
+            way["few_shot"] = None if self.few_shot is None else str(self.few_shot)
+        way["system"] = self.system
+        return way
 
     def with_parallel_for(self, concurrency: int) -> JudgeSettings:
         """These settings with the sequences a local model decodes side by side, unless ``parallel`` was given.

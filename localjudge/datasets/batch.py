@@ -59,6 +59,7 @@ class BatchSummary:
     completion_tokens: int = 0
     errors: Counter[str] = field(default_factory=Counter)  # error type -> rows
     scores: Counter[str] = field(default_factory=Counter)  # a score as JSON text ("true", "0.5") -> rows
+    winners: Counter[str] = field(default_factory=Counter)  # a pair's metadata.winner ("A", "B", "tie") -> rows
     seconds: float = 0.0
     stopped_early: bool = False  # fail_fast stopped the run
 
@@ -68,6 +69,9 @@ class BatchSummary:
             self.scored += 1
             result = record["result"]
             self.scores[json.dumps(result.get("score") if isinstance(result, Mapping) else None)] += 1
+            winner = _winner(result)
+            if winner is not None:
+                self.winners[winner] += 1
         else:
             self.failed += 1
             self.errors[record["error"]["type"]] += 1
@@ -100,11 +104,19 @@ class BatchSummary:
             "failed": self.failed,
             "errors": dict(self.errors.most_common()),
             "scores": dict(self.scores.most_common()),
+            "winners": dict(self.winners.most_common()),
             "mean_score": self.mean_score,
             "seconds": round(self.seconds, 3),
             "rows_per_second": round(self.rows_per_second, 3),
             "stopped_early": self.stopped_early,
         }
+
+
+def _winner(result: Any) -> str | None:
+    """A pair's verdict as its metadata names it, or None for a result that is not a pair's."""
+    metadata = result.get("metadata") if isinstance(result, Mapping) else None
+    winner = metadata.get("winner") if isinstance(metadata, Mapping) else None
+    return winner if isinstance(winner, str) else None
 
 
 def _is_number(text: str) -> bool:

@@ -3,23 +3,20 @@
 :class:`JudgeCore` holds the prompt, the score's schema and the client;
 :func:`build_core` checks the factories' arguments and makes one. A
 judgement is a plan (:meth:`JudgeCore.plan`): a generator that yields the
-requests to send together and is sent their responses, so that one plan
-serves both drivers, :func:`run_plan` (sync, requests side by side in
-threads) and :func:`arun_plan` (async, gathered). The evaluator objects in
+requests to send together and is sent their responses (:mod:`.plan`), so
+that sync and async judging share it. The evaluator objects in
 :mod:`.single` and :mod:`.pairwise` only drive plans.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import warnings
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ..clients.base import acall_create, call_create, field_of, plain_data, read_choice
+from ..clients.base import field_of, plain_data, read_choice
 from ..errors import JudgeRuntimeError, OutputParseError, UsageError
 from ..prompts.parsing import parse_json_output, validate
 from ..prompts.prompting import (
@@ -33,7 +30,8 @@ from ..prompts.prompting import (
 from ..prompts.schema import OutputSchema, default_output_schema, normalise_output_schema
 from ..types import FewShotExample, SupportsCheckSchema, offers
 from ..wording import Message
-from .self_reference import SelfReference, Step, with_self_reference
+from .plan import Step
+from .self_reference import SelfReference, with_self_reference
 
 if TYPE_CHECKING:
     from ..trust.correction import Correction
@@ -42,11 +40,9 @@ __all__ = [
     "READOUT_FIELD",
     "RESPONSE_METADATA_FIELD",
     "JudgeCore",
-    "arun_plan",
     "build_core",
     "recalibrate",
     "response_metadata",
-    "run_plan",
 ]
 
 #: the field a client may add to its response to say who answered (see FallbackClient)
@@ -181,32 +177,6 @@ class JudgeCore:
         if self.continuous:
             return float(score)
         return score
-
-
-def run_plan(client: Any, plan: Step) -> Any:
-    """A plan's result, each step's requests sent side by side (a local model decodes them together)."""
-    requests = next(plan)  # every plan asks for its verdict at least
-    while True:
-        if len(requests) <= 1:
-            responses = [call_create(client, request) for request in requests]
-        else:
-            with ThreadPoolExecutor(max_workers=len(requests)) as pool:
-                responses = list(pool.map(lambda request: call_create(client, request), requests))
-        try:
-            requests = plan.send(responses)
-        except StopIteration as done:
-            return done.value
-
-
-async def arun_plan(client: Any, plan: Step) -> Any:
-    """A plan's result, each step's requests awaited together."""
-    requests = next(plan)
-    while True:
-        responses = list(await asyncio.gather(*(acall_create(client, request) for request in requests)))
-        try:
-            requests = plan.send(responses)
-        except StopIteration as done:
-            return done.value
 
 
 def response_metadata(response: Any, score_field: str) -> Optional[dict[str, Any]]:

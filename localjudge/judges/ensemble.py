@@ -34,7 +34,8 @@ def combine_verdicts(
     probability, else to the earliest member's. Other numbers give their
     mean, and their spread (population standard deviation) in ``metadata``.
     ``metadata.agreement`` is the share of members behind the verdict (for a
-    mean: 1 - 2 x spread, at least 0, for scores from 0 to 1).
+    mean: 1 - 2 x spread, at least 0, for scores from 0 to 1);
+    ``metadata.members`` each member's score, comment and metadata.
     """
     if not results:
         raise UsageError("an ensemble needs at least one result to combine")
@@ -56,7 +57,9 @@ def combine_verdicts(
         metadata = {"spread": spread, "agreement": max(0.0, 1.0 - 2 * spread)}
     else:
         raise UsageError(f"the members' scores cannot be combined: {scores!r} (mixed kinds, or not scores)")
-    metadata["members"] = [{"score": r.get("score"), "comment": r.get("comment")} for r in results]
+    metadata["members"] = [  # each member's own figures too: probabilities, likelihood gains, its own answer
+        {"score": r.get("score"), "comment": r.get("comment"), "metadata": r.get("metadata")} for r in results
+    ]
     return {"key": key, "score": score, "comment": _majority_comment(results, score), "metadata": metadata}
 
 

@@ -26,7 +26,7 @@ from ..errors import JudgeRuntimeError, UsageError
 from ..prompts.messages import render_value
 from ..prompts.prompting import SCORES
 from .core import RESPONSE_METADATA_FIELD, JudgeCore
-from .self_reference import Step
+from .plan import Step
 
 __all__ = ["LikelihoodPair", "check_readings", "likelihood_gain", "pick_by_gain"]
 

@@ -16,19 +16,12 @@ from typing import Any, Optional
 
 from ..errors import OptionError, UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, PAIR_EXAMPLE, SCORES, SWAP, template_fields
+from .core import JudgeCore, build_core, recalibrate, response_metadata
 from .likelihood import LikelihoodPair
+from .plan import Step, arun_plan, run_plan
 from .pointwise import PointwisePair, pointwise_pair_prompt, refuse_hidden_reference
-from .self_reference import Step, with_self_reference
-from .single import (
-    AsyncEvaluator,
-    Evaluator,
-    JudgeCore,
-    arun_plan,
-    build_core,
-    recalibrate,
-    response_metadata,
-    run_plan,
-)
+from .self_reference import with_self_reference
+from .single import AsyncEvaluator, Evaluator
 
 __all__ = [
     "ON_DISAGREEMENT",

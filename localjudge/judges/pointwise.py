@@ -19,8 +19,9 @@ from typing import Any, Optional
 
 from ..errors import UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, SCORES
-from .self_reference import Step, with_self_reference
-from .single import JudgeCore
+from .core import JudgeCore
+from .plan import Step
+from .self_reference import with_self_reference
 
 __all__ = [
     "POINTWISE_PAIR_PROMPT",

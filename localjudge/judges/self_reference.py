@@ -12,7 +12,6 @@ verdict rests on. This is LLMBar's "self-generated reference" strategy.
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -20,6 +19,7 @@ from ..clients.base import read_choice
 from ..errors import OutputParseError, TruncatedOutputError, UsageError
 from ..prompts.messages import render_value
 from ..wording import Message
+from .plan import Step
 
 __all__ = [
     "DEFAULT_SELF_REFERENCE_TOKENS",
@@ -31,9 +31,6 @@ __all__ = [
 #: the longest answer the judge may write as its reference; a longer one is an error, never a cut reference
 DEFAULT_SELF_REFERENCE_TOKENS = 256
 SELF_REFERENCE_SYSTEM = "Answer the question correctly, as briefly as you can."
-
-#: what a step of a judge's plan yields (the requests to send together) and is sent back (their responses)
-Step = Generator[list[dict[str, Any]], list[Any], Any]
 
 
 @dataclass(frozen=True)

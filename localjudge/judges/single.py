@@ -13,23 +13,13 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ..types import FewShotExample
-from .core import (  # re-exported: the pairwise and trajectory judges build on them
-    READOUT_FIELD,
-    RESPONSE_METADATA_FIELD,
-    JudgeCore,
-    arun_plan,
-    build_core,
-    recalibrate,
-    response_metadata,
-    run_plan,
-)
+from .core import JudgeCore, build_core
+from .plan import arun_plan, run_plan
 
 if TYPE_CHECKING:
     from ..trust.correction import Correction
 
 __all__ = [
-    "READOUT_FIELD",
-    "RESPONSE_METADATA_FIELD",
     "AsyncEvaluator",
     "AsyncJudgeEvaluator",
     "Evaluator",
@@ -38,8 +28,6 @@ __all__ = [
     "build_core",
     "create_async_llm_as_judge",
     "create_llm_as_judge",
-    "recalibrate",
-    "response_metadata",
 ]
 
 

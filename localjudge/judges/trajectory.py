@@ -20,7 +20,8 @@ from ..errors import UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, template_fields
 from ..prompts.trajectory import trajectory_text
 from ..types import FewShotExample
-from .single import AsyncEvaluator, Evaluator, JudgeCore, build_core
+from .core import JudgeCore, build_core
+from .single import AsyncEvaluator, Evaluator
 
 if TYPE_CHECKING:
     from ..trust.correction import Correction

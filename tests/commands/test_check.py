@@ -101,6 +101,30 @@ def test_a_readout_verdict_is_the_likeliest_value_or_none():
     assert readout_verdict(_result(True)) is None  # a remote judge gives no probabilities
 
 
+def test_a_report_names_the_way_each_set_was_judged():
+    from localjudge.cli.trust import describe_way
+    from localjudge.commands.settings import JudgeSettings
+
+    def way(set_name: str, **options) -> dict:
+        return CHECK_SETS[set_name].settings(JudgeSettings(no_reasoning=True, **options)).way_of_judging()
+
+    plain = {"reasoning": False, "self_reference": False, "calibrated": False, "few_shot": None, "system": None}
+    assert way("answers", likelihood=True, pointwise=True) == plain  # pair options do not touch single answers
+    assert way("adversarial") == {"pairs": "both orders", "on_disagreement": "tie", **plain}
+    assert describe_way(way("adversarial")) == "verdict only, both orders side by side, a disagreement a tie"
+    settled = way("llmbar-natural", on_disagreement="probabilities", calibrated=True)
+    assert (
+        describe_way(settled)
+        == "verdict only, both orders side by side, a disagreement to the likelier side, calibrated"
+    )
+    assert way("adversarial", pointwise=True)["pairs"] == "pointwise"
+    read = way("adversarial", likelihood=True, system="Be exact.")
+    assert read == {"pairs": "likelihood", "system": "Be exact."}  # nothing is asked, so nothing else applies
+    assert describe_way(read).startswith("no verdict asked") and describe_way(read).endswith("a system message")
+    own = way("answers", self_reference=True)
+    assert describe_way(own) == "verdict only, against the judge's own answer (--self-reference)"
+
+
 def test_an_unknown_set_is_a_usage_error():
     outcome = CliRunner().invoke(main, ["check-judge", "--set", "nope"])
     assert outcome.exit_code == 2 and "no check set named 'nope'" in outcome.output
@@ -139,8 +163,9 @@ def test_check_judge_runs_a_set_on_the_tiny_model_and_writes_its_report(tmp_path
         ],
     )
     assert outcome.exit_code == 0, outcome.output
-    assert "judge tiny, all rows" in outcome.output and "answers " in outcome.output
+    assert "judge tiny, all rows" in outcome.output and "answers: verdict only" in outcome.output
     (answers,) = json.loads(report_file.read_text())["sets"]
+    assert answers["way"]["reasoning"] is False and "pairs" not in answers["way"]
     assert answers["set"] == "answers" and answers["rows"] == 4 and answers["failed"] == 0
     assert answers["agreement"]["compared"] == 4 and answers["agreement"]["with_probabilities"] == 4
     assert (tmp_path / "plots" / "answers.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -217,6 +217,28 @@ def test_the_python_api_takes_dicts_and_an_evaluator_and_yields_records():
     )
 
 
+def test_a_summary_counts_the_winners_of_pairs_and_only_of_pairs():
+    from localjudge.cli.batch import describe_summary
+    from localjudge.datasets.batch import score_rows
+
+    def pair_judge(**row):
+        return {
+            "key": "preference",
+            "score": {"A": 1.0, "B": 0.0, "tie": 0.5}[row["winner"]],
+            "metadata": {"winner": row["winner"], "consistent": row["winner"] != "tie"},
+        }
+
+    scoring = score_rows([{"winner": w} for w in ("A", "B", "A", "tie")], pair_judge)
+    list(scoring)
+    assert scoring.summary.winners == {"A": 2, "B": 1, "tie": 1}
+    assert scoring.summary.as_dict()["winners"] == {"A": 2, "B": 1, "tie": 1}
+    assert "winners: A 2, B 1, tie 1" in describe_summary(scoring.summary, Path("r.jsonl"))
+
+    single = score_rows([{"outputs": "4"}, {"outputs": "5"}], judge)
+    list(single)
+    assert not single.summary.winners and "winners" not in describe_summary(single.summary, Path("r.jsonl"))
+
+
 def test_dicts_that_share_an_id_are_not_lost():
     from localjudge.datasets.batch import score_rows
 

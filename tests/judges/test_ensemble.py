@@ -24,6 +24,14 @@ def test_booleans_go_by_majority_with_the_share_behind_it():
     assert [m["score"] for m in combined["metadata"]["members"]] == [True, False, True]
 
 
+def test_each_member_keeps_its_own_figures():
+    gains = {"A": 1.5, "B": -0.2}
+    read = {"key": "preference", "score": 1.0, "comment": None, "metadata": {"winner": "A", "likelihood_gain": gains}}
+    asked = {"key": "preference", "score": 0.0, "comment": "B", "metadata": {"winner": "B", "consistent": True}}
+    members = combine_verdicts([read, asked, read])["metadata"]["members"]
+    assert members[0]["metadata"]["likelihood_gain"] == gains and members[1]["metadata"]["consistent"] is True
+
+
 def test_a_tied_vote_goes_to_the_value_the_members_found_likelier():
     tied = [
         _result(False, probabilities={"true": 0.45, "false": 0.55}),
