@@ -38,9 +38,10 @@ demo: $(BIN)/python  ## score one answer with the default judge
 check-judge: $(BIN)/python  ## how far the judge can be trusted: every shipped labelled set, held-out split (MODEL=SPEC)
 	$(BIN)/localjudge check-judge --model $(or $(MODEL),default) --split test --no-reasoning -j 2
 
-calibrations: $(BIN)/python  ## fit the calibration that ships for the default judge, on the answers set's dev rows only
+calibrations: $(BIN)/python  ## fit the calibrations that ship for the default judge, on the check sets' dev rows only
 	$(BIN)/python benchmarks/fit_shipped_calibration.py
 	$(BIN)/python benchmarks/fit_shipped_calibration.py --self-reference
+	$(BIN)/python benchmarks/fit_shipped_calibration.py --likelihood
 
 bench-judging: $(BIN)/python  ## ways of judging on the dev split, a table of variants x figures (MODEL=SPEC)
 	$(BIN)/python benchmarks/bench_judging.py --model $(or $(MODEL),default) --split dev

@@ -1,15 +1,21 @@
-"""Fit the calibration that ships for the default judge, on the dev split of the `answers` check set only.
+"""Fit the calibrations that ship for the default judge, on the dev splits of the check sets only.
 
-Run: ``python benchmarks/fit_shipped_calibration.py [--model SPEC] [-j N] [--self-reference]`` (``make calibrations``
-fits both)
+Run: ``python benchmarks/fit_shipped_calibration.py [--model SPEC] [-j N] [--self-reference | --likelihood]``
+(``make calibrations`` fits all three)
 
-It is ``localjudge calibrate`` on those rows with ``--no-reasoning`` (the
-verdict-only prompt of a question and an answer, no reference; with
-``--self-reference``, the same-answer prompt against the judge's own answer), written into
+It is ``localjudge calibrate`` on those rows, written into
 ``localjudge/trust/shipped/`` under the judge's calibration key, where
-``--calibrated`` finds it when the user has fitted none of their own. The
-test split is never seen here: ``localjudge check-judge --set answers --split
-test --no-reasoning --calibrated`` then measures the fit on held-out rows.
+``--calibrated`` finds it when the user has fitted none of their own:
+
+- plain: the `answers` set's dev rows with ``--no-reasoning`` (the
+  verdict-only prompt of a question and an answer, no reference);
+- ``--self-reference``: the same rows, with the same-answer prompt against
+  the judge's own answer;
+- ``--likelihood``: the dev pairs of both pair sets (`llmbar-natural` and
+  `adversarial`), read by likelihood.
+
+The test splits are never seen here: ``localjudge check-judge --split test
+--calibrated`` with the same options then measures each fit on held-out rows.
 """
 
 from __future__ import annotations
@@ -29,18 +35,27 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="default")
     parser.add_argument("-j", type=int, default=2)
-    parser.add_argument("--self-reference", action="store_true", help="the judge writes its own reference first")
+    way = parser.add_mutually_exclusive_group()
+    way.add_argument("--self-reference", action="store_true", help="the judge writes its own reference first")
+    way.add_argument("--likelihood", action="store_true", help="pairs read by likelihood")
     args = parser.parse_args()
-    check_set = CHECK_SETS["answers"]
-    rows = load_set(check_set, "dev")
+    names = ["llmbar-natural", "adversarial"] if args.likelihood else ["answers"]
+    rows = [row for name in names for row in load_set(CHECK_SETS[name], "dev")]
     with tempfile.TemporaryDirectory() as work:
-        data = Path(work) / "answers-dev.jsonl"
+        data = Path(work) / "dev.jsonl"
         data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-        settings = JudgeSettings(model_spec=args.model, no_reasoning=True, self_reference=args.self_reference)
-        plan = plan_calibration(settings, data, concurrency=args.j)
+        settings = JudgeSettings(
+            model_spec=args.model,
+            no_reasoning=True,
+            self_reference=args.self_reference,
+            pairwise=args.likelihood,
+            likelihood=args.likelihood,
+        )
+        plan = plan_calibration(settings, data, pairwise=args.likelihood, concurrency=args.j)
         result = plan.run()
     document = json.loads(result.path.read_text(encoding="utf-8"))
-    document["about"]["data"] = f"the dev split of the {check_set.name} check set ({len(rows)} rows)"
+    sets = " and ".join(f"the {name} check set" for name in names)
+    document["about"]["data"] = f"the dev split of {sets} ({len(rows)} rows)"
     target = SHIPPED / f"{calibration_key(plan.evaluator)}.json"
     target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     for name, validation in result.fit.validations.items():

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import click
 
 from ..commands.settings import JudgeSettings
-from .options import data_options, judge_options
+from .options import LIKELIHOOD, data_options, judge_options
 from .output import handle_errors
 
 if TYPE_CHECKING:
@@ -23,6 +23,7 @@ __all__ = ["calibrate", "describe_fit"]
 @click.option("--label-field", default="label", show_default=True, help="The column with each row's human label.")
 @click.option("--pairwise", is_flag=True, help="The rows are pairs (outputs_a, outputs_b), labelled A or B.")
 @click.option("--allow-ties", is_flag=True, help="Not taken: a content-free pair is a tie by rights.")
+@LIKELIHOOD
 @click.option("--folds", type=click.IntRange(min=2, max=20), default=5, show_default=True, help="Cross-validation.")
 @judge_options
 @handle_errors
@@ -48,6 +49,7 @@ def calibrate(
     localjudge calibrate labelled.jsonl --label-field human
     localjudge calibrate labelled.csv --map outputs=answer --evaluator correctness -j 2
     localjudge calibrate pairs.jsonl --pairwise && localjudge compare ... --calibrated
+    localjudge calibrate pairs.jsonl --pairwise --likelihood   # a temperature for the gains; no content-free input
     """
     from ..commands.runs import plan_calibration
     from ..datasets.progress import RunProgress

@@ -252,10 +252,10 @@ def describe_way(way: Mapping[str, Any]) -> str:
             parts.append(f"both orders side by side, a disagreement {settled}")
         if way.get("self_reference"):
             parts.append("against the judge's own answer (--self-reference)")
-        if way.get("calibrated"):
-            parts.append("calibrated")
         if way.get("few_shot"):
             parts.append(f"examples from {way['few_shot']}")
+    if way.get("calibrated"):
+        parts.append("calibrated")
     if way.get("system"):
         parts.append("a system message")
     return ", ".join(parts)

@@ -115,8 +115,6 @@ def make_evaluator(
         raise OptionError("{calibrated} corrects a pair's positions, and {pointwise} has none")
     if settings.pointwise and not has_inputs:
         raise OptionError("{pointwise} asks whether each output does what the instruction asks: give the inputs")
-    if settings.likelihood and settings.calibrated:
-        raise OptionError("{calibrated} corrects a verdict's probabilities, and {likelihood} asks for no verdict")
     if settings.likelihood:  # rows without inputs, or with a reference, are each their own error (see the judge)
         given = [
             f"{{{name}}}" for name in ("prompt", "prompt_file", "evaluator", "few_shot") if getattr(settings, name)

@@ -154,7 +154,6 @@ _NOT_FOR_CALIBRATION = (
     ("output_schema", "output_schema", ""),
     ("allow_ties", "allow_ties", " (a content-free pair is a tie by rights, so it cannot show a bias)"),
     ("pointwise", "pointwise", " (it has no positions to correct)"),
-    ("likelihood", "likelihood", " (it has no verdict to correct)"),
 )
 
 
@@ -182,7 +181,9 @@ class CalibrationPlan:
         variables = set(self.rows[0].values) - {"outputs", "outputs_a", "outputs_b"}
         if self.evaluator.core.self_reference is not None:  # content-free: its own reference a placeholder too
             variables.add("reference_outputs")
-        prior = content_free_prior(self.evaluator, variables, self.classes, pairwise=self.pairwise)
+        prior = None  # a pair read by likelihood shows no question to empty, and reads two empty replies as equal
+        if not self.settings.likelihood:
+            prior = content_free_prior(self.evaluator, variables, self.classes, pairwise=self.pairwise)
         records = []
         for record in score_rows(self.rows, self.judge, concurrency=self.concurrency):
             on_record(record)

@@ -68,8 +68,8 @@ class JudgeSettings:
         if not self.likelihood or not self.pairwise:  # a pair read by likelihood is asked nothing
             way["reasoning"] = not self.no_reasoning
             way["self_reference"] = self.self_reference
-            way["calibrated"] = self.calibrated
             way["few_shot"] = None if self.few_shot is None else str(self.few_shot)
+        way["calibrated"] = self.calibrated
         way["system"] = self.system
         return way
 

@@ -11,10 +11,16 @@ instruction however well written it is. The output that gains more wins.
 Nothing is generated, so there is no verdict text to parse and no position
 to prefer; it needs a client that scores replies (a local model, through
 the ``score_reply`` request field).
+
+A gain is no probability. The difference of the two, through a logistic
+(:func:`~localjudge.trust.correction.gain_readout`), is the raw figure a calibration fits on labelled
+pairs (``localjudge calibrate --pairwise --likelihood``); calibrated, the
+result carries ``probabilities`` like any pair's.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -28,7 +34,7 @@ from ..prompts.prompting import SCORES
 from .core import RESPONSE_METADATA_FIELD, JudgeCore
 from .plan import Step
 
-__all__ = ["LikelihoodPair", "check_readings", "likelihood_gain", "pick_by_gain"]
+__all__ = ["LikelihoodPair", "calibrated_winner", "check_readings", "likelihood_gain", "pick_by_gain"]
 
 
 def likelihood_gain(with_instruction: list[float], without: list[float]) -> float:
@@ -58,12 +64,23 @@ def pick_by_gain(gain_a: float, gain_b: float) -> str:
     return "A" if gain_a > gain_b else "B" if gain_b > gain_a else "tie"
 
 
+def calibrated_winner(gains: Mapping[str, float], correction: Any) -> tuple[str, dict[str, float]]:
+    """The side the calibrated readout favours (equal: the gains decide), and that readout."""
+    from ..trust.correction import correct, gain_readout
+
+    corrected = correct({json.dumps(side): p for side, p in gain_readout(gains).items()}, correction)
+    probabilities = {json.loads(side): p for side, p in corrected.items()}
+    if probabilities["A"] == probabilities["B"]:
+        return pick_by_gain(gains["A"], gains["B"]), probabilities
+    return max(probabilities, key=probabilities.__getitem__), probabilities
+
+
 @dataclass
 class LikelihoodPair:
     """A pairwise judge's plan that scores both outputs as replies instead of asking for a verdict.
 
-    ``core`` supplies the client (with its result cache), the model name and
-    the system message; its prompt is not used.
+    ``core`` supplies the client (with its result cache), the model name,
+    the system message and the calibration; its prompt is not used.
     """
 
     core: JudgeCore
@@ -110,4 +127,7 @@ class LikelihoodPair:
             "likelihood_gain": gains,
             "reply_tokens": {"A": len(figures[0]), "B": len(figures[2])},
         }
+        if self.core.calibration is not None:
+            winner, probabilities = calibrated_winner(gains, self.core.calibration)
+            metadata.update(winner=winner, probabilities=probabilities, calibrated=True)
         return {"key": self.core.feedback_key, "score": SCORES[winner], "comment": None, "metadata": metadata}

@@ -269,7 +269,6 @@ def _pairwise_core(
             "allow_ties": allow_ties,
             "reference": has_reference,
             "self_reference": self_reference,
-            "calibration": calibration is not None,
             "few_shot_examples": bool(few_shot_examples),
             "on_disagreement": on_disagreement != "tie",
         }
@@ -284,9 +283,11 @@ def _pairwise_core(
             choices=None,
             use_reasoning=False,
             few_shot_examples=None,
-            output_schema=None,
+            output_schema=pairwise_schema(allow_ties=False, use_reasoning=False),  # the verdict a calibration corrects
             few_shot_placement=few_shot_placement,
             cache=cache,
+            calibration=calibration,
+            verdict_field="winner",
         )
         return LikelihoodPair(core)
     with_reference = has_reference or self_reference
@@ -396,6 +397,8 @@ def create_pairwise_judge(
     scored as the model's own reply to ``inputs``, and the one the
     instruction makes likelier, per token, wins (``metadata.likelihood_gain``);
     it needs a local model and takes none of the options that shape a question.
+    With ``calibration`` (fitted by ``localjudge calibrate --pairwise --likelihood``)
+    the gains become ``metadata.probabilities``.
     """
     return PairwiseEvaluator(_pairwise_core(**_options(locals())))
 

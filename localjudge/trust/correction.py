@@ -21,6 +21,7 @@ so the decision to keep a correction never looks at the rows it is judged on.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,7 @@ __all__ = [
     "cross_validate",
     "fit_bias",
     "fit_temperature",
+    "gain_readout",
     "value_key",
     "verdict_classes",
 ]
@@ -247,6 +249,14 @@ def correct(probabilities: Mapping[str, float], correction: Correction) -> dict[
     given = {value_key(text): float(p) for text, p in probabilities.items()}
     row = np.array([[given.get(value_key(name), 0.0) for name in correction.classes]])
     return dict(zip(correction.classes, apply_correction(row, correction)[0].tolist(), strict=True))
+
+
+def gain_readout(gains: Mapping[str, float]) -> dict[str, float]:
+    """The gains as a readout over A and B, sigmoid(gain_A - gain_B): what a calibration rescales into a probability."""
+    difference = gains["A"] - gains["B"]
+    odds = math.exp(-abs(difference))  # the smaller side's odds: never overflows
+    larger, smaller = 1 / (1 + odds), odds / (1 + odds)
+    return {"A": larger, "B": smaller} if difference >= 0 else {"A": smaller, "B": larger}
 
 
 def verdict_classes(json_schema: Mapping[str, Any], field: str) -> tuple[str, ...] | None:

@@ -27,7 +27,7 @@ from ..clients.cached import cache_identity
 from ..errors import OptionError, UsageError
 from ..prompts.prompting import SWAP, template_fields
 from .agreement import label_text
-from .correction import Fit, choose_correction, value_key
+from .correction import Fit, choose_correction, gain_readout, value_key
 
 __all__ = [
     "CONTENT_FREE",
@@ -94,6 +94,13 @@ def _readouts(result: Mapping[str, Any], pairwise: bool) -> list[dict[str, float
     """A result's readouts as value text -> probability: one, or a pair's two by position."""
     found = result.get("metadata")
     metadata: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    if pairwise and isinstance(metadata.get("likelihood_gain"), Mapping):  # a pair read by likelihood
+        readout = gain_readout(metadata["likelihood_gain"])
+        # Mirrored, as if asked the other way round: no side can then be preferred, and the fit rescales the gains only
+        return [
+            {json.dumps(side): p for side, p in sides.items()}
+            for sides in (readout, {"A": readout["B"], "B": readout["A"]})
+        ]
     if pairwise:
         orders = metadata.get("order_probabilities")
         if not (isinstance(orders, list) and len(orders) == 2):

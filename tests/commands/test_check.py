@@ -108,7 +108,7 @@ def test_a_report_names_the_way_each_set_was_judged():
     def way(set_name: str, **options) -> dict:
         return CHECK_SETS[set_name].settings(JudgeSettings(no_reasoning=True, **options)).way_of_judging()
 
-    plain = {"reasoning": False, "self_reference": False, "calibrated": False, "few_shot": None, "system": None}
+    plain = {"reasoning": False, "self_reference": False, "few_shot": None, "calibrated": False, "system": None}
     assert way("answers", likelihood=True, pointwise=True) == plain  # pair options do not touch single answers
     assert way("adversarial") == {"pairs": "both orders", "on_disagreement": "tie", **plain}
     assert describe_way(way("adversarial")) == "verdict only, both orders side by side, a disagreement a tie"
@@ -119,8 +119,9 @@ def test_a_report_names_the_way_each_set_was_judged():
     )
     assert way("adversarial", pointwise=True)["pairs"] == "pointwise"
     read = way("adversarial", likelihood=True, system="Be exact.")
-    assert read == {"pairs": "likelihood", "system": "Be exact."}  # nothing is asked, so nothing else applies
+    assert read == {"pairs": "likelihood", "calibrated": False, "system": "Be exact."}  # nothing else is asked
     assert describe_way(read).startswith("no verdict asked") and describe_way(read).endswith("a system message")
+    assert describe_way(way("adversarial", likelihood=True, calibrated=True)).endswith("(--likelihood), calibrated")
     own = way("answers", self_reference=True)
     assert describe_way(own) == "verdict only, against the judge's own answer (--self-reference)"
 

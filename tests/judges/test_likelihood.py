@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 
 import pytest
 
@@ -11,6 +12,7 @@ from localjudge.clients.formats import read_reply_logprobs
 from localjudge.errors import JudgeRuntimeError, OptionError, OutputParseError, UsageError
 from localjudge.judges.likelihood import check_readings, likelihood_gain, pick_by_gain
 from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
+from localjudge.trust.correction import Correction, gain_readout
 
 PAIR = {"inputs": "Name the capital of France.", "outputs_a": "Rome is lovely.", "outputs_b": "Paris."}
 #: log-probabilities of each reply's tokens, after the instruction and after an empty request
@@ -79,6 +81,26 @@ def test_swapping_the_outputs_swaps_the_verdict():
     assert judge(**PAIR)["metadata"]["winner"] == "B" and judge(**swapped)["metadata"]["winner"] == "A"
 
 
+def test_a_readout_of_gains_is_a_logistic_of_their_difference_and_never_overflows():
+    assert gain_readout({"A": 1.0, "B": 1.0}) == {"A": 0.5, "B": 0.5}
+    assert gain_readout({"A": 2.0, "B": 0.0})["A"] == pytest.approx(1 / (1 + math.exp(-2.0)))
+    assert gain_readout({"A": -900.0, "B": 900.0}) == {"A": pytest.approx(0.0), "B": 1.0}
+
+
+def test_a_calibration_turns_the_gains_into_probabilities_that_decide():
+    client = ScriptedClient([scored], repeat=True)
+    scaled = create_pairwise_judge(judge=client, likelihood=True, calibration=Correction(('"A"', '"B"'), None, 2.0))
+    result = scaled(**PAIR)
+    p_a = 1 / (1 + math.exp((2.0 - 0.5 / 3) / 2.0))  # the gains' difference, halved by the temperature
+    assert result["metadata"]["probabilities"] == {"A": pytest.approx(p_a), "B": pytest.approx(1 - p_a)}
+    assert result["metadata"]["calibrated"] is True and result["metadata"]["winner"] == "B"
+    leaning = Correction(('"A"', '"B"'), (0.001, 0.999), 1.0)  # a fitted lean to B, divided out, turns the verdict
+    turned = create_pairwise_judge(judge=client, likelihood=True, calibration=leaning)(**PAIR)
+    assert turned["score"] == 1.0 and turned["metadata"]["winner"] == "A"
+    assert turned["metadata"]["likelihood_gain"] == result["metadata"]["likelihood_gain"]  # the figures read stay
+    assert "probabilities" not in create_pairwise_judge(judge=client, likelihood=True)(**PAIR)["metadata"]
+
+
 def test_a_client_that_answers_instead_of_scoring_is_an_error_with_its_text():
     judge = create_pairwise_judge(judge=ScriptedClient(["B is better"], repeat=True), likelihood=True)
     with pytest.raises(OutputParseError, match="log-probability") as caught:
@@ -109,7 +131,6 @@ def test_figures_that_are_no_log_probabilities_are_refused(figures):
         ("pointwise", True),
         ("reference", True),
         ("self_reference", True),
-        ("calibration", "stored"),
         ("few_shot_examples", [{"inputs": "q", "outputs_a": "a", "outputs_b": "b", "winner": "A"}]),
         ("on_disagreement", "probabilities"),
     ],
@@ -171,7 +192,6 @@ def test_compare_by_likelihood_on_the_command_line(monkeypatch):
     assert json.loads(shown.stdout)["metadata"]["winner"] == "B" and len(client.requests) == 4
     for refused, message in (
         (["--pointwise"], "--likelihood does not go with --pointwise"),
-        (["--calibrated"], "--likelihood asks for no verdict"),
         (["--self-reference"], "--likelihood does not go with --self-reference"),
         (["--prompt", "{inputs} {outputs_a} {outputs_b}"], "--likelihood asks the judge nothing"),
     ):

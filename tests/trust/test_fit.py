@@ -121,6 +121,21 @@ def test_a_pair_gives_two_samples_by_position():
     assert samples.groups == [0, 0, 1, 1]  # a pair's two orders are held out together
 
 
+def test_a_pair_read_by_likelihood_gives_its_gains_and_their_mirror():
+    gains = {"A": 0.5, "B": 2.0}
+    record = {"id": "p", "result": {"key": "preference", "score": 0.0, "metadata": {"likelihood_gain": gains}}}
+    samples = labelled_samples([record], {"p": 1}, ('"A"', '"B"'), pairwise=True)
+    p_a = 1 / (1 + math.exp(1.5))
+    assert samples.probabilities == [pytest.approx([p_a, 1 - p_a]), pytest.approx([1 - p_a, p_a])]
+    assert samples.labels == [1, 0] and samples.groups == [0, 0]  # mirrored, so no side can be learnt
+
+
+def test_a_likelihood_judge_has_a_key_of_its_own():
+    side_by_side = calibration_key(create_pairwise_judge(judge=Fixed(), use_reasoning=False))
+    read = calibration_key(create_pairwise_judge(judge=Fixed(), likelihood=True))
+    assert read != side_by_side and read == calibration_key(create_pairwise_judge(judge=Fixed(), likelihood=True))
+
+
 def test_content_free_values_fill_every_field_a_row_has():
     values = content_free_values(["inputs", "reference_outputs"], pairwise=False)
     assert values[0] == {"inputs": "N/A", "outputs": "N/A", "reference_outputs": "N/A"}
@@ -258,8 +273,12 @@ def test_calibration_stored_applies_the_fit_kept_for_the_judge_being_built(tmp_p
     assert result["score"] is False and result["metadata"]["uncalibrated"]["score"] is True  # 0.8 is below its lean
 
 
-@pytest.mark.parametrize("own_reference", [False, True])
-def test_the_shipped_fits_are_found_by_the_default_judge_s_verdict_only_prompts(own_reference):
+@pytest.mark.parametrize(
+    "options",
+    ["self_reference=False", "self_reference=True", "pairwise=True, likelihood=True"],
+    ids=["plain", "own-reference", "likelihood"],
+)
+def test_the_shipped_fits_are_found_by_the_default_judge_s_verdict_only_prompts(options):
     """A change to the default judge's prompt, schema or identity orphans the shipped fit: refit with make calibrations.
 
     In a process of its own, as the command line builds its judge (this session's judge is the tiny model).
@@ -268,7 +287,7 @@ def test_the_shipped_fits_are_found_by_the_default_judge_s_verdict_only_prompts(
         "from localjudge.commands.judging import judge_from_settings, make_evaluator;"
         "from localjudge.commands.settings import JudgeSettings;"
         "from localjudge.trust.fit import calibration_key, shipped_calibration;"
-        f"s = JudgeSettings(model_spec='default', no_reasoning=True, self_reference={own_reference});"
+        f"s = JudgeSettings(model_spec='default', no_reasoning=True, {options});"
         "e = make_evaluator(s, has_inputs=True,"
         " has_reference=False, build=lambda s: judge_from_settings(s, load=False));"
         "print(shipped_calibration(calibration_key(e)))"

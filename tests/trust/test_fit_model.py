@@ -95,3 +95,36 @@ def test_calibrating_a_pair_judge_reads_both_orders(home, tmp_path, tiny_gguf):
     else:
         assert f"calibrated: {stored.chosen}" in compared.stderr
         assert metadata["calibrated"] is True and len(metadata["uncalibrated_verdicts"]) == 2
+
+
+def test_calibrating_a_likelihood_judge_rescales_its_gains(home, tmp_path, tiny_gguf):
+    pairs = [
+        {"id": str(i), "inputs": f"What is {i} plus 1?", "outputs_a": f"{i} plus 1 is {i + 1}.",
+         "outputs_b": "The sky is blue.", "label": "A"}
+        if i % 2
+        else {"id": str(i), "inputs": f"Name a colour, then say what {i} plus 1 is.",
+              "outputs_a": "I like trains.", "outputs_b": f"Red; {i} plus 1 is {i + 1}.", "label": "B"}
+        for i in range(8)
+    ]  # fmt: skip
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in pairs), encoding="utf-8")
+    model = ["--model", str(tiny_gguf), "--likelihood"]
+
+    fitted = _run("calibrate", str(data), "--pairwise", *model, "-j", "2", "--folds", "2")
+    assert fitted.exit_code == 0, fitted.output
+    assert "16 readouts from 8 labelled rows" in fitted.stdout  # each pair and its mirror
+    assert "content-free" not in fitted.stdout  # nothing is asked, so there is no empty question to read
+    [path] = (home / "calibration").glob("*.json")
+    stored = read_calibration(path)
+    assert set(stored.validations) == {"temperature", "bias + temperature"}
+
+    compared = _run("compare", "--inputs", "What is 1 plus 1?", "--output-a", "Blue.", "--output-b", "2", *model,
+                    "--calibrated")  # fmt: skip
+    assert compared.exit_code == 0, compared.output
+    metadata = json.loads(compared.stdout)["metadata"]
+    assert set(metadata["likelihood_gain"]) == {"A", "B"}
+    if stored.correction is None:
+        assert "was not kept" in compared.stderr and "probabilities" not in metadata
+    else:
+        assert f"calibrated: {stored.chosen}" in compared.stderr and metadata["calibrated"] is True
+        assert sum(metadata["probabilities"].values()) == pytest.approx(1.0)
