@@ -140,7 +140,7 @@ def describe_summary(summary: Any, results: Path) -> str:
     errors = ", ".join(f"{count} {kind}" for kind, count in summary.errors.most_common())
     lines = [
         f"{summary.total} rows: {summary.scored} scored"
-        + (f" ({summary.cached} from the result cache)" if summary.cached else "")
+        + (f" ({summary.cached} judge calls answered from the result cache)" if summary.cached else "")
         + f", {summary.skipped} already in {results}, {summary.failed} failed"
         + (f" ({errors})" if errors else "")
     ]
@@ -149,7 +149,7 @@ def describe_summary(summary: Any, results: Path) -> str:
         mean = f"; mean {summary.mean_score:.3f}" if summary.mean_score is not None else ""
         lines.append(f"scores: {scores}{mean}")
     if summary.winners:
-        lines.append("winners: " + ", ".join(f"{winner} {count}" for winner, count in sorted(summary.winners.items())))
+        lines.append("winners: " + ", ".join(f"{winner} {count}" for winner, count in summary.winners.most_common()))
     lines.append(
         f"{summary.seconds:.1f} s, {summary.rows_per_second:.2f} rows/s; {summary.model_calls} model calls, "
         f"{summary.prompt_tokens} prompt + {summary.completion_tokens} completion tokens"

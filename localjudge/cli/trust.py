@@ -242,18 +242,19 @@ def describe_way(way: Mapping[str, Any]) -> str:
     """A way of judging (:meth:`JudgeSettings.way_of_judging`) in a few words."""
     pairs = way.get("pairs")
     if pairs == "likelihood":
-        parts = ["no verdict asked: the answer the instruction makes likelier wins (--likelihood)"]
+        parts = ["no verdict asked: the answer the instruction makes likelier wins"]
     else:
         parts = ["reasoning first" if way.get("reasoning") else "verdict only"]
         if pairs == "pointwise":
-            parts.append("each answer judged alone (--pointwise)")
+            parts.append("each answer judged alone")
         elif pairs == "both orders":
             settled = "to the likelier side" if way.get("on_disagreement") == "probabilities" else "a tie"
             parts.append(f"both orders side by side, a disagreement {settled}")
         if way.get("self_reference"):
-            parts.append("against the judge's own answer (--self-reference)")
+            parts.append("against the judge's own answer")
         if way.get("few_shot"):
-            parts.append(f"examples from {way['few_shot']}")
+            placed = "before" if way.get("few_shot_first") else "after"
+            parts.append(f"examples from {way['few_shot']}, {placed} the prompt")
     if way.get("calibrated"):
         parts.append("calibrated")
     if way.get("system"):

@@ -192,7 +192,7 @@ class SetReport:
             "kappa": report.kappa,
             "ece": report.ece,
             "position_consistency": report.position_consistency,
-            "ties": self.ties,
+            "ties": self.ties if report.position_consistency is not None else None,  # as the table's "-"
             "accuracy_by_probability": self.accuracy_by_probability,
             "mean_absolute_error": self.mean_absolute_error,
             "expected_score_error": self.expected_score_error,

@@ -191,8 +191,12 @@ class CalibrationPlan:
         order = {row.id: number for number, row in enumerate(self.rows)}
         records.sort(key=lambda record: order[str(record["id"])])  # folds by the data's order, not finishing order
         samples = labelled_samples(records, self.labels, self.classes, pairwise=self.pairwise)
-        fit = fit_calibration(samples, self.classes, prior, folds=self.folds)
+        # mirrored pairs leave no side to learn: a bias would fit 0, so the temperature alone is weighed
+        only = ("temperature",) if self.settings.likelihood else None
+        fit = fit_calibration(samples, self.classes, prior, folds=self.folds, only=only)
         about = {"model": self.settings.model_spec, "data": str(self.data.resolve()), "pairwise": self.pairwise}
+        if self.settings.likelihood:
+            about["likelihood"] = True
         write_calibration(path, fit, about)
         return CalibrationResult(fit, samples, path)
 
@@ -256,4 +260,13 @@ def plan_calibration(
         if index is not None:
             labels[row.id] = index
     labelled = [row for row in rows if row.id in labels]
+    if len(labelled) < folds * 2:  # checked now, not after every row was judged
+        raise OptionError(
+            "cross-validation over {count} folds needs at least {least} labelled rows, and {data} has {rows} "
+            "(label more rows, or lower {folds})",
+            count=folds,
+            least=folds * 2,
+            data=str(data),
+            rows=len(labelled),
+        )
     return CalibrationPlan(labelled, labels, judge, evaluator, classes, settings, data, pairwise, concurrency, folds)

@@ -59,19 +59,25 @@ class JudgeSettings:
             object.__setattr__(self, "choices", tuple(self.choices))
 
     def way_of_judging(self) -> dict[str, Any]:
-        """What, besides the model, shapes these settings' verdicts: a measured figure means little without it."""
-        way: dict[str, Any] = {}
+        """What, besides the model, shapes these settings' verdicts: a measured figure means little without it.
+
+        The same keys always; None where an option has no place (a pair read
+        by likelihood is asked nothing, so it has no reasoning).
+        """
+        pairs = None
         if self.pairwise:
-            way["pairs"] = "likelihood" if self.likelihood else "pointwise" if self.pointwise else "both orders"
-            if way["pairs"] == "both orders":
-                way["on_disagreement"] = self.on_disagreement or "tie"
-        if not self.likelihood or not self.pairwise:  # a pair read by likelihood is asked nothing
-            way["reasoning"] = not self.no_reasoning
-            way["self_reference"] = self.self_reference
-            way["few_shot"] = None if self.few_shot is None else str(self.few_shot)
-        way["calibrated"] = self.calibrated
-        way["system"] = self.system
-        return way
+            pairs = "likelihood" if self.likelihood else "pointwise" if self.pointwise else "both orders"
+        asked = pairs != "likelihood"
+        return {
+            "pairs": pairs,
+            "on_disagreement": (self.on_disagreement or "tie") if pairs == "both orders" else None,
+            "reasoning": not self.no_reasoning if asked else None,
+            "self_reference": self.self_reference if asked else None,
+            "few_shot": str(self.few_shot) if self.few_shot is not None and asked else None,
+            "few_shot_first": self.few_shot_first if self.few_shot is not None and asked else None,
+            "calibrated": self.calibrated,
+            "system": self.system,
+        }
 
     def with_parallel_for(self, concurrency: int) -> JudgeSettings:
         """These settings with the sequences a local model decodes side by side, unless ``parallel`` was given.

@@ -68,6 +68,7 @@ class JudgeCore:
     few_shot_shape: ExampleShape = SINGLE_EXAMPLE
     calibration: Optional[Correction] = None  # applied to the verdict's probabilities (see recalibrate)
     self_reference: Optional[SelfReference] = None  # without a reference, the judge first writes its own
+    reads_replies: bool = False  # a likelihood pair's core: it sends readings of replies, never build_request's
 
     def plan(self, inputs: Any, outputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]) -> Step:
         """One output judged: its reference written first when the judge writes it, then the verdict."""
@@ -253,6 +254,7 @@ def build_core(
     verdict_field: Optional[str] = None,
     few_shot_shape: ExampleShape = SINGLE_EXAMPLE,
     self_reference: bool = False,
+    reads_replies: bool = False,
 ) -> JudgeCore:
     """The judge's core; ``verdict_field`` names the field a calibration corrects (default: our score's)."""
     if prompt is None:
@@ -308,6 +310,7 @@ def build_core(
         verdict_field=verdict_field,
         few_shot_shape=few_shot_shape,
         self_reference=SelfReference() if self_reference else None,
+        reads_replies=reads_replies,
     )
     core.use_calibration(_correction(core, calibration))
     return core

@@ -58,9 +58,14 @@ def combine_verdicts(
     else:
         raise UsageError(f"the members' scores cannot be combined: {scores!r} (mixed kinds, or not scores)")
     metadata["members"] = [  # each member's own figures too: probabilities, likelihood gains, its own answer
-        {"score": r.get("score"), "comment": r.get("comment"), "metadata": r.get("metadata")} for r in results
+        {"score": r.get("score"), "comment": r.get("comment"), "metadata": _copy(r.get("metadata"))} for r in results
     ]
     return {"key": key, "score": score, "comment": _majority_comment(results, score), "metadata": metadata}
+
+
+def _copy(metadata: Any) -> Any:
+    """A member's metadata as the ensemble's own: a caller who edits the result leaves the member's (cached) one be."""
+    return dict(metadata) if isinstance(metadata, Mapping) else metadata
 
 
 def _vote(values: list[Any], results: Sequence[Mapping[str, Any]]) -> tuple[Any, float, dict[str, int]]:

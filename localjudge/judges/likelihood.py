@@ -68,8 +68,7 @@ def calibrated_winner(gains: Mapping[str, float], correction: Any) -> tuple[str,
     """The side the calibrated readout favours (equal: the gains decide), and that readout."""
     from ..trust.correction import correct, gain_readout
 
-    corrected = correct({json.dumps(side): p for side, p in gain_readout(gains).items()}, correction)
-    probabilities = {json.loads(side): p for side, p in corrected.items()}
+    probabilities = {json.loads(side): p for side, p in correct(gain_readout(gains), correction).items()}
     if probabilities["A"] == probabilities["B"]:
         return pick_by_gain(gains["A"], gains["B"]), probabilities
     return max(probabilities, key=probabilities.__getitem__), probabilities
@@ -107,7 +106,7 @@ class LikelihoodPair:
         instruction = "" if inputs is None else render_value(inputs)
         if not instruction.strip():
             raise UsageError(
-                "A pair judged by likelihood scores each output as a reply to the instruction: give inputs"
+                "A pair judged by likelihood scores each output as a reply to the instruction: give the instruction as inputs"
             )
         replies = {}
         for side, output in (("A", outputs_a), ("B", outputs_b)):
@@ -128,6 +127,7 @@ class LikelihoodPair:
             "reply_tokens": {"A": len(figures[0]), "B": len(figures[2])},
         }
         if self.core.calibration is not None:
+            metadata["uncalibrated"] = {"winner": winner}
             winner, probabilities = calibrated_winner(gains, self.core.calibration)
             metadata.update(winner=winner, probabilities=probabilities, calibrated=True)
         return {"key": self.core.feedback_key, "score": SCORES[winner], "comment": None, "metadata": metadata}

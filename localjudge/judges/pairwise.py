@@ -288,6 +288,7 @@ def _pairwise_core(
             cache=cache,
             calibration=calibration,
             verdict_field="winner",
+            reads_replies=True,
         )
         return LikelihoodPair(core)
     with_reference = has_reference or self_reference
@@ -343,11 +344,18 @@ def _check_pointwise(
     _refuse_beside("pointwise", given)
 
 
+#: why a way of judging a pair takes none of the options that shape another
+_WHY_NOT = {
+    "likelihood": "it asks the judge nothing, so what shapes a question or a verdict has no place",
+    "pointwise": "it shows one output at a time, so there are no positions, orders or pairs to shape",
+}
+
+
 def _refuse_beside(way: str, given: Mapping[str, bool]) -> None:
-    """The options given that do not fit this way of judging a pair, named in one error."""
+    """The options given that do not fit this way of judging a pair, named in one error that says why."""
     refused = [f"{{{name}}}" for name, is_given in given.items() if is_given]
     if refused:
-        raise OptionError(f"{{{way}}} does not go with {', '.join(refused)}")
+        raise OptionError(f"{{{way}}} does not go with {', '.join(refused)}: {_WHY_NOT[way]}")
 
 
 def create_pairwise_judge(

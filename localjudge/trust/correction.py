@@ -252,11 +252,14 @@ def correct(probabilities: Mapping[str, float], correction: Correction) -> dict[
 
 
 def gain_readout(gains: Mapping[str, float]) -> dict[str, float]:
-    """The gains as a readout over A and B, sigmoid(gain_A - gain_B): what a calibration rescales into a probability."""
+    """A pair's likelihood gains as a readout over ``"A"`` and ``"B"`` (JSON text, as a verdict's values are).
+
+    sigmoid(gain_A - gain_B): no probability until a calibration rescales it.
+    """
     difference = gains["A"] - gains["B"]
     odds = math.exp(-abs(difference))  # the smaller side's odds: never overflows
     larger, smaller = 1 / (1 + odds), odds / (1 + odds)
-    return {"A": larger, "B": smaller} if difference >= 0 else {"A": smaller, "B": larger}
+    return {'"A"': larger, '"B"': smaller} if difference >= 0 else {'"A"': smaller, '"B"': larger}
 
 
 def verdict_classes(json_schema: Mapping[str, Any], field: str) -> tuple[str, ...] | None:
@@ -303,12 +306,17 @@ def choose_correction(
     folds: int = 5,
     seed: int = 0,
     groups: Sequence[int] | None = None,
+    only: Sequence[str] | None = None,
 ) -> Fit:
     """Cross-validate every candidate, keep the one with the lowest held-out ECE among those that did not hurt.
 
     The kept correction is then refitted on all rows. Without ``prior`` (no
-    content-free readout) only the corrections fitted on the labels are weighed.
+    content-free readout) only the corrections fitted on the labels are weighed;
+    with ``only``, only the candidates named there.
     """
+    unknown = set(only or ()) - set(CANDIDATES)
+    if unknown:
+        raise UsageError(f"no such correction: {', '.join(sorted(unknown))}; the corrections: {', '.join(CANDIDATES)}")
     classes = tuple(classes)
     prior_tuple = None
     if prior is not None:  # a value the content-free readout never gave is floored, not divided by zero
@@ -326,7 +334,7 @@ def choose_correction(
             groups=groups,
         )
         for name, (uses_prior, fits) in CANDIDATES.items()
-        if prior_tuple is not None or not uses_prior or name in FITTED_PRIOR
+        if (prior_tuple is not None or not uses_prior or name in FITTED_PRIOR) and (only is None or name in only)
     }
     kept = [name for name, validation in validations.items() if validation.keep]
     chosen = min(kept, key=lambda name: (validations[name].after_ece, -validations[name].after_accuracy), default=None)

@@ -52,12 +52,18 @@ def calibration_key(evaluator: Any) -> str:
     if identity is None:
         raise UsageError("this judge cannot say which model answers, so no calibration can be kept for it")
     identity = {name: value for name, value in identity.items() if name != "decoder"}  # outlives a release
+    if getattr(core, "reads_replies", False):  # a likelihood pair: what it reads depends on its system message alone
+        return _digest({"model": identity, "likelihood": {"system": core.system}})
     fields = set(template_fields(core.prompt)) if isinstance(core.prompt, str) else set()
     placeholders = {name: f"{{{name}}}" for name in fields | {"inputs", "outputs", "reference_outputs"}}
     request = core.build_request(None, None, None, placeholders)
     document: dict[str, Any] = {"model": identity, "request": request}
     if core.self_reference is not None:  # a reference the judge writes itself is not one a row gives
         document["self_reference"] = core.self_reference.request(placeholders["inputs"], core.model)
+    return _digest(document)
+
+
+def _digest(document: Mapping[str, Any]) -> str:
     text = json.dumps(document, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -96,11 +102,8 @@ def _readouts(result: Mapping[str, Any], pairwise: bool) -> list[dict[str, float
     metadata: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     if pairwise and isinstance(metadata.get("likelihood_gain"), Mapping):  # a pair read by likelihood
         readout = gain_readout(metadata["likelihood_gain"])
-        # Mirrored, as if asked the other way round: no side can then be preferred, and the fit rescales the gains only
-        return [
-            {json.dumps(side): p for side, p in sides.items()}
-            for sides in (readout, {"A": readout["B"], "B": readout["A"]})
-        ]
+        # mirrored, as if asked the other way round: no side can then be preferred, so the fit rescales the gains only
+        return [readout, {'"A"': readout['"B"'], '"B"': readout['"A"']}]
     if pairwise:
         orders = metadata.get("order_probabilities")
         if not (isinstance(orders, list) and len(orders) == 2):
@@ -170,7 +173,15 @@ def mean_readout(results: Iterable[Mapping[str, Any]], classes: Sequence[str], *
     return [sum(column) / len(rows) for column in zip(*rows, strict=True)]
 
 
-def fit_calibration(samples: Samples, classes: Sequence[str], prior: Sequence[float] | None, *, folds: int) -> Fit:
+def fit_calibration(
+    samples: Samples,
+    classes: Sequence[str],
+    prior: Sequence[float] | None,
+    *,
+    folds: int,
+    only: Sequence[str] | None = None,
+) -> Fit:
+    """The correction to keep, weighed on the samples (``only``: these candidates, of :data:`CANDIDATES`)."""
     if not samples.labels:
         raise UsageError(
             f"none of the labelled rows gave a readout ({samples.without_readout} failed or gave no "
@@ -179,7 +190,13 @@ def fit_calibration(samples: Samples, classes: Sequence[str], prior: Sequence[fl
     if len(set(samples.labels)) < 2:
         raise UsageError("the labelled rows hold one label only: calibration needs examples of at least two verdicts")
     return choose_correction(
-        np.array(samples.probabilities), samples.labels, classes, prior=prior, folds=folds, groups=samples.groups
+        np.array(samples.probabilities),
+        samples.labels,
+        classes,
+        prior=prior,
+        folds=folds,
+        groups=samples.groups,
+        only=only,
     )
 
 
@@ -203,7 +220,8 @@ def stored_correction(evaluator: Any) -> tuple[Any, str]:
             "{calibrated:calibration='stored'}: no calibration was fitted for this judge. A calibration belongs to one local model "
             "and one prompt: the same {model}, prompt options ({prompt}, {evaluator}, {system}, {no_reasoning}, "
             "{choices}, {self_reference}, ...) and the same fields (whether {inputs} and {reference_outputs} are given). Fit one "
-            "with: localjudge calibrate LABELLED.jsonl (with {pairwise} for compare) and those options"
+            "with: localjudge calibrate LABELLED.jsonl (with {pairwise} for compare, and {likelihood} for pairs read by "
+            "likelihood) and those options"
         )
     stored = read_calibration(path)
     if stored.correction is None:

@@ -108,9 +108,19 @@ def test_a_report_names_the_way_each_set_was_judged():
     def way(set_name: str, **options) -> dict:
         return CHECK_SETS[set_name].settings(JudgeSettings(no_reasoning=True, **options)).way_of_judging()
 
-    plain = {"reasoning": False, "self_reference": False, "few_shot": None, "calibrated": False, "system": None}
+    keys = [
+        "pairs",
+        "on_disagreement",
+        "reasoning",
+        "self_reference",
+        "few_shot",
+        "few_shot_first",
+        "calibrated",
+        "system",
+    ]
+    plain = dict.fromkeys(keys) | {"reasoning": False, "self_reference": False, "calibrated": False}
     assert way("answers", likelihood=True, pointwise=True) == plain  # pair options do not touch single answers
-    assert way("adversarial") == {"pairs": "both orders", "on_disagreement": "tie", **plain}
+    assert way("adversarial") == plain | {"pairs": "both orders", "on_disagreement": "tie"}
     assert describe_way(way("adversarial")) == "verdict only, both orders side by side, a disagreement a tie"
     settled = way("llmbar-natural", on_disagreement="probabilities", calibrated=True)
     assert (
@@ -119,11 +129,15 @@ def test_a_report_names_the_way_each_set_was_judged():
     )
     assert way("adversarial", pointwise=True)["pairs"] == "pointwise"
     read = way("adversarial", likelihood=True, system="Be exact.")
-    assert read == {"pairs": "likelihood", "calibrated": False, "system": "Be exact."}  # nothing else is asked
-    assert describe_way(read).startswith("no verdict asked") and describe_way(read).endswith("a system message")
-    assert describe_way(way("adversarial", likelihood=True, calibrated=True)).endswith("(--likelihood), calibrated")
+    assert list(read) == keys  # the same keys in every report, for whatever reads the JSON
+    assert read == dict.fromkeys(keys) | {"pairs": "likelihood", "calibrated": False, "system": "Be exact."}
+    assert describe_way(read) == "no verdict asked: the answer the instruction makes likelier wins, a system message"
+    assert describe_way(way("adversarial", likelihood=True, calibrated=True)).endswith("likelier wins, calibrated")
     own = way("answers", self_reference=True)
-    assert describe_way(own) == "verdict only, against the judge's own answer (--self-reference)"
+    assert describe_way(own) == "verdict only, against the judge's own answer"
+    shown = way("answers", few_shot="examples.jsonl", few_shot_first=True)
+    assert shown["few_shot_first"] is True
+    assert describe_way(shown) == "verdict only, examples from examples.jsonl, before the prompt"
 
 
 def test_an_unknown_set_is_a_usage_error():
@@ -166,7 +180,7 @@ def test_check_judge_runs_a_set_on_the_tiny_model_and_writes_its_report(tmp_path
     assert outcome.exit_code == 0, outcome.output
     assert "judge tiny, all rows" in outcome.output and "answers: verdict only" in outcome.output
     (answers,) = json.loads(report_file.read_text())["sets"]
-    assert answers["way"]["reasoning"] is False and "pairs" not in answers["way"]
+    assert answers["way"]["reasoning"] is False and answers["way"]["pairs"] is None and answers["ties"] is None
     assert answers["set"] == "answers" and answers["rows"] == 4 and answers["failed"] == 0
     assert answers["agreement"]["compared"] == 4 and answers["agreement"]["with_probabilities"] == 4
     assert (tmp_path / "plots" / "answers.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -41,7 +41,7 @@ def test_a_rerun_into_a_new_file_is_answered_from_the_cache(tmp_path, monkeypatc
     )
     assert again.exit_code == 0, again.output
     assert len(calls) == 3  # no model call
-    assert "3 scored (3 from the result cache)" in again.stderr
+    assert "3 scored (3 judge calls answered from the result cache)" in again.stderr
     recounted = json.loads(summary.read_text())
     assert recounted["model_calls"] == 0 and recounted["tokens"] == {"prompt": 0, "completion": 0}
     assert (tmp_path / "one.jsonl").read_text() == (tmp_path / "two.jsonl").read_text()

@@ -10,7 +10,7 @@ import pytest
 from localjudge import ScriptedClient
 from localjudge.clients.formats import read_reply_logprobs
 from localjudge.errors import JudgeRuntimeError, OptionError, OutputParseError, UsageError
-from localjudge.judges.likelihood import check_readings, likelihood_gain, pick_by_gain
+from localjudge.judges.likelihood import calibrated_winner, check_readings, likelihood_gain, pick_by_gain
 from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
 from localjudge.trust.correction import Correction, gain_readout
 
@@ -82,21 +82,33 @@ def test_swapping_the_outputs_swaps_the_verdict():
 
 
 def test_a_readout_of_gains_is_a_logistic_of_their_difference_and_never_overflows():
-    assert gain_readout({"A": 1.0, "B": 1.0}) == {"A": 0.5, "B": 0.5}
-    assert gain_readout({"A": 2.0, "B": 0.0})["A"] == pytest.approx(1 / (1 + math.exp(-2.0)))
-    assert gain_readout({"A": -900.0, "B": 900.0}) == {"A": pytest.approx(0.0), "B": 1.0}
+    assert gain_readout({"A": 1.0, "B": 1.0}) == {'"A"': 0.5, '"B"': 0.5}
+    assert gain_readout({"A": 2.0, "B": 0.0})['"A"'] == pytest.approx(1 / (1 + math.exp(-2.0)))
+    assert gain_readout({"A": -900.0, "B": 900.0}) == {'"A"': pytest.approx(0.0), '"B"': 1.0}
 
 
-def test_a_calibration_turns_the_gains_into_probabilities_that_decide():
+def test_a_calibrated_readout_decides_and_equal_gains_stay_a_tie():
+    scale = Correction(('"A"', '"B"'), None, 0.5)
+    winner, probabilities = calibrated_winner({"A": 0.3, "B": 0.1}, scale)
+    assert winner == "A" and probabilities["A"] == pytest.approx(1 / (1 + math.exp(-0.4)))
+    assert calibrated_winner({"A": 0.2, "B": 0.2}, scale) == ("tie", {"A": 0.5, "B": 0.5})
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_calibration_turns_the_gains_into_probabilities_that_decide(mode):
     client = ScriptedClient([scored], repeat=True)
-    scaled = create_pairwise_judge(judge=client, likelihood=True, calibration=Correction(('"A"', '"B"'), None, 2.0))
-    result = scaled(**PAIR)
+    options = {"judge": client, "likelihood": True, "calibration": Correction(('"A"', '"B"'), None, 2.0)}
+    if mode == "sync":
+        result = create_pairwise_judge(**options)(**PAIR)
+    else:
+        result = asyncio.run(create_async_pairwise_judge(**options)(**PAIR))
     p_a = 1 / (1 + math.exp((2.0 - 0.5 / 3) / 2.0))  # the gains' difference, halved by the temperature
     assert result["metadata"]["probabilities"] == {"A": pytest.approx(p_a), "B": pytest.approx(1 - p_a)}
     assert result["metadata"]["calibrated"] is True and result["metadata"]["winner"] == "B"
     leaning = Correction(('"A"', '"B"'), (0.001, 0.999), 1.0)  # a fitted lean to B, divided out, turns the verdict
     turned = create_pairwise_judge(judge=client, likelihood=True, calibration=leaning)(**PAIR)
     assert turned["score"] == 1.0 and turned["metadata"]["winner"] == "A"
+    assert turned["metadata"]["uncalibrated"] == {"winner": "B"}  # what the gains alone said
     assert turned["metadata"]["likelihood_gain"] == result["metadata"]["likelihood_gain"]  # the figures read stay
     assert "probabilities" not in create_pairwise_judge(judge=client, likelihood=True)(**PAIR)["metadata"]
 
@@ -143,8 +155,8 @@ def test_options_that_shape_a_question_are_refused_by_name(option, value):
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        ({**PAIR, "inputs": None}, "give inputs"),
-        ({**PAIR, "inputs": " \n"}, "give inputs"),
+        ({**PAIR, "inputs": None}, "give the instruction as inputs"),
+        ({**PAIR, "inputs": " \n"}, "give the instruction as inputs"),
         ({**PAIR, "outputs_b": None}, "outputs_b is missing"),
         ({**PAIR, "outputs_a": ""}, "outputs_a is empty"),
         ({**PAIR, "outputs_b": "  "}, "outputs_b is empty"),
@@ -239,4 +251,62 @@ def test_a_batch_row_without_inputs_or_with_a_reference_is_that_rows_error(tmp_p
     assert (
         errors[0] is None and errors[3] is None and all(r["result"]["metadata"]["winner"] == "B" for r in written[::3])
     )
-    assert "give inputs" in errors[1]["message"] and "shows no reference" in errors[2]["message"]
+    assert "give the instruction as inputs" in errors[1]["message"] and "shows no reference" in errors[2]["message"]
+
+
+def _words_shared(request):
+    """A client that scores replies by words: one the request also holds is likelier after it."""
+    user, reply = (m["content"] for m in request["messages"][-2:])
+    asked = set(user.lower().split())
+    figures = [-0.5 if word.lower() in asked else -3.0 for word in reply.split()]
+    tokens = [{"token": word, "logprob": f, "top_logprobs": []} for word, f in zip(reply.split(), figures, strict=True)]
+    return {"choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop",
+                         "logprobs": {"content": tokens}}]}  # fmt: skip
+
+
+class _NamedScorer(ScriptedClient):
+    def cache_identity(self):
+        return {"engine": "scripted", "model": "words"}
+
+
+def test_calibrate_then_compare_by_likelihood_on_the_command_line(tmp_path, monkeypatch):
+    """Without a model: the command line fits a temperature on labelled pairs, then --calibrated applies it."""
+    import json
+
+    from click.testing import CliRunner
+
+    from localjudge import cli
+    from localjudge.commands import judging as command_judge
+
+    monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path / "home"))
+    client = _NamedScorer([_words_shared], repeat=True)
+    monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: client)
+    rows = []
+    for i in range(12):  # the shared words point the right way in 10 of 12 pairs
+        right, wrong = f"colour {i} is red", f"number {i} apples"
+        a_wins = (i % 2 == 0) != (i in (3, 8))
+        row = {"id": str(i), "inputs": f"Say what colour {i} is", "label": "A" if i % 2 == 0 else "B"}
+        row |= {"outputs_a": right, "outputs_b": wrong} if a_wins else {"outputs_a": wrong, "outputs_b": right}
+        rows.append(row)
+    data = tmp_path / "pairs.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+
+    fitted = CliRunner().invoke(cli.main, ["calibrate", str(data), "--pairwise", "--likelihood", "--folds", "3"])
+    assert fitted.exit_code == 0, fitted.output
+    assert "24 readouts from 12 labelled rows" in fitted.stdout and "bias" not in fitted.stdout
+    options = ["--inputs", "Say what colour the sky is", "--output-a", "sky is blue", "--output-b", "ten apples"]
+    compared = CliRunner().invoke(cli.main, ["compare", *options, "--likelihood", "--calibrated"])
+    assert compared.exit_code == 0, compared.output
+    metadata = json.loads(compared.stdout)["metadata"]
+    if "was not kept" in compared.stderr:
+        assert "probabilities" not in metadata
+    else:
+        assert metadata["calibrated"] is True and metadata["winner"] == "A"
+        assert metadata["probabilities"]["A"] > 0.5 and sum(metadata["probabilities"].values()) == pytest.approx(1)
+
+    too_few = tmp_path / "few.jsonl"
+    too_few.write_text("".join(json.dumps(row) + "\n" for row in rows[:3]), encoding="utf-8")
+    client.requests.clear()
+    refused = CliRunner().invoke(cli.main, ["calibrate", str(too_few), "--pairwise", "--likelihood", "--folds", "2"])
+    assert refused.exit_code == 2 and "needs at least 4 labelled rows" in refused.output, refused.output
+    assert client.requests == []  # refused before any row was judged

@@ -91,6 +91,10 @@ def test_choosing_keeps_the_correction_that_fits_the_distortion():
     fit = choose_correction(overconfident, labels, ("false", "true"))  # no content-free readout: fitted ones only
     assert list(fit.validations) == ["temperature", "bias + temperature"]
     assert fit.chosen in fit.validations and fit.correction.temperature == pytest.approx(3.0, rel=0.15)
+    only = choose_correction(overconfident, labels, ("false", "true"), only=("temperature",))
+    assert list(only.validations) == ["temperature"] and only.chosen == "temperature"
+    with pytest.raises(UsageError, match="no such correction: warmth"):
+        choose_correction(overconfident, labels, ("false", "true"), only=("warmth",))
 
 
 def test_a_bias_the_content_free_readout_cannot_see_is_fitted_on_the_labels():

@@ -125,7 +125,7 @@ def test_a_pair_read_by_likelihood_gives_its_gains_and_their_mirror():
     gains = {"A": 0.5, "B": 2.0}
     record = {"id": "p", "result": {"key": "preference", "score": 0.0, "metadata": {"likelihood_gain": gains}}}
     samples = labelled_samples([record], {"p": 1}, ('"A"', '"B"'), pairwise=True)
-    p_a = 1 / (1 + math.exp(1.5))
+    p_a = 1 / (1 + math.exp(1.5))  # sigmoid(0.5 - 2.0)
     assert samples.probabilities == [pytest.approx([p_a, 1 - p_a]), pytest.approx([1 - p_a, p_a])]
     assert samples.labels == [1, 0] and samples.groups == [0, 0]  # mirrored, so no side can be learnt
 
@@ -134,6 +134,9 @@ def test_a_likelihood_judge_has_a_key_of_its_own():
     side_by_side = calibration_key(create_pairwise_judge(judge=Fixed(), use_reasoning=False))
     read = calibration_key(create_pairwise_judge(judge=Fixed(), likelihood=True))
     assert read != side_by_side and read == calibration_key(create_pairwise_judge(judge=Fixed(), likelihood=True))
+    # a judge shown the instruction alone, and asked for a verdict, is not one that reads replies
+    assert read != calibration_key(create_pairwise_judge(judge=Fixed(), prompt="{inputs}", use_reasoning=False))
+    assert read != calibration_key(create_pairwise_judge(judge=Fixed(), likelihood=True, system="Be exact."))
 
 
 def test_content_free_values_fill_every_field_a_row_has():

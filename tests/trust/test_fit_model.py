@@ -116,7 +116,7 @@ def test_calibrating_a_likelihood_judge_rescales_its_gains(home, tmp_path, tiny_
     assert "content-free" not in fitted.stdout  # nothing is asked, so there is no empty question to read
     [path] = (home / "calibration").glob("*.json")
     stored = read_calibration(path)
-    assert set(stored.validations) == {"temperature", "bias + temperature"}
+    assert set(stored.validations) == {"temperature"} and stored.about["likelihood"] is True  # mirrored: no bias
 
     compared = _run("compare", "--inputs", "What is 1 plus 1?", "--output-a", "Blue.", "--output-b", "2", *model,
                     "--calibrated")  # fmt: skip
