@@ -297,10 +297,12 @@ def describe_check(reports: list[SetReport], *, judge: str, split: str) -> str:
         lines.append(
             "  ".join([row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))])
         )
-    lines.append(
-        "by prob.: accuracy of the value the judge's probabilities favour (a pair: both orders averaged); "
-        "consistent: pairs whose two orders agreed; ties: pairs whose orders disagreed (a tie unless "
-        "--on-disagreement probabilities decided them); "
-        "cached: judge calls answered from the result cache (--no-cache to time the model)"
-    )
+    legend = ["by prob.: accuracy of the value the judge's probabilities favour (a pair: both orders averaged)"]
+    if any(r.agreement.position_consistency is not None for r in reports):  # only pairs asked in both orders have these
+        legend.append(
+            "consistent: pairs whose two orders agreed; ties: pairs whose orders disagreed (a tie unless "
+            "--on-disagreement probabilities decided them)"
+        )
+    legend.append("cached: judge calls answered from the result cache (--no-cache to time the model)")
+    lines.append("; ".join(legend))
     return "\n".join(lines)

@@ -94,6 +94,13 @@ def test_the_figures_of_a_pairwise_set_count_ties_and_read_the_averaged_orders()
     assert report.ties == 1 and report.agreement.position_consistency == 0.5
     assert report.agreement.accuracy == 0.5 and report.accuracy_by_probability == 1.0
 
+    from localjudge.cli.trust import describe_check
+
+    answers = measure(CHECK_SETS["answers"], "all", [{"id": "a", "result": _result(True)}], {"a": True}, seconds=1.0)
+    assert "ties: pairs whose orders disagreed" in describe_check([answers, report], judge="j", split="all")
+    assert "ties:" not in describe_check([answers], judge="j", split="all")  # no pair was asked twice
+    assert report.as_dict()["ties"] == 1 and answers.as_dict()["ties"] is None
+
 
 def test_a_readout_verdict_is_the_likeliest_value_or_none():
     assert readout_verdict(_result(True, {"true": 0.2, "false": 0.8})) == "false"
