@@ -219,6 +219,7 @@ def plan_calibration(
     Every option, row and label is checked before the first row is judged.
     """
     from ..judges.ensemble import EnsembleEvaluator
+    from ..trust.correction import check_enough_rows
     from ..trust.fit import label_index
 
     given = [f"{{{name}}}{why}" for name, attribute, why in _NOT_FOR_CALIBRATION if getattr(settings, attribute)]
@@ -260,13 +261,5 @@ def plan_calibration(
         if index is not None:
             labels[row.id] = index
     labelled = [row for row in rows if row.id in labels]
-    if len(labelled) < folds * 2:  # checked now, not after every row was judged
-        raise OptionError(
-            "cross-validation over {count} folds needs at least {least} labelled rows, and {data} has {rows} "
-            "(label more rows, or lower {folds})",
-            count=folds,
-            least=folds * 2,
-            data=str(data),
-            rows=len(labelled),
-        )
+    check_enough_rows(len(labelled), folds, str(data))  # now, not after every row was judged
     return CalibrationPlan(labelled, labels, judge, evaluator, classes, settings, data, pairwise, concurrency, folds)

@@ -37,6 +37,7 @@ __all__ = [
     "Validation",
     "apply_correction",
     "calibration_error",
+    "check_enough_rows",
     "choose_correction",
     "correct",
     "cross_validate",
@@ -144,6 +145,19 @@ def fit_bias(probabilities: np.ndarray, labels: Sequence[int] | np.ndarray) -> t
     return tuple((prior / prior.sum()).tolist()), temperature
 
 
+def check_enough_rows(rows: int, folds: int, where: str = "") -> None:
+    """Refuse fewer labelled rows than ``folds`` folds need (two each); ``where``: the data they came from."""
+    if rows < folds * 2:
+        raise OptionError(
+            "cross-validation over {count} folds needs at least {least} labelled rows, got {rows}{where} "
+            "(label more rows, or lower {folds})",
+            count=folds,
+            least=folds * 2,
+            rows=rows,
+            where=f" in {where}" if where else "",
+        )
+
+
 def calibration_error(
     probabilities: np.ndarray, labels: Sequence[int] | np.ndarray, bins: int = 10
 ) -> tuple[float, float]:
@@ -202,14 +216,7 @@ def cross_validate(
     label_ids = np.asarray(labels, dtype=int)
     group_ids = np.asarray(groups if groups is not None else range(len(label_ids)), dtype=int)
     members = np.unique(group_ids)
-    if len(members) < folds * 2:
-        raise OptionError(
-            "cross-validation over {count} folds needs at least {least} labelled rows, got {rows} "
-            "(label more rows, or lower {folds})",
-            count=folds,
-            least=folds * 2,
-            rows=len(members),
-        )
+    check_enough_rows(len(members), folds)
     classes = tuple(str(i) for i in range(probabilities.shape[1]))
     shuffled = np.random.default_rng(seed).permutation(members)
     prior_tuple = tuple(prior) if prior is not None else None
