@@ -42,6 +42,7 @@ calibrations: $(BIN)/python  ## fit the calibrations that ship for the default j
 	$(BIN)/python benchmarks/fit_shipped_calibration.py
 	$(BIN)/python benchmarks/fit_shipped_calibration.py --self-reference
 	$(BIN)/python benchmarks/fit_shipped_calibration.py --likelihood
+	$(BIN)/python benchmarks/fit_shipped_calibration.py --checklist
 
 bench-judging: $(BIN)/python  ## ways of judging on the dev split, a table of variants x figures (MODEL=SPEC)
 	$(BIN)/python benchmarks/bench_judging.py --model $(or $(MODEL),default) --split dev

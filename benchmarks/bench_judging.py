@@ -52,6 +52,11 @@ VARIANTS: dict[str, tuple[list[str], tuple[str, ...] | None]] = {
         ["--no-reasoning", "--self-reference", "--on-disagreement", "probabilities"],
         ("adversarial",),
     ),
+    "verdict only, after the judge's own checks, likelier side on disagreement": (
+        ["--no-reasoning", "--checklist", "--on-disagreement", "probabilities"],
+        PAIR_SETS,
+    ),
+    "reasoning first, likelier side on disagreement": (["--on-disagreement", "probabilities"], ("llmbar-natural",)),
     "verdict only, each answer of a pair judged alone": (["--no-reasoning", "--pointwise"], PAIR_SETS),
     "no verdict: the answer the instruction makes likelier": (["--likelihood"], PAIR_SETS),
     "verdict only, ensemble with the 0.5B, likelier side on disagreement": (

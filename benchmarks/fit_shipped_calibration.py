@@ -1,7 +1,7 @@
 """Fit the calibrations that ship for the default judge, on the dev splits of the check sets only.
 
-Run: ``python benchmarks/fit_shipped_calibration.py [--model SPEC] [-j N] [--self-reference | --likelihood]``
-(``make calibrations`` fits all three)
+Run: ``python benchmarks/fit_shipped_calibration.py [--model SPEC] [-j N] [--self-reference | --likelihood | --checklist]``
+(``make calibrations`` fits all four)
 
 It is ``localjudge calibrate`` on those rows, written into
 ``localjudge/trust/shipped/`` under the judge's calibration key, where
@@ -12,7 +12,9 @@ It is ``localjudge calibrate`` on those rows, written into
 - ``--self-reference``: the same rows, with the same-answer prompt against
   the judge's own answer;
 - ``--likelihood``: the dev pairs of both pair sets (`llmbar-natural` and
-  `adversarial`), read by likelihood.
+  `adversarial`), read by likelihood;
+- ``--checklist``: the same pairs, verdict only, both orders side by side
+  after the judge's own checks.
 
 The test splits are never seen here: ``localjudge check-judge --split test
 --calibrated`` with the same options then measures each fit on held-out rows.
@@ -38,8 +40,10 @@ def main() -> None:
     way = parser.add_mutually_exclusive_group()
     way.add_argument("--self-reference", action="store_true", help="the judge writes its own reference first")
     way.add_argument("--likelihood", action="store_true", help="pairs read by likelihood")
+    way.add_argument("--checklist", action="store_true", help="pairs side by side, after the judge's own checks")
     args = parser.parse_args()
-    names = ["llmbar-natural", "adversarial"] if args.likelihood else ["answers"]
+    pairwise = args.likelihood or args.checklist
+    names = ["llmbar-natural", "adversarial"] if pairwise else ["answers"]
     rows = [row for name in names for row in load_set(CHECK_SETS[name], "dev")]
     with tempfile.TemporaryDirectory() as work:
         data = Path(work) / "dev.jsonl"
@@ -48,10 +52,11 @@ def main() -> None:
             model_spec=args.model,
             no_reasoning=True,
             self_reference=args.self_reference,
-            pairwise=args.likelihood,
+            pairwise=pairwise,
             likelihood=args.likelihood,
+            checklist=args.checklist,
         )
-        plan = plan_calibration(settings, data, pairwise=args.likelihood, concurrency=args.j)
+        plan = plan_calibration(settings, data, pairwise=pairwise, concurrency=args.j)
         result = plan.run()
     document = json.loads(result.path.read_text(encoding="utf-8"))
     sets = " and ".join(f"the {name} check set" for name in names)

@@ -163,6 +163,7 @@ def test_factories_take_the_openevals_parameters_first_keyword_only():
             "cache": None,
             "calibration": None,
             "self_reference": False,
+            "checklist": False,
         }
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import click
 
 from ..commands.settings import JudgeSettings
-from .options import LIKELIHOOD, data_options, judge_options
+from .options import CHECKLIST, LIKELIHOOD, data_options, judge_options
 from .output import handle_errors
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ __all__ = ["calibrate", "describe_fit"]
 @click.option("--pairwise", is_flag=True, help="The rows are pairs (outputs_a, outputs_b), labelled A or B.")
 @click.option("--allow-ties", is_flag=True, help="Not taken: a content-free pair is a tie by rights.")
 @LIKELIHOOD
+@CHECKLIST
 @click.option("--folds", type=click.IntRange(min=2, max=20), default=5, show_default=True, help="Cross-validation.")
 @judge_options
 @handle_errors

@@ -29,6 +29,7 @@ from ..specs.registry import command_line_options
 
 __all__ = [
     "CALIBRATED",
+    "CHECKLIST",
     "CONCURRENCY",
     "LIKELIHOOD",
     "NO_CACHE",
@@ -225,6 +226,14 @@ SELF_REFERENCE = click.option(
 )
 
 
+CHECKLIST = click.option(
+    "--checklist",
+    is_flag=True,
+    help="Pairs: the judge first writes yes/no questions a response must pass to do what the request asks, "
+    "and judges with them in view (shown in the result's metadata; a row's own checks column is used instead).",
+)
+
+
 CALIBRATED = click.option(
     "--calibrated",
     is_flag=True,
@@ -239,9 +248,9 @@ NO_CACHE = click.option(
 
 
 def pair_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """``--allow-ties``, ``--on-disagreement``, ``--pointwise`` and ``--likelihood``, for the commands that judge pairs."""
+    """``--allow-ties``, ``--on-disagreement``, ``--pointwise``, ``--likelihood`` and ``--checklist``: pairs only."""
     ties = click.option("--allow-ties", is_flag=True, help="Pairs: let the judge answer that neither is better (tie).")
-    return _apply(command, [ties, ON_DISAGREEMENT, POINTWISE, LIKELIHOOD])
+    return _apply(command, [ties, ON_DISAGREEMENT, POINTWISE, LIKELIHOOD, CHECKLIST])
 
 
 def prompt_options(*, pairs: bool = False) -> Decorator:

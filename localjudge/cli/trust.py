@@ -13,6 +13,7 @@ from ..commands.settings import JudgeSettings
 from .judging import note
 from .options import (
     CALIBRATED,
+    CHECKLIST,
     CONCURRENCY,
     FILE,
     LIKELIHOOD,
@@ -150,6 +151,7 @@ def describe_agreement(report: AgreementReport) -> str:
 @LIKELIHOOD
 @CALIBRATED
 @SELF_REFERENCE
+@CHECKLIST
 @click.option(
     "--few-shot",
     type=FILE,
@@ -252,6 +254,8 @@ def describe_way(way: Mapping[str, Any]) -> str:
             parts.append(f"both orders side by side, a disagreement {settled}")
         if way.get("self_reference"):
             parts.append("against the judge's own answer")
+        if way.get("checklist"):
+            parts.append("after the judge's own checks")
         if way.get("few_shot"):
             placed = "before" if way.get("few_shot_first") else "after"
             parts.append(f"examples from {way['few_shot']}, {placed} the prompt")

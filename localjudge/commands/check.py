@@ -95,6 +95,7 @@ class CheckSet:
             on_disagreement=base.on_disagreement if self.pairwise else None,
             pointwise=base.pointwise and self.pairwise,
             likelihood=base.likelihood and self.pairwise,
+            checklist=base.checklist and self.pairwise,
         )
 
 

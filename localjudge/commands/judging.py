@@ -108,7 +108,7 @@ def make_evaluator(
     pairwise, trajectory = settings.pairwise, settings.trajectory
     if trajectory:
         _check_trajectory_options(settings)
-    for name in ("allow_ties", "on_disagreement", "pointwise", "likelihood"):
+    for name in ("allow_ties", "on_disagreement", "pointwise", "likelihood", "checklist"):
         if getattr(settings, name) and not pairwise:
             raise OptionError(f"{{{name}}} is for pairs: use it with a pairwise judge ({{pairwise}})")
     if settings.pointwise and settings.calibrated:
@@ -154,6 +154,10 @@ def make_evaluator(
         continuous = ready.continuous
     if settings.self_reference and not has_inputs:
         raise OptionError("{self_reference} has the judge answer each row's question, and these rows give no inputs")
+    if settings.checklist and not has_inputs:
+        raise OptionError(
+            "{checklist} has the judge write checks for each row's request, and these rows give no inputs"
+        )
     writes_reference = settings.self_reference and not has_reference  # a reference given with the rows is used
     judge = build(settings)
     if cache is not None:
@@ -177,7 +181,10 @@ def make_evaluator(
 
         if prompt is None and not (settings.pointwise or settings.likelihood):  # they bring their own
             prompt = pairwise_prompt(
-                has_inputs=has_inputs, has_reference=has_reference or writes_reference, own_reference=writes_reference
+                has_inputs=has_inputs,
+                has_reference=has_reference or writes_reference,
+                own_reference=writes_reference,
+                checks=settings.checklist,
             )
         evaluator = create_pairwise_judge(
             prompt=prompt,
@@ -186,6 +193,7 @@ def make_evaluator(
             on_disagreement=settings.on_disagreement or "tie",
             reference=has_reference and not settings.likelihood,
             self_reference=writes_reference,
+            checklist=settings.checklist,
             pointwise=settings.pointwise,
             likelihood=settings.likelihood,
             **shared,
@@ -229,7 +237,7 @@ def make_evaluator(
 
 def _check_trajectory_options(settings: JudgeSettings) -> None:
     """A trajectory judges one agent's messages: options for pairs, ready-made evaluators and calibration do not fit."""
-    for name in ("pairwise", "evaluator", "calibrated", "self_reference"):
+    for name in ("pairwise", "evaluator", "calibrated", "self_reference", "checklist"):
         if getattr(settings, name):
             raise OptionError(
                 f"{{{name}}} does not go with {{trajectory}}, which judges an agent's messages with the trajectory "

@@ -181,6 +181,8 @@ class CalibrationPlan:
         variables = set(self.rows[0].values) - {"outputs", "outputs_a", "outputs_b"}
         if self.evaluator.core.self_reference is not None:  # content-free: its own reference a placeholder too
             variables.add("reference_outputs")
+        if self.evaluator.core.checklist is not None:  # and its checks
+            variables.add("checks")
         prior = None  # a pair read by likelihood shows no question to empty, and reads two empty replies as equal
         if not self.settings.likelihood:
             prior = content_free_prior(self.evaluator, variables, self.classes, pairwise=self.pairwise)

@@ -42,6 +42,7 @@ class JudgeSettings:
     feedback_key: Optional[str] = None
     calibrated: bool = False
     self_reference: bool = False
+    checklist: bool = False
     # the shape of a single output's score
     continuous: bool = False
     choices: Optional[tuple[float, ...]] = None
@@ -73,6 +74,7 @@ class JudgeSettings:
             "on_disagreement": (self.on_disagreement or "tie") if pairs == "both orders" else None,
             "reasoning": not self.no_reasoning if asked else None,
             "self_reference": self.self_reference if asked else None,
+            "checklist": self.checklist if asked else None,
             "few_shot": str(self.few_shot) if self.few_shot is not None and asked else None,
             "few_shot_first": self.few_shot_first if self.few_shot is not None and asked else None,
             "calibrated": self.calibrated,

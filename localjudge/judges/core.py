@@ -30,8 +30,10 @@ from ..prompts.prompting import (
 from ..prompts.schema import OutputSchema, default_output_schema, normalise_output_schema
 from ..types import FewShotExample, SupportsCheckSchema, offers
 from ..wording import Message
+from .checklist import CHECKS_FIELD, Checklist
 from .plan import Step
-from .self_reference import SelfReference, with_self_reference
+from .self_reference import SelfReference
+from .written import Writer, with_written, write_first
 
 if TYPE_CHECKING:
     from ..trust.correction import Correction
@@ -68,19 +70,30 @@ class JudgeCore:
     few_shot_shape: ExampleShape = SINGLE_EXAMPLE
     calibration: Optional[Correction] = None  # applied to the verdict's probabilities (see recalibrate)
     self_reference: Optional[SelfReference] = None  # without a reference, the judge first writes its own
+    checklist: Optional[Checklist] = None  # without checks in the row, the judge first writes its own
     reads_replies: bool = False  # a likelihood pair's core: it sends readings of replies, never build_request's
 
     def plan(self, inputs: Any, outputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]) -> Step:
-        """One output judged: its reference written first when the judge writes it, then the verdict."""
-        reference, written = yield from self.reference_step(inputs, reference_outputs)
+        """One output judged: what the judge writes first (its reference, its checks), then the verdict."""
+        reference, kwargs, written = yield from self.write_first(inputs, reference_outputs, kwargs)
         (response,) = yield [self.build_request(inputs, outputs, reference, kwargs)]
-        return with_self_reference(self.read_result(response), written)
+        return with_written(self.read_result(response), written)
 
-    def reference_step(self, inputs: Any, reference_outputs: Any) -> Step:
-        """The reference to show and the text the judge wrote for it (None when it wrote none)."""
-        if self.self_reference is None:
-            return reference_outputs, None
-        return (yield from self.self_reference.step(inputs, reference_outputs, model=self.model, backend=self.backend))
+    def write_first(self, inputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]) -> Step:
+        """The reference and values to show, and what the judge wrote for them, in one step of requests.
+
+        The judge writes only what the call does not give: a reference without
+        ``reference_outputs``, checks without a ``checks`` value.
+        """
+        writers: dict[str, Writer] = {}
+        if self.self_reference is not None and reference_outputs is None:
+            writers["self_reference"] = self.self_reference
+        if self.checklist is not None and kwargs.get(CHECKS_FIELD) is None:
+            writers["checklist"] = self.checklist
+        written = yield from write_first(writers, inputs, model=self.model, backend=self.backend)
+        if "checklist" in written:
+            kwargs = {**kwargs, CHECKS_FIELD: written["checklist"]}
+        return written.get("self_reference", reference_outputs), kwargs, written
 
     def build_request(
         self, inputs: Any, outputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
@@ -254,6 +267,7 @@ def build_core(
     verdict_field: Optional[str] = None,
     few_shot_shape: ExampleShape = SINGLE_EXAMPLE,
     self_reference: bool = False,
+    checklist: bool = False,
     reads_replies: bool = False,
 ) -> JudgeCore:
     """The judge's core; ``verdict_field`` names the field a calibration corrects (default: our score's)."""
@@ -283,6 +297,8 @@ def build_core(
     verdict_field = verdict_field or ("score" if schema.is_default else None)
     if self_reference:
         _check_shows_reference(prompt, has_metadata=verdict_field is not None)
+    if checklist:
+        _check_shows_checks(prompt, has_metadata=verdict_field is not None)
     if few_shot_examples:
         _check_few_shot_examples(few_shot_examples, schema, verdict_field, few_shot_shape, continuous=continuous)
     client = _resolve_client(judge, model)
@@ -310,6 +326,7 @@ def build_core(
         verdict_field=verdict_field,
         few_shot_shape=few_shot_shape,
         self_reference=SelfReference() if self_reference else None,
+        checklist=Checklist() if checklist else None,
         reads_replies=reads_replies,
     )
     core.use_calibration(_correction(core, calibration))
@@ -348,6 +365,24 @@ def _check_shows_reference(prompt: Any, *, has_metadata: bool) -> None:
         raise UsageError(
             Message(
                 "{self_reference:self_reference=True} keeps the judge's own answer in the result's metadata, "
+                "and a custom {output_schema:output_schema} gives a result without one"
+            )
+        )
+
+
+def _check_shows_checks(prompt: Any, *, has_metadata: bool) -> None:
+    """The judge's checks go into the prompt's {checks}, and into the result: both must have a place for them."""
+    if isinstance(prompt, str) and CHECKS_FIELD not in template_fields(prompt):
+        raise UsageError(
+            Message(
+                "{checklist:checklist=True} shows the judge's checks as {{checks}}, and this prompt has no "
+                "{{checks}}: add it (localjudge.judges.checklist.checks_section() is a section for it)"
+            )
+        )
+    if not has_metadata:
+        raise UsageError(
+            Message(
+                "{checklist:checklist=True} keeps the judge's checks in the result's metadata, "
                 "and a custom {output_schema:output_schema} gives a result without one"
             )
         )

@@ -16,12 +16,13 @@ from typing import Any, Optional
 
 from ..errors import OptionError, UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, PAIR_EXAMPLE, SCORES, SWAP, template_fields
+from .checklist import checks_section
 from .core import JudgeCore, build_core, recalibrate, response_metadata
 from .likelihood import LikelihoodPair
 from .plan import Step, arun_plan, run_plan
 from .pointwise import PointwisePair, pointwise_pair_prompt, refuse_hidden_reference
-from .self_reference import with_self_reference
 from .single import AsyncEvaluator, Evaluator
+from .written import with_written
 
 __all__ = [
     "ON_DISAGREEMENT",
@@ -36,17 +37,22 @@ __all__ = [
 ]
 
 
-def pairwise_prompt(*, has_inputs: bool = True, has_reference: bool = False, own_reference: bool = False) -> str:
-    """Our pairwise instructions, with sections only for what is given (the request, a reference).
+def pairwise_prompt(
+    *, has_inputs: bool = True, has_reference: bool = False, own_reference: bool = False, checks: bool = False
+) -> str:
+    """Our pairwise instructions, with sections only for what is given (the request, a reference, checks).
 
     ``own_reference``: the reference is the judge's own answer (``self_reference``), so the
     prompt does not call it good: it was written without either answer and may be wrong.
+    ``checks``: questions a response must pass (``checklist``), shown before the answers.
     """
     parts = ["Two assistants answered the same request. Decide which answer serves the request better."]
     if has_inputs:
         parts.append("<request>\n{inputs}\n</request>")
     if has_reference:
         parts.append("<reference_answer>\n{reference_outputs}\n</reference_answer>")
+    if checks:
+        parts.append(checks_section())
     parts += ["<answer_a>\n{outputs_a}\n</answer_a>", "<answer_b>\n{outputs_b}\n</answer_b>"]
     rules = [DATA_NOT_INSTRUCTIONS]
     if has_reference:
@@ -165,10 +171,10 @@ class _PairwiseCore:
     def plan(
         self, inputs: Any, outputs_a: Any, outputs_b: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
     ) -> Step:
-        """One pair judged: the judge's own reference first when it writes one, then both orders side by side."""
-        reference, written = yield from self.core.reference_step(inputs, reference_outputs)
+        """One pair judged: what the judge writes first (its reference, its checks), then both orders side by side."""
+        reference, kwargs, written = yield from self.core.write_first(inputs, reference_outputs, kwargs)
         responses = yield self.requests(inputs, outputs_a, outputs_b, reference, kwargs)
-        return with_self_reference(self.read(responses), written)
+        return with_written(self.read(responses), written)
 
     def read(self, responses: list[Any]) -> dict[str, Any]:
         answers = [(self.core.read_parsed(r), response_metadata(r, "winner")) for r in responses]
@@ -257,6 +263,7 @@ def _pairwise_core(
     few_shot_placement: str,
     on_disagreement: str,
     self_reference: bool,
+    checklist: bool,
     pointwise: bool,
     likelihood: bool,
 ) -> _PairwiseCore | PointwisePair | LikelihoodPair:
@@ -269,6 +276,7 @@ def _pairwise_core(
             "allow_ties": allow_ties,
             "reference": has_reference,
             "self_reference": self_reference,
+            "checklist": checklist,
             "few_shot_examples": bool(few_shot_examples),
             "on_disagreement": on_disagreement != "tie",
         }
@@ -295,9 +303,9 @@ def _pairwise_core(
     if pointwise:
         _check_pointwise(prompt, allow_ties, calibration, few_shot_examples, on_disagreement)
         if prompt is None:
-            prompt = pointwise_pair_prompt(has_reference=with_reference, own_reference=self_reference)
+            prompt = pointwise_pair_prompt(has_reference=with_reference, own_reference=self_reference, checks=checklist)
     elif prompt is None:
-        prompt = pairwise_prompt(has_reference=with_reference, own_reference=self_reference)
+        prompt = pairwise_prompt(has_reference=with_reference, own_reference=self_reference, checks=checklist)
     # a template string shows the reference only if it names it; a callable or LangChain prompt decides itself
     shows_reference = not isinstance(prompt, str) or "reference_outputs" in template_fields(prompt)
     shared: dict[str, Any] = {
@@ -312,6 +320,7 @@ def _pairwise_core(
         "few_shot_placement": few_shot_placement,
         "cache": cache,
         "self_reference": self_reference,
+        "checklist": checklist,
     }
     if pointwise:  # a judge of one output, true or false, asked of each
         return PointwisePair(build_core(**shared, few_shot_examples=None, output_schema=None), shows_reference)
@@ -374,6 +383,7 @@ def create_pairwise_judge(
     few_shot_placement: str = "end",
     on_disagreement: str = "tie",
     self_reference: bool = False,
+    checklist: bool = False,
     pointwise: bool = False,
     likelihood: bool = False,
 ) -> PairwiseEvaluator:
@@ -398,6 +408,10 @@ def create_pairwise_judge(
     ``self_reference=True`` has the judge answer ``inputs`` itself first and
     shows that answer as the reference (LLMBar's self-generated reference);
     ``metadata.self_reference`` holds it.
+    ``checklist=True`` has the judge first write, from ``inputs`` alone, yes/no
+    questions a response must pass (LLMBar's "metrics"), shown in the
+    prompt's ``{checks}``; ``metadata.checklist`` holds them, and a call that
+    passes ``checks=`` is judged with its own.
     ``pointwise=True`` asks of each output alone whether it does what the
     instruction asks (:mod:`.pointwise`), so no position can be preferred;
     the output the judge finds likelier to do so wins.
@@ -427,6 +441,7 @@ def create_async_pairwise_judge(
     few_shot_placement: str = "end",
     on_disagreement: str = "tie",
     self_reference: bool = False,
+    checklist: bool = False,
     pointwise: bool = False,
     likelihood: bool = False,
 ) -> AsyncPairwiseEvaluator:

@@ -19,9 +19,10 @@ from typing import Any, Optional
 
 from ..errors import UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, SCORES
+from .checklist import checks_section
 from .core import JudgeCore
 from .plan import Step
-from .self_reference import with_self_reference
+from .written import with_written
 
 __all__ = [
     "POINTWISE_PAIR_PROMPT",
@@ -32,16 +33,18 @@ __all__ = [
 ]
 
 
-def pointwise_pair_prompt(*, has_reference: bool = False, own_reference: bool = False) -> str:
+def pointwise_pair_prompt(*, has_reference: bool = False, own_reference: bool = False, checks: bool = False) -> str:
     """Our question about one output of a pair: does it do exactly what was asked (against a reference, if given)?
 
     ``own_reference``: the reference is the judge's own answer, shown as one that may be wrong.
+    ``checks``: questions a response must pass (``checklist``), shown after the instruction.
     """
     parts = [
         "Decide whether the response below does exactly what the instruction asks: every part of it, within every "
         "constraint the instruction states, and correctly. A well-written response that answers a different "
         "request, breaks a stated constraint, leaves part out, or states something false does not.",
         "<instruction>\n{inputs}\n</instruction>",
+        *([checks_section("the instruction")] if checks else []),
         "<response>\n{outputs}\n</response>",
     ]
     if has_reference:
@@ -105,11 +108,11 @@ class PointwisePair:
     def plan(
         self, inputs: Any, outputs_a: Any, outputs_b: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
     ) -> Step:
-        """The judge's own reference first when it writes one, then both outputs side by side."""
+        """What the judge writes first (its reference, its checks), then both outputs side by side."""
         refuse_hidden_reference(reference_outputs, self.shows_reference)
-        reference, written = yield from self.core.reference_step(inputs, reference_outputs)
+        reference, kwargs, written = yield from self.core.write_first(inputs, reference_outputs, kwargs)
         responses = yield [
             self.core.build_request(inputs, output, reference, kwargs) for output in (outputs_a, outputs_b)
         ]
         result_a, result_b = (self.core.read_result(response) for response in responses)
-        return with_self_reference(combine_pointwise(self.core.feedback_key, result_a, result_b), written)
+        return with_written(combine_pointwise(self.core.feedback_key, result_a, result_b), written)

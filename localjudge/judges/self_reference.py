@@ -15,17 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from ..clients.base import read_choice
-from ..errors import OutputParseError, TruncatedOutputError, UsageError
+from ..errors import UsageError
 from ..prompts.messages import render_value
 from ..wording import Message
-from .plan import Step
+from .written import read_written, written_request
 
 __all__ = [
     "DEFAULT_SELF_REFERENCE_TOKENS",
     "SELF_REFERENCE_SYSTEM",
     "SelfReference",
-    "with_self_reference",
 ]
 
 #: the longest answer the judge may write as its reference; a longer one is an error, never a cut reference
@@ -49,47 +47,16 @@ class SelfReference:
                     "and this call gives no inputs (the question) to answer"
                 )
             )
-        request: dict[str, Any] = {
-            "messages": [
-                {"role": "system", "content": self.system},
-                {"role": "user", "content": render_value(inputs)},
-            ],
-            "temperature": 0,
-            "max_tokens": self.max_tokens,
-        }
-        if model is not None:
-            request["model"] = model
-        return request
+        messages = [{"role": "system", "content": self.system}, {"role": "user", "content": render_value(inputs)}]
+        return written_request(messages, max_tokens=self.max_tokens, model=model)
 
     def read(self, response: Any, *, backend: str) -> str:
         """The judge's answer as the reference; cut or empty, an error with what it wrote."""
-        content, finish_reason = read_choice(response)
-        text = (content or "").strip()
-        if finish_reason == "length":
-            raise TruncatedOutputError(
-                f"The judge's own answer, written to judge against, was cut at its bound (at most {self.max_tokens} "
-                "tokens, fewer where the context was full); a cut answer is no reference. Give reference_outputs, "
-                "or ask a question with a shorter answer.",
-                raw_output=content or "",
-                backend=backend,
-            )
-        if not text:
-            raise OutputParseError(
-                "The judge wrote an empty answer to judge against", raw_output=content or "", backend=backend
-            )
-        return text
-
-    def step(self, inputs: Any, reference_outputs: Any, *, model: Optional[str], backend: str) -> Step:
-        """The reference a judge shows: the one given, else (one request) the judge's own; and what it wrote, if any."""
-        if reference_outputs is not None:
-            return reference_outputs, None
-        (response,) = yield [self.request(inputs, model)]
-        written = self.read(response, backend=backend)
-        return written, written
-
-
-def with_self_reference(result: Any, written: Optional[str]) -> Any:
-    """The result with the judge's own answer in its metadata, where it has metadata (our score dict)."""
-    if written is None or not isinstance(result, dict) or "metadata" not in result:
-        return result
-    return {**result, "metadata": {**(result["metadata"] or {}), "self_reference": written}}
+        return read_written(
+            response,
+            backend=backend,
+            cut=f"The judge's own answer, written to judge against, was cut at its bound (at most {self.max_tokens} "
+            "tokens, fewer where the context was full); a cut answer is no reference. Give reference_outputs, "
+            "or ask a question with a shorter answer.",
+            empty="The judge wrote an empty answer to judge against",
+        )

@@ -102,6 +102,7 @@ def create_llm_as_judge(
     cache: Any = None,
     calibration: Union[Correction, str, None] = None,
     self_reference: bool = False,
+    checklist: bool = False,
 ) -> JudgeEvaluator:
     """An evaluator that asks a judge model to score ``outputs``; OpenEvals' arguments, then our own.
 
@@ -121,6 +122,11 @@ def create_llm_as_judge(
     ``{reference_outputs}`` (a reference given with a row is used instead);
     the result's metadata carries it as ``self_reference``. Pair it with
     :data:`~localjudge.judges.evaluators.SAME_ANSWER_PROMPT`.
+    ``checklist=True`` has the judge first write, from ``inputs`` alone, yes/no
+    questions a response must pass, and shows them as the prompt's
+    ``{checks}`` (:func:`~localjudge.judges.checklist.checks_section`); the
+    metadata carries them as ``checklist``, and a call that passes ``checks=``
+    is judged with its own.
     """
     return JudgeEvaluator(build_core(**_arguments(locals())))
 
@@ -141,6 +147,7 @@ def create_async_llm_as_judge(
     cache: Any = None,
     calibration: Union[Correction, str, None] = None,
     self_reference: bool = False,
+    checklist: bool = False,
 ) -> AsyncJudgeEvaluator:
     """The async twin of :func:`create_llm_as_judge`."""
     return AsyncJudgeEvaluator(build_core(**_arguments(locals())))

@@ -60,6 +60,8 @@ def calibration_key(evaluator: Any) -> str:
     document: dict[str, Any] = {"model": identity, "request": request}
     if core.self_reference is not None:  # a reference the judge writes itself is not one a row gives
         document["self_reference"] = core.self_reference.request(placeholders["inputs"], core.model)
+    if core.checklist is not None:  # so are checks the judge writes itself
+        document["checklist"] = core.checklist.request(placeholders["inputs"], core.model)
     return _digest(document)
 
 

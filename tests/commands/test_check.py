@@ -120,13 +120,15 @@ def test_a_report_names_the_way_each_set_was_judged():
         "on_disagreement",
         "reasoning",
         "self_reference",
+        "checklist",
         "few_shot",
         "few_shot_first",
         "calibrated",
         "system",
     ]
-    plain = dict.fromkeys(keys) | {"reasoning": False, "self_reference": False, "calibrated": False}
-    assert way("answers", likelihood=True, pointwise=True) == plain  # pair options do not touch single answers
+    plain = dict.fromkeys(keys) | {"reasoning": False, "self_reference": False, "checklist": False, "calibrated": False}
+    # pair options do not touch single answers
+    assert way("answers", likelihood=True, pointwise=True, checklist=True) == plain
     assert way("adversarial") == plain | {"pairs": "both orders", "on_disagreement": "tie"}
     assert describe_way(way("adversarial")) == "verdict only, both orders side by side, a disagreement a tie"
     settled = way("llmbar-natural", on_disagreement="probabilities", calibrated=True)
@@ -142,6 +144,11 @@ def test_a_report_names_the_way_each_set_was_judged():
     assert describe_way(way("adversarial", likelihood=True, calibrated=True)).endswith("likelier wins, calibrated")
     own = way("answers", self_reference=True)
     assert describe_way(own) == "verdict only, against the judge's own answer"
+    checked = way("llmbar-natural", checklist=True, on_disagreement="probabilities")
+    assert checked["checklist"] is True
+    assert describe_way(checked) == (
+        "verdict only, both orders side by side, a disagreement to the likelier side, after the judge's own checks"
+    )
     shown = way("answers", few_shot="examples.jsonl", few_shot_first=True)
     assert shown["few_shot_first"] is True
     assert describe_way(shown) == "verdict only, examples from examples.jsonl, before the prompt"

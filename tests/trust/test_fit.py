@@ -13,7 +13,7 @@ import pytest
 
 from localjudge.clients.base import ChatClient, make_chat_completion
 from localjudge.errors import UsageError
-from localjudge.judges.pairwise import create_pairwise_judge
+from localjudge.judges.pairwise import create_pairwise_judge, pairwise_prompt
 from localjudge.judges.single import create_llm_as_judge
 from localjudge.trust.correction import Correction
 from localjudge.trust.fit import (
@@ -57,6 +57,15 @@ def test_a_judge_that_writes_its_own_reference_has_a_key_of_its_own():
     given = calibration_key(_judge(Fixed(), prompt=prompt))
     own = calibration_key(create_llm_as_judge(prompt=prompt, judge=Fixed(), use_reasoning=False, self_reference=True))
     assert own != given  # the same prompt, but its reference comes from the judge, with other biases
+
+
+def test_a_judge_that_writes_its_own_checks_has_a_key_of_its_own():
+    given = calibration_key(
+        create_pairwise_judge(judge=Fixed(), use_reasoning=False, prompt=pairwise_prompt(checks=True))
+    )
+    own = calibration_key(create_pairwise_judge(judge=Fixed(), use_reasoning=False, checklist=True))
+    assert own != given  # the same prompt, but the checks come from the judge
+    assert own == calibration_key(create_pairwise_judge(judge=Fixed(), use_reasoning=False, checklist=True))
 
 
 def test_a_judge_that_cannot_say_which_model_it_is_has_no_key():

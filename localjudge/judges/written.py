@@ -1,0 +1,64 @@
+"""What the judge writes before its verdict (its own reference, its checks): asked together, read alike.
+
+Each writer is asked one free-text chat request, greedy and bounded in
+tokens; every writer a judgement needs is asked in the same step, so a local
+model decodes them side by side. What they wrote goes into the verdict's
+prompt and, under each writer's name, into the result's metadata: a verdict
+that rests on text the judge wrote is shown with that text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Optional, Protocol
+
+from ..clients.base import read_choice
+from ..errors import OutputParseError, TruncatedOutputError
+from .plan import Step
+
+__all__ = ["Writer", "read_written", "with_written", "write_first", "written_request"]
+
+
+class Writer(Protocol):
+    """Something the judge is asked to write before its verdict."""
+
+    def request(self, inputs: Any, model: Optional[str]) -> dict[str, Any]: ...
+
+    def read(self, response: Any, *, backend: str) -> str: ...
+
+
+def write_first(writers: Mapping[str, Writer], inputs: Any, *, model: Optional[str], backend: str) -> Step:
+    """Every writer's text, by name, from one step of requests (none when there are no writers)."""
+    if not writers:
+        return {}
+    responses = yield [writer.request(inputs, model) for writer in writers.values()]
+    return {
+        name: writer.read(response, backend=backend)
+        for (name, writer), response in zip(writers.items(), responses, strict=True)
+    }
+
+
+def written_request(messages: list[dict[str, str]], *, max_tokens: int, model: Optional[str]) -> dict[str, Any]:
+    """A writer's chat request: free text (no response_format), greedy, bounded in tokens."""
+    request: dict[str, Any] = {"messages": messages, "temperature": 0, "max_tokens": max_tokens}
+    if model is not None:
+        request["model"] = model
+    return request
+
+
+def read_written(response: Any, *, backend: str, cut: str, empty: str) -> str:
+    """A writer's text, stripped; cut at its bound or empty, an error (``cut``, ``empty``) with what it wrote."""
+    content, finish_reason = read_choice(response)
+    text = (content or "").strip()
+    if finish_reason == "length":
+        raise TruncatedOutputError(cut, raw_output=content or "", backend=backend)
+    if not text:
+        raise OutputParseError(empty, raw_output=content or "", backend=backend)
+    return text
+
+
+def with_written(result: Any, written: Mapping[str, str]) -> Any:
+    """The result with what the judge wrote in its metadata, where it has metadata (our score dict)."""
+    if not written or not isinstance(result, dict) or "metadata" not in result:
+        return result
+    return {**result, "metadata": {**(result["metadata"] or {}), **written}}
