@@ -230,7 +230,8 @@ CHECKLIST = click.option(
     "--checklist",
     is_flag=True,
     help="Pairs: the judge first writes yes/no questions a response must pass to do what the request asks, "
-    "and judges with them in view (shown in the result's metadata; a row's own checks column is used instead).",
+    "and judges with them in view (kept in the result's metadata as checklist). A row's own checks "
+    "column, one question per line, is shown instead and nothing is written.",
 )
 
 
@@ -256,7 +257,7 @@ def pair_options(command: Callable[..., Any]) -> Callable[..., Any]:
 def prompt_options(*, pairs: bool = False) -> Decorator:
     """What the judge is asked and how: ``pairs`` for a judge of two outputs (help only)."""
     names = (
-        "{inputs}, {outputs_a}, {outputs_b}, {reference_outputs}"
+        "{inputs}, {outputs_a}, {outputs_b}, {reference_outputs}, {checks} (with --checklist)"
         if pairs
         else ("{inputs}, {outputs}, {reference_outputs} and other names")
     )

@@ -248,6 +248,11 @@ def plan_calibration(
             "a calibration is for one prompt, but some rows have inputs or a reference and others not: "
             "calibrate each kind of row on its own"
         )
+    if settings.checklist and any(row.values.get("checks") is not None for row in rows):
+        raise OptionError(  # the fit is kept for a judge that writes its checks, and would be used for one
+            "calibrate {checklist} fits the judge that writes its own checks, and these rows bring theirs "
+            "(a checks column): leave the column out"
+        )
     settings = settings.with_parallel_for(concurrency)
     judge = RowJudge(settings, use_cache=use_cache)
     evaluator = judge.evaluator(next(iter(shapes)))

@@ -6,7 +6,7 @@ request alone, for a few questions that test whether a response does
 exactly what was asked, and shown them beside the answers, it weighs what
 was asked. This is LLMBar's "metrics" strategy; on LLMBar's natural pairs
 it gave the default judge 0.84 on the dev half and 0.70 held out, against
-0.80 and 0.66 without (README). The questions go into the prompt's
+0.80 and 0.66 without (README); on pairs built to fool judges it did not help. The questions go into the prompt's
 ``{checks}`` and the result's ``metadata.checklist``; a row that carries
 its own ``checks`` is judged with those, and nothing is written.
 """
@@ -21,7 +21,14 @@ from ..prompts.messages import render_value
 from ..wording import Message
 from .written import read_written, written_request
 
-__all__ = ["CHECKLIST_PROMPT", "CHECKS_FIELD", "DEFAULT_CHECKLIST_TOKENS", "Checklist", "checks_section"]
+__all__ = [
+    "CHECKLIST_PROMPT",
+    "CHECKS_FIELD",
+    "DEFAULT_CHECKLIST_TOKENS",
+    "Checklist",
+    "checks_section",
+    "given_checks",
+]
 
 #: the template field the checks are shown in, and the row value that brings a checklist of its own
 CHECKS_FIELD = "checks"
@@ -37,6 +44,23 @@ CHECKLIST_PROMPT = (
 def checks_section(subject: str = "the request") -> str:
     """The prompt's section that shows the checks, for a prompt that calls the instruction ``subject``."""
     return f"<checks>\nQuestions a response must pass to do what {subject} asks:\n{{checks}}\n</checks>"
+
+
+def given_checks(value: Any) -> Optional[str]:
+    """A call's own checks as the prompt shows them; None: the call gives none, so the judge writes them.
+
+    Text is shown as it is (empty too: a content-free input shows empty
+    checks), a list of questions one to a line; anything else is an error.
+    """
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)) and all(isinstance(question, str) for question in value):
+        return "\n".join(value)
+    shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+    raise UsageError(
+        f"checks must be text (questions a response must pass, one per line) or a list of questions, got {shown}: "
+        "give them so, or leave checks out so that the judge writes its own"
+    )
 
 
 @dataclass(frozen=True)
@@ -64,7 +88,7 @@ class Checklist:
             response,
             backend=backend,
             cut=f"The judge's checks for the request were cut at their bound (at most {self.max_tokens} tokens, "
-            "fewer where the context was full); a cut checklist is not shown. Give the row its own checks, "
-            "or judge without a checklist.",
+            "fewer where the context was full); a cut checklist is not shown. Give the call its own checks "
+            "(a checks value or column, one question per line), or judge without a checklist.",
             empty="The judge wrote no checks for the request",
         )

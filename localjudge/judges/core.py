@@ -30,7 +30,7 @@ from ..prompts.prompting import (
 from ..prompts.schema import OutputSchema, default_output_schema, normalise_output_schema
 from ..types import FewShotExample, SupportsCheckSchema, offers
 from ..wording import Message
-from .checklist import CHECKS_FIELD, Checklist
+from .checklist import CHECKS_FIELD, Checklist, given_checks
 from .plan import Step
 from .self_reference import SelfReference
 from .written import Writer, with_written, write_first
@@ -75,11 +75,11 @@ class JudgeCore:
 
     def plan(self, inputs: Any, outputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]) -> Step:
         """One output judged: what the judge writes first (its reference, its checks), then the verdict."""
-        reference, kwargs, written = yield from self.write_first(inputs, reference_outputs, kwargs)
+        reference, kwargs, written = yield from self.before_verdict(inputs, reference_outputs, kwargs)
         (response,) = yield [self.build_request(inputs, outputs, reference, kwargs)]
         return with_written(self.read_result(response), written)
 
-    def write_first(self, inputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]) -> Step:
+    def before_verdict(self, inputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]) -> Step:
         """The reference and values to show, and what the judge wrote for them, in one step of requests.
 
         The judge writes only what the call does not give: a reference without
@@ -88,8 +88,19 @@ class JudgeCore:
         writers: dict[str, Writer] = {}
         if self.self_reference is not None and reference_outputs is None:
             writers["self_reference"] = self.self_reference
-        if self.checklist is not None and kwargs.get(CHECKS_FIELD) is None:
-            writers["checklist"] = self.checklist
+        if self.checklist is not None:
+            given = given_checks(kwargs.get(CHECKS_FIELD))
+            if given is None:
+                writers["checklist"] = self.checklist
+            else:
+                kwargs = {**kwargs, CHECKS_FIELD: given}
+        elif (
+            CHECKS_FIELD in kwargs and isinstance(self.prompt, str) and CHECKS_FIELD not in template_fields(self.prompt)
+        ):
+            raise UsageError(  # plain words for both callers: a row's error is not rendered with flags
+                "this call gives checks, and this judge's prompt does not show them: judge pairs with a checklist "
+                "(checklist=True), or give a prompt with {checks}, or leave the checks out"
+            )
         written = yield from write_first(writers, inputs, model=self.model, backend=self.backend)
         if "checklist" in written:
             kwargs = {**kwargs, CHECKS_FIELD: written["checklist"]}
@@ -296,9 +307,23 @@ def build_core(
         raise UsageError(f"few_shot_placement must be one of {FEW_SHOT_PLACEMENTS}, got {few_shot_placement!r}")
     verdict_field = verdict_field or ("score" if schema.is_default else None)
     if self_reference:
-        _check_shows_reference(prompt, has_metadata=verdict_field is not None)
+        _check_has_place(
+            prompt,
+            "reference_outputs",
+            option="{self_reference:self_reference=True}",
+            what="the judge's own answer",
+            add="add it (for one output, localjudge.evaluators.SAME_ANSWER_PROMPT is made for it)",
+            has_metadata=verdict_field is not None,
+        )
     if checklist:
-        _check_shows_checks(prompt, has_metadata=verdict_field is not None)
+        _check_has_place(
+            prompt,
+            CHECKS_FIELD,
+            option="{checklist:checklist=True}",
+            what="the judge's checks",
+            add="give a prompt with a section for them, such as <checks>\n{checks}\n</checks>, or judge without them",
+            has_metadata=verdict_field is not None,
+        )
     if few_shot_examples:
         _check_few_shot_examples(few_shot_examples, schema, verdict_field, few_shot_shape, continuous=continuous)
     client = _resolve_client(judge, model)
@@ -351,39 +376,29 @@ def _correction(core: JudgeCore, calibration: Union[Correction, str, None]) -> O
     return correction
 
 
-def _check_shows_reference(prompt: Any, *, has_metadata: bool) -> None:
-    """The judge's own answer goes where a reference would, and into the result: both must have a place for it."""
-    if isinstance(prompt, str) and "reference_outputs" not in template_fields(prompt):
+def _check_has_place(prompt: Any, field: str, *, option: str, what: str, add: str, has_metadata: bool) -> None:
+    """What the judge writes first goes into the prompt's ``field`` and into the result: both must have a place for it.
+
+    ``option`` names the option (``{self_reference:self_reference=True}``), ``add`` says how to give the prompt the field.
+    """
+    named = Message(option)
+    if isinstance(prompt, str) and field not in template_fields(prompt):
         raise UsageError(
             Message(
-                "{self_reference:self_reference=True} shows the judge's own answer as {{reference_outputs}}, "
-                "and this prompt has no {{reference_outputs}}: add it (for one output, "
-                "localjudge.evaluators.SAME_ANSWER_PROMPT is made for it)"
+                "{option} shows {what} as {{{field}}}, and this prompt has no {{{field}}}: {add}",
+                option=named,
+                what=what,
+                field=field,
+                add=add,
             )
         )
     if not has_metadata:
         raise UsageError(
             Message(
-                "{self_reference:self_reference=True} keeps the judge's own answer in the result's metadata, "
-                "and a custom {output_schema:output_schema} gives a result without one"
-            )
-        )
-
-
-def _check_shows_checks(prompt: Any, *, has_metadata: bool) -> None:
-    """The judge's checks go into the prompt's {checks}, and into the result: both must have a place for them."""
-    if isinstance(prompt, str) and CHECKS_FIELD not in template_fields(prompt):
-        raise UsageError(
-            Message(
-                "{checklist:checklist=True} shows the judge's checks as {{checks}}, and this prompt has no "
-                "{{checks}}: add it (localjudge.judges.checklist.checks_section() is a section for it)"
-            )
-        )
-    if not has_metadata:
-        raise UsageError(
-            Message(
-                "{checklist:checklist=True} keeps the judge's checks in the result's metadata, "
-                "and a custom {output_schema:output_schema} gives a result without one"
+                "{option} keeps {what} in the result's metadata, and a custom {output_schema:output_schema} "
+                "gives a result without one",
+                option=named,
+                what=what,
             )
         )
 

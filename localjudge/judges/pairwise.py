@@ -172,7 +172,7 @@ class _PairwiseCore:
         self, inputs: Any, outputs_a: Any, outputs_b: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
     ) -> Step:
         """One pair judged: what the judge writes first (its reference, its checks), then both orders side by side."""
-        reference, kwargs, written = yield from self.core.write_first(inputs, reference_outputs, kwargs)
+        reference, kwargs, written = yield from self.core.before_verdict(inputs, reference_outputs, kwargs)
         responses = yield self.requests(inputs, outputs_a, outputs_b, reference, kwargs)
         return with_written(self.read(responses), written)
 

@@ -110,7 +110,7 @@ class PointwisePair:
     ) -> Step:
         """What the judge writes first (its reference, its checks), then both outputs side by side."""
         refuse_hidden_reference(reference_outputs, self.shows_reference)
-        reference, kwargs, written = yield from self.core.write_first(inputs, reference_outputs, kwargs)
+        reference, kwargs, written = yield from self.core.before_verdict(inputs, reference_outputs, kwargs)
         responses = yield [
             self.core.build_request(inputs, output, reference, kwargs) for output in (outputs_a, outputs_b)
         ]

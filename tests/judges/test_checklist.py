@@ -231,3 +231,66 @@ def test_calibrate_fits_a_judge_that_writes_checks_as_its_own_and_compare_applie
     assert result["metadata"]["calibrated"] is True and result["metadata"]["checklist"] == CHECKS
     without = CliRunner().invoke(cli.main, ["compare", *pair, "--calibrated"])
     assert without.exit_code == 2 and "no calibration was fitted for this judge" in without.stderr
+
+
+def test_checks_given_as_a_list_are_shown_one_to_a_line_and_anything_else_is_refused():
+    client = answers('{"winner": "A"}')
+    judge = create_pairwise_judge(judge=client, use_reasoning=False, checklist=True)
+    judge(**PAIR, checks=["Is it one word?", "Is it a city?"])
+    assert shown_checks(client.requests[0]) == "Is it one word?\nIs it a city?"
+    with pytest.raises(UsageError, match=r"checks must be text .* got 5"):
+        judge(**PAIR, checks=5)
+
+
+def test_checks_the_judge_would_not_be_shown_are_an_error_never_dropped():
+    judge = create_pairwise_judge(judge=ScriptedClient([]), use_reasoning=False)
+    with pytest.raises(UsageError, match=r"this call gives checks, and this judge's prompt does not show them"):
+        judge(**PAIR, checks="Is it one word?")
+
+
+def test_an_async_judge_of_one_output_writes_its_checks_first():
+    from localjudge import create_async_llm_as_judge
+
+    client = answers('{"score": false}')
+    prompt = "<request>\n{inputs}\n</request>\n\n" + checks_section() + "\n\n<answer>\n{outputs}\n</answer>"
+    evaluator = create_async_llm_as_judge(prompt=prompt, judge=client, use_reasoning=False, checklist=True)
+    result = asyncio.run(evaluator(inputs=PAIR["inputs"], outputs="It is Paris."))
+    assert result["score"] is False and result["metadata"] == {"checklist": CHECKS}
+    assert is_checklist_request(client.requests[0]) and len(client.requests) == 2
+
+
+def test_each_judge_of_an_ensemble_writes_its_own_checks(monkeypatch):
+    from localjudge.commands import judging as command_judge
+
+    client = answers('{"winner": "A"}')
+    monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: client)
+    pair = ["--inputs", PAIR["inputs"], "--output-a", "Paris", "--output-b", "It is Paris."]
+    models = ["-m", "default", "-m", "tiny", "--ensemble"]
+    shown = CliRunner().invoke(cli.main, ["compare", *pair, *models, "--checklist", "--no-reasoning"])
+    assert shown.exit_code == 0, shown.output
+    members = json.loads(shown.stdout)["metadata"]["members"]
+    assert [member["metadata"]["checklist"] for member in members] == [CHECKS, CHECKS]
+    assert sum(map(is_checklist_request, client.requests)) == 2 and len(client.requests) == 6
+
+
+def test_batch_refuses_a_rows_checks_that_the_judge_would_not_be_shown(monkeypatch, tmp_path):
+    from localjudge.commands import judging as command_judge
+
+    monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: answers('{"winner": "A"}'))
+    data = tmp_path / "pairs.jsonl"
+    data.write_text(json.dumps({"id": "1", **PAIR, "checks": "Is it one word?"}) + "\n", encoding="utf-8")
+    result = CliRunner().invoke(cli.main, ["batch", str(data), "--pairwise", "--no-reasoning", "--no-cache"])
+    assert result.exit_code == 1
+    (record,) = map(json.loads, (tmp_path / "pairs.results.jsonl").read_text().splitlines())
+    assert "checklist=True" in record["error"]["message"] and "result" not in record
+
+
+def test_calibrate_refuses_rows_that_bring_their_own_checks(tmp_path, monkeypatch):
+    from localjudge.commands import judging as command_judge
+
+    monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: LeaningPairJudge())
+    data = tmp_path / "pairs.jsonl"
+    row = {"id": "1", **PAIR, "checks": "Is it one word?", "label": "A"}
+    data.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    fitted = CliRunner().invoke(cli.main, ["calibrate", str(data), "--pairwise", "--checklist", "--folds", "2"])
+    assert fitted.exit_code == 2 and "these rows bring theirs" in fitted.output

@@ -287,8 +287,8 @@ def test_calibration_stored_applies_the_fit_kept_for_the_judge_being_built(tmp_p
 
 @pytest.mark.parametrize(
     "options",
-    ["self_reference=False", "self_reference=True", "pairwise=True, likelihood=True"],
-    ids=["plain", "own-reference", "likelihood"],
+    ["self_reference=False", "self_reference=True", "pairwise=True, likelihood=True", "pairwise=True, checklist=True"],
+    ids=["plain", "own-reference", "likelihood", "checklist"],
 )
 def test_the_shipped_fits_are_found_by_the_default_judge_s_verdict_only_prompts(options):
     """A change to the default judge's prompt, schema or identity orphans the shipped fit: refit with make calibrations.
