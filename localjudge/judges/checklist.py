@@ -6,18 +6,21 @@ request alone, for a few questions that test whether a response does
 exactly what was asked, and shown them beside the answers, it weighs what
 was asked. This is LLMBar's "metrics" strategy; on LLMBar's natural pairs
 it gave the default judge 0.84 on the dev half and 0.70 held out, against
-0.80 and 0.66 without (README); on pairs built to fool judges it did not help. The questions go into the prompt's
-``{checks}`` and the result's ``metadata.checklist``; a row that carries
-its own ``checks`` is judged with those, and nothing is written.
+0.80 and 0.66 without (README); on pairs built to fool judges it did not
+help. The questions go into the prompt's ``{checks}`` and the result's
+``metadata.checklist``; a row that carries its own ``checks`` is judged
+with those, and nothing is written.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..errors import UsageError
 from ..prompts.messages import render_value
+from ..prompts.prompting import template_fields
 from ..wording import Message
 from .written import read_written, written_request
 
@@ -28,6 +31,7 @@ __all__ = [
     "Checklist",
     "checks_section",
     "given_checks",
+    "refuse_hidden_checks",
 ]
 
 #: the template field the checks are shown in, and the row value that brings a checklist of its own
@@ -61,6 +65,15 @@ def given_checks(value: Any) -> Optional[str]:
         f"checks must be text (questions a response must pass, one per line) or a list of questions, got {shown}: "
         "give them so, or leave checks out so that the judge writes its own"
     )
+
+
+def refuse_hidden_checks(kwargs: Mapping[str, Any], prompt: Any) -> None:
+    """Checks given to a judge without a checklist whose prompt does not show them are an error, never dropped."""
+    if CHECKS_FIELD in kwargs and isinstance(prompt, str) and CHECKS_FIELD not in template_fields(prompt):
+        raise UsageError(  # plain words for both callers: a row's error is not rendered with flags
+            "this call gives checks, and this judge's prompt does not show them: judge pairs with a checklist "
+            "(checklist=True), or give a prompt with {checks}, or leave the checks out"
+        )
 
 
 @dataclass(frozen=True)

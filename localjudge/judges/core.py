@@ -30,7 +30,7 @@ from ..prompts.prompting import (
 from ..prompts.schema import OutputSchema, default_output_schema, normalise_output_schema
 from ..types import FewShotExample, SupportsCheckSchema, offers
 from ..wording import Message
-from .checklist import CHECKS_FIELD, Checklist, given_checks
+from .checklist import CHECKS_FIELD, Checklist, given_checks, refuse_hidden_checks
 from .plan import Step
 from .self_reference import SelfReference
 from .written import Writer, with_written, write_first
@@ -88,19 +88,12 @@ class JudgeCore:
         writers: dict[str, Writer] = {}
         if self.self_reference is not None and reference_outputs is None:
             writers["self_reference"] = self.self_reference
-        if self.checklist is not None:
-            given = given_checks(kwargs.get(CHECKS_FIELD))
-            if given is None:
-                writers["checklist"] = self.checklist
-            else:
-                kwargs = {**kwargs, CHECKS_FIELD: given}
-        elif (
-            CHECKS_FIELD in kwargs and isinstance(self.prompt, str) and CHECKS_FIELD not in template_fields(self.prompt)
-        ):
-            raise UsageError(  # plain words for both callers: a row's error is not rendered with flags
-                "this call gives checks, and this judge's prompt does not show them: judge pairs with a checklist "
-                "(checklist=True), or give a prompt with {checks}, or leave the checks out"
-            )
+        if self.checklist is None:
+            refuse_hidden_checks(kwargs, self.prompt)
+        elif (given := given_checks(kwargs.get(CHECKS_FIELD))) is None:
+            writers["checklist"] = self.checklist
+        else:
+            kwargs = {**kwargs, CHECKS_FIELD: given}
         written = yield from write_first(writers, inputs, model=self.model, backend=self.backend)
         if "checklist" in written:
             kwargs = {**kwargs, CHECKS_FIELD: written["checklist"]}
