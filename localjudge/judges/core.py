@@ -42,6 +42,7 @@ __all__ = [
     "READOUT_FIELD",
     "RESPONSE_METADATA_FIELD",
     "JudgeCore",
+    "answered_by",
     "build_core",
     "recalibrate",
     "response_metadata",
@@ -95,9 +96,9 @@ class JudgeCore:
         else:
             kwargs = {**kwargs, CHECKS_FIELD: given}
         written = yield from write_first(writers, inputs, model=self.model, backend=self.backend)
-        if "checklist" in written:
-            kwargs = {**kwargs, CHECKS_FIELD: written["checklist"]}
-        return written.get("self_reference", reference_outputs), kwargs, written
+        if "checklist" in written.texts:
+            kwargs = {**kwargs, CHECKS_FIELD: written.texts["checklist"]}
+        return written.texts.get("self_reference", reference_outputs), kwargs, written
 
     def build_request(
         self, inputs: Any, outputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
@@ -207,6 +208,12 @@ def response_metadata(response: Any, score_field: str) -> Optional[dict[str, Any
     if isinstance(readout, Mapping) and isinstance(readout.get(score_field), Mapping):
         metadata.update(readout[score_field])
     return plain_data(metadata) or None
+
+
+def answered_by(metadatas: Sequence[Optional[Mapping[str, Any]]]) -> Optional[list[str]]:
+    """The fallback chain's member that answered each of a pair's requests, in the order asked; None without a chain."""
+    clients = [(metadata or {}).get("client") for metadata in metadatas]
+    return [str(client) for client in clients] if all(isinstance(client, str) for client in clients) else None
 
 
 def recalibrate(

@@ -10,13 +10,15 @@ that rests on text the judge wrote is shown with that text.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
-from ..clients.base import read_choice
+from ..clients.base import field_of, read_choice
+from ..clients.fallback import FALLBACK_FIELD
 from ..errors import OutputParseError, TruncatedOutputError
 from .plan import Step
 
-__all__ = ["Writer", "read_written", "with_written", "write_first", "written_request"]
+__all__ = ["Writer", "Written", "read_written", "with_written", "write_first", "written_request"]
 
 
 class Writer(Protocol):
@@ -27,15 +29,26 @@ class Writer(Protocol):
     def read(self, response: Any, *, backend: str) -> str: ...
 
 
+@dataclass(frozen=True)
+class Written:
+    """What the judge wrote, by writer, and the member of a fallback chain that wrote each (where a chain did)."""
+
+    texts: dict[str, str] = field(default_factory=dict)
+    by: dict[str, str] = field(default_factory=dict)
+
+
 def write_first(writers: Mapping[str, Writer], inputs: Any, *, model: Optional[str], backend: str) -> Step:
-    """Every writer's text, by name, from one step of requests (none when there are no writers)."""
+    """Every writer's text, by name, from one step of requests (nothing asked when there are no writers)."""
     if not writers:
-        return {}
+        return Written()
     responses = yield [writer.request(inputs, model) for writer in writers.values()]
-    return {
-        name: writer.read(response, backend=backend)
-        for (name, writer), response in zip(writers.items(), responses, strict=True)
-    }
+    texts, by = {}, {}
+    for (name, writer), response in zip(writers.items(), responses, strict=True):
+        texts[name] = writer.read(response, backend=backend)
+        answered = field_of(response, FALLBACK_FIELD)
+        if isinstance(answered, Mapping) and isinstance(answered.get("client"), str):
+            by[name] = answered["client"]
+    return Written(texts, by)
 
 
 def written_request(messages: list[dict[str, str]], *, max_tokens: int, model: Optional[str]) -> dict[str, Any]:
@@ -57,8 +70,14 @@ def read_written(response: Any, *, backend: str, cut: str, empty: str) -> str:
     return text
 
 
-def with_written(result: Any, written: Mapping[str, str]) -> Any:
-    """The result with what the judge wrote in its metadata, where it has metadata (our score dict)."""
-    if not written or not isinstance(result, dict) or "metadata" not in result:
+def with_written(result: Any, written: Written) -> Any:
+    """The result with what the judge wrote in its metadata, where it has metadata (our score dict).
+
+    A chain's member that wrote a text is named in ``written_by``: the verdict may come from another.
+    """
+    if not written.texts or not isinstance(result, dict) or "metadata" not in result:
         return result
-    return {**result, "metadata": {**(result["metadata"] or {}), **written}}
+    metadata = {**(result["metadata"] or {}), **written.texts}
+    if written.by:
+        metadata["written_by"] = written.by
+    return {**result, "metadata": metadata}

@@ -349,3 +349,39 @@ def test_free_text_is_any_text_and_a_bad_answer_from_every_client_keeps_its_raw_
 async def test_the_async_chain_checks_answers_too():
     response = await AsyncFallbackClient(_answering("a", "nope"), _answering("b")).chat.completions.create(**REQUEST)
     assert response[FALLBACK_FIELD]["client"] == "b"
+
+
+def _writes_nothing(name: str, verdict: str) -> ScriptedClient:
+    """A member that fails free-text requests but gives ``verdict`` to every structured one."""
+
+    def answer(request):
+        if "response_format" not in request:
+            raise ConnectError(f"{name} is down for free text")
+        return verdict
+
+    client = ScriptedClient([answer], repeat=True)
+    client.name = name
+    return client
+
+
+@pytest.mark.parametrize("pointwise", [False, True], ids=["side by side", "pointwise"])
+def test_a_pair_names_the_member_that_wrote_its_checks_and_each_that_judged(pointwise):
+    from localjudge.judges.pairwise import create_pairwise_judge
+
+    writer = ScriptedClient(["Is it one word?"], repeat=True)
+    writer.name = "remote"
+    judge = _writes_nothing("local", '{"score": true}' if pointwise else '{"winner": "A"}')
+    chain = FallbackClient(judge, writer)
+    evaluator = create_pairwise_judge(judge=chain, use_reasoning=False, checklist=True, pointwise=pointwise)
+    result = evaluator(inputs="Name a city in one word.", outputs_a="Paris", outputs_b="It is Paris.")
+    assert result["metadata"]["checklist"] == "Is it one word?"
+    assert result["metadata"]["written_by"] == {"checklist": "remote"}
+    assert result["metadata"]["clients"] == ["local", "local"]
+
+
+def test_a_pair_judged_by_one_client_names_no_members():
+    from localjudge.judges.pairwise import create_pairwise_judge
+
+    client = ScriptedClient(['{"winner": "A"}', '{"winner": "B"}'], repeat=True)
+    result = create_pairwise_judge(judge=client, use_reasoning=False)(inputs="q", outputs_a="a", outputs_b="b")
+    assert "clients" not in result["metadata"] and "written_by" not in result["metadata"]
