@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
@@ -70,6 +70,14 @@ SINGLE_OUTPUT_OPTIONS = ("continuous", "choices", "output_schema")
 Notify = Callable[[str], None]
 
 
+def member_names(specs: Sequence[str]) -> list[str]:
+    """An ensemble's members named by their model specs; a spec given again is told apart by its place."""
+    names: list[str] = []
+    for place, spec in enumerate(specs, start=1):
+        names.append(spec if spec not in names else f"{spec} (member {place})")
+    return names
+
+
 def make_evaluator(
     settings: JudgeSettings,
     *,
@@ -92,6 +100,7 @@ def make_evaluator(
     if settings.ensemble_specs:
         from ..judges.ensemble import create_ensemble_judge
 
+        specs = (settings.model_spec, *settings.ensemble_specs)
         members = [
             make_evaluator(
                 replace(settings, model_spec=spec, ensemble_specs=()),
@@ -101,9 +110,9 @@ def make_evaluator(
                 build=build,
                 notify=notify,
             )
-            for spec in (settings.model_spec, *settings.ensemble_specs)
+            for spec in specs
         ]
-        return create_ensemble_judge(*members)
+        return create_ensemble_judge(*members, names=member_names(specs))
 
     pairwise, trajectory = settings.pairwise, settings.trajectory
     if trajectory:

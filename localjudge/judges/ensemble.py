@@ -24,7 +24,11 @@ __all__ = ["combine_verdicts", "create_async_ensemble_judge", "create_ensemble_j
 
 
 def combine_verdicts(
-    results: Sequence[Mapping[str, Any]], *, key: str | None = None, vote_numbers: bool = False
+    results: Sequence[Mapping[str, Any]],
+    *,
+    key: str | None = None,
+    vote_numbers: bool = False,
+    names: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """The ensemble's result from its members' results (each ``{"key", "score", "comment", "metadata"}``).
 
@@ -35,7 +39,8 @@ def combine_verdicts(
     mean, and their spread (population standard deviation) in ``metadata``.
     ``metadata.agreement`` is the share of members behind the verdict (for a
     mean: 1 - 2 x spread, at least 0, for scores from 0 to 1);
-    ``metadata.members`` each member's score, comment and metadata.
+    ``metadata.members`` each member's score, comment and metadata (and
+    ``name``, given ``names``: one per result).
     """
     if not results:
         raise UsageError("an ensemble needs at least one result to combine")
@@ -57,9 +62,12 @@ def combine_verdicts(
         metadata = {"spread": spread, "agreement": max(0.0, 1.0 - 2 * spread)}
     else:
         raise UsageError(f"the members' scores cannot be combined: {scores!r} (mixed kinds, or not scores)")
-    metadata["members"] = [  # each member's own figures too: probabilities, likelihood gains, its own answer
+    members = [  # each member's own figures too: probabilities, likelihood gains, its own answer
         {"score": r.get("score"), "comment": r.get("comment"), "metadata": _copy(r.get("metadata"))} for r in results
     ]
+    if names is not None:
+        members = [{"name": name, **member} for name, member in zip(names, members, strict=True)]
+    metadata["members"] = members
     return {"key": key, "score": score, "comment": _majority_comment(results, score), "metadata": metadata}
 
 
@@ -106,6 +114,16 @@ def _check(evaluators: Sequence[Callable[..., Any]]) -> list[Callable[..., Any]]
     return list(evaluators)
 
 
+def _member_names(names: Sequence[str] | None, count: int) -> list[str]:
+    """The members' names as given (one distinct text each), else by position."""
+    if names is None:
+        return [f"member {i + 1}" for i in range(count)]
+    names = list(names)
+    if len(names) != count or len(set(names)) != count or not all(isinstance(n, str) and n for n in names):
+        raise UsageError(f"names must give one distinct, non-empty name per member ({count}), got {names!r}")
+    return names
+
+
 def _all_choices(members: Sequence[Callable[..., Any]]) -> bool:
     """Whether every member scores from a set of choices (then numbers are voted on, not averaged)."""
     return all(getattr(getattr(m, "core", None), "choices", None) for m in members)
@@ -113,14 +131,15 @@ def _all_choices(members: Sequence[Callable[..., Any]]) -> bool:
 
 def _settle(outcomes: Sequence[Any], names: Sequence[str], key: str | None, vote_numbers: bool) -> dict[str, Any]:
     """Combine what succeeded; name what failed; fail only when everything did."""
-    results = [o for o in outcomes if not isinstance(o, BaseException)]
+    answered = [(n, o) for n, o in zip(names, outcomes, strict=True) if not isinstance(o, BaseException)]
+    results = [o for _, o in answered]
     failures = [(n, o) for n, o in zip(names, outcomes, strict=True) if isinstance(o, BaseException)]
     for _, error in failures:
         if not isinstance(error, JudgeRuntimeError):
             raise error  # a bad call or a bug: the caller's to see, not a vote to drop
     if not results:
         raise AllClientsFailedError(failures, backend="ensemble")
-    combined = combine_verdicts(results, key=key, vote_numbers=vote_numbers)
+    combined = combine_verdicts(results, key=key, vote_numbers=vote_numbers, names=[n for n, _ in answered])
     if failures:
         combined["metadata"]["failures"] = [
             {"member": n, "error": type(e).__name__, "message": str(e)} for n, e in failures
@@ -131,9 +150,9 @@ def _settle(outcomes: Sequence[Any], names: Sequence[str], key: str | None, vote
 class _Members:
     """What both ensemble evaluators hold: the members, their names in failures, and how verdicts combine."""
 
-    def __init__(self, members: Sequence[Callable[..., Any]], key: str | None) -> None:
+    def __init__(self, members: Sequence[Callable[..., Any]], key: str | None, names: Sequence[str] | None) -> None:
         self.members = _check(members)
-        self.names = [f"member {i + 1}" for i in range(len(self.members))]
+        self.names = _member_names(names, len(self.members))
         self.key = key
         self.vote_numbers = _all_choices(self.members)
 
@@ -160,15 +179,21 @@ class AsyncEnsembleEvaluator(_Members, AsyncEvaluator):
         return _settle(outcomes, self.names, self.key, self.vote_numbers)
 
 
-def create_ensemble_judge(*evaluators: Callable[..., Any], key: str | None = None) -> EnsembleEvaluator:
+def create_ensemble_judge(
+    *evaluators: Callable[..., Any], key: str | None = None, names: Sequence[str] | None = None
+) -> EnsembleEvaluator:
     """An evaluator that asks every member (at once) and combines their verdicts (:func:`combine_verdicts`).
 
     Members are evaluators from :func:`create_llm_as_judge` (or pairwise
     ones), on different models or clients, called with the same arguments.
+    ``names`` (one per member, such as its model) label each member's
+    verdict and failure; without them members are named by position.
     """
-    return EnsembleEvaluator(evaluators, key)
+    return EnsembleEvaluator(evaluators, key, names)
 
 
-def create_async_ensemble_judge(*evaluators: Callable[..., Any], key: str | None = None) -> AsyncEnsembleEvaluator:
+def create_async_ensemble_judge(
+    *evaluators: Callable[..., Any], key: str | None = None, names: Sequence[str] | None = None
+) -> AsyncEnsembleEvaluator:
     """The async twin of :func:`create_ensemble_judge`, over async evaluators."""
-    return AsyncEnsembleEvaluator(evaluators, key)
+    return AsyncEnsembleEvaluator(evaluators, key, names)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -106,6 +107,39 @@ def test_an_ensemble_needs_members_and_raises_what_is_not_a_judge_failure():
         create_ensemble_judge(_member(_answer(True)), broken)(outputs="4")
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_named_members_label_their_verdicts_and_failures(mode):
+    if mode == "sync":
+        members = [_member(_answer(True)), _member("not json"), _member(_answer(False))]
+        ensemble = create_ensemble_judge(*members, names=["big", "broken", "small"])
+        result = ensemble(outputs="4")
+    else:
+        members = [
+            create_async_llm_as_judge(prompt="{outputs}", judge=ScriptedClient([answer], repeat=True))
+            for answer in (_answer(True), "not json", _answer(False))
+        ]
+        result = asyncio.run(create_async_ensemble_judge(*members, names=["big", "broken", "small"])(outputs="4"))
+    assert [(member["name"], member["score"]) for member in result["metadata"]["members"]] == [
+        ("big", True),
+        ("small", False),
+    ]
+    assert [failure["member"] for failure in result["metadata"]["failures"]] == ["broken"]
+
+
+@pytest.mark.parametrize(
+    "names", [["one"], ["same", "same"], ["one", ""], ["one", "two", "three"]], ids=["few", "twice", "empty", "many"]
+)
+def test_names_must_be_one_distinct_name_per_member(names):
+    with pytest.raises(UsageError, match="one distinct, non-empty name per member"):
+        create_ensemble_judge(_member(_answer(True)), _member(_answer(True)), names=names)
+
+
+def test_the_command_line_names_members_by_spec_and_a_repeated_spec_by_its_place():
+    from localjudge.commands.judging import member_names
+
+    assert member_names(["default", "tiny", "default"]) == ["default", "tiny", "default (member 3)"]
+
+
 async def test_the_async_twin_combines_the_same_way():
     def member(score):
         return create_async_llm_as_judge(prompt="{outputs}", judge=ScriptedClient([_answer(score)], repeat=True))
@@ -141,6 +175,8 @@ def test_the_command_line_ensemble_of_models(monkeypatch, tmp_path):
     assert result.exit_code == 0, result.output
     combined = json.loads(result.stdout)
     assert combined["score"] is True and combined["metadata"]["votes"] == {"true": 2, "false": 1}
+    named = {member["name"]: member["score"] for member in combined["metadata"]["members"]}
+    assert named == {"a.gguf": True, "b.gguf": False, "c.gguf": True}  # each verdict under its model's spec
 
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps({"id": str(i), "outputs": "4"}) + "\n" for i in range(4)), encoding="utf-8")
