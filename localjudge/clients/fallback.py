@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Mapping, Sequence
 from contextlib import closing
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 from .._text import clip
 from ..errors import AllClientsFailedError, UsageError
@@ -22,16 +22,24 @@ from .base import (
     ChatCompletion,
     acall_create,
     call_create,
+    field_of,
 )
 from .failure_policy import another_client
 from .formats import check_answer
 
-__all__ = ["FALLBACK_FIELD", "AsyncFallbackClient", "FallbackClient"]
+__all__ = ["FALLBACK_FIELD", "AsyncFallbackClient", "FallbackClient", "answering_client"]
 
 #: the response field that names the client that answered and why the others did not
 FALLBACK_FIELD = "localjudge"
 
 FallbackOn = Union[type, tuple, Callable[[BaseException], bool], None]
+
+
+def answering_client(response: Any) -> Optional[str]:
+    """The name of the chain's member that gave ``response``; None for a response no chain labelled."""
+    label = field_of(response, FALLBACK_FIELD)
+    client = field_of(label, "client") if label is not None else None
+    return client if isinstance(client, str) else None
 
 
 def _predicate(fallback_on: FallbackOn) -> Callable[[BaseException], bool]:

@@ -72,10 +72,8 @@ Notify = Callable[[str], None]
 
 def member_names(specs: Sequence[str]) -> list[str]:
     """An ensemble's members named by their model specs; a spec given again is told apart by its place."""
-    names: list[str] = []
-    for place, spec in enumerate(specs, start=1):
-        names.append(spec if spec not in names else f"{spec} (member {place})")
-    return names
+    names = [spec if spec not in specs[:place] else f"{spec} (member {place + 1})" for place, spec in enumerate(specs)]
+    return names if len(set(names)) == len(names) else [f"member {place + 1}" for place in range(len(specs))]
 
 
 def make_evaluator(

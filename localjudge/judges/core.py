@@ -211,9 +211,10 @@ def response_metadata(response: Any, score_field: str) -> Optional[dict[str, Any
 
 
 def answered_by(metadatas: Sequence[Optional[Mapping[str, Any]]]) -> Optional[list[str]]:
-    """The fallback chain's member that answered each of a pair's requests, in the order asked; None without a chain."""
+    """The fallback chain's member behind each response's metadata, in order; None unless a chain gave them all."""
     clients = [(metadata or {}).get("client") for metadata in metadatas]
-    return [str(client) for client in clients] if all(isinstance(client, str) for client in clients) else None
+    named = [client for client in clients if isinstance(client, str)]
+    return named if len(named) == len(clients) else None
 
 
 def recalibrate(

@@ -66,7 +66,8 @@ def combine_verdicts(
         {"score": r.get("score"), "comment": r.get("comment"), "metadata": _copy(r.get("metadata"))} for r in results
     ]
     if names is not None:
-        members = [{"name": name, **member} for name, member in zip(names, members, strict=True)]
+        named = zip(_member_names(names, len(results)), members, strict=True)
+        members = [{"name": name, **member} for name, member in named]
     metadata["members"] = members
     return {"key": key, "score": score, "comment": _majority_comment(results, score), "metadata": metadata}
 
@@ -118,10 +119,10 @@ def _member_names(names: Sequence[str] | None, count: int) -> list[str]:
     """The members' names as given (one distinct text each), else by position."""
     if names is None:
         return [f"member {i + 1}" for i in range(count)]
-    names = list(names)
-    if len(names) != count or len(set(names)) != count or not all(isinstance(n, str) and n for n in names):
+    given = [] if isinstance(names, str) else list(names)  # a text is one name, not a name per letter
+    if len(given) != count or not all(isinstance(n, str) and n for n in given) or len(set(given)) != count:
         raise UsageError(f"names must give one distinct, non-empty name per member ({count}), got {names!r}")
-    return names
+    return given
 
 
 def _all_choices(members: Sequence[Callable[..., Any]]) -> bool:
@@ -132,8 +133,8 @@ def _all_choices(members: Sequence[Callable[..., Any]]) -> bool:
 def _settle(outcomes: Sequence[Any], names: Sequence[str], key: str | None, vote_numbers: bool) -> dict[str, Any]:
     """Combine what succeeded; name what failed; fail only when everything did."""
     answered = [(n, o) for n, o in zip(names, outcomes, strict=True) if not isinstance(o, BaseException)]
-    results = [o for _, o in answered]
     failures = [(n, o) for n, o in zip(names, outcomes, strict=True) if isinstance(o, BaseException)]
+    results = [o for _, o in answered]
     for _, error in failures:
         if not isinstance(error, JudgeRuntimeError):
             raise error  # a bad call or a bug: the caller's to see, not a vote to drop

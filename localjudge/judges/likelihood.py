@@ -25,13 +25,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..clients.base import field_of
+from ..clients.fallback import answering_client
 from ..clients.formats import read_reply_logprobs
 from ..clients.request import SCORE_REPLY_FIELD
 from ..errors import JudgeRuntimeError, UsageError
 from ..prompts.messages import render_value
 from ..prompts.prompting import SCORES
-from .core import RESPONSE_METADATA_FIELD, JudgeCore
+from .core import JudgeCore
 from .plan import Step
 
 __all__ = ["LikelihoodPair", "calibrated_winner", "check_readings", "likelihood_gain", "pick_by_gain"]
@@ -48,12 +48,12 @@ def check_readings(readings: list[tuple[Any, list[float]]], backend: str) -> Non
     A fallback chain or pool could answer each reading from another member;
     gains mixed across models would mean nothing, so that is an error.
     """
-    answered_by = {field_of(field_of(response, RESPONSE_METADATA_FIELD), "client") for response, _ in readings}
+    members = {answering_client(response) for response, _ in readings}
     counts = [len(figures) for _, figures in readings]
-    if len(answered_by) > 1 or counts[0] != counts[1] or counts[2] != counts[3]:
+    if len(members) > 1 or counts[0] != counts[1] or counts[2] != counts[3]:
         raise JudgeRuntimeError(
             "The readings of one pair came from different models (answered by "
-            f"{sorted(map(str, answered_by))}, token counts {counts}): a likelihood judge needs one model "
+            f"{sorted(map(str, members))}, token counts {counts}): a likelihood judge needs one model "
             "to read all four",
             backend=backend,
         )

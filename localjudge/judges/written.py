@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
-from ..clients.base import field_of, read_choice
-from ..clients.fallback import FALLBACK_FIELD
+from ..clients.base import read_choice
+from ..clients.fallback import answering_client
 from ..errors import OutputParseError, TruncatedOutputError
 from .plan import Step
 
@@ -38,16 +38,18 @@ class Written:
 
 
 def write_first(writers: Mapping[str, Writer], inputs: Any, *, model: Optional[str], backend: str) -> Step:
-    """Every writer's text, by name, from one step of requests (nothing asked when there are no writers)."""
+    """Every writer's text, and the chain's member that wrote it, by name, from one step of requests.
+
+    Nothing is asked when there are no writers.
+    """
     if not writers:
         return Written()
     responses = yield [writer.request(inputs, model) for writer in writers.values()]
     texts, by = {}, {}
     for (name, writer), response in zip(writers.items(), responses, strict=True):
         texts[name] = writer.read(response, backend=backend)
-        answered = field_of(response, FALLBACK_FIELD)
-        if isinstance(answered, Mapping) and isinstance(answered.get("client"), str):
-            by[name] = answered["client"]
+        if (member := answering_client(response)) is not None:
+            by[name] = member
     return Written(texts, by)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 
@@ -351,32 +352,61 @@ async def test_the_async_chain_checks_answers_too():
     assert response[FALLBACK_FIELD]["client"] == "b"
 
 
-def _writes_nothing(name: str, verdict: str) -> ScriptedClient:
-    """A member that fails free-text requests but gives ``verdict`` to every structured one."""
+#: each way of judging a pair: its options, its verdict, and what only B's request shows first
+PAIR_WAYS = {
+    "side by side": ({}, '{"winner": "A"}', "<answer_a>\nIt is Paris."),
+    "pointwise": ({"pointwise": True}, '{"score": true}', "<response>\nIt is Paris."),
+}
 
-    def answer(request):
-        if "response_format" not in request:
-            raise ConnectError(f"{name} is down for free text")
-        return verdict
 
+def _scripted(name: str, answer) -> ScriptedClient:
     client = ScriptedClient([answer], repeat=True)
     client.name = name
     return client
 
 
-@pytest.mark.parametrize("pointwise", [False, True], ids=["side by side", "pointwise"])
-def test_a_pair_names_the_member_that_wrote_its_checks_and_each_that_judged(pointwise):
-    from localjudge.judges.pairwise import create_pairwise_judge
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("way", list(PAIR_WAYS))
+@pytest.mark.parametrize("writer", ["checklist", "self_reference"])
+def test_a_pair_names_the_member_that_wrote_first_and_each_that_judged(mode, way, writer):
+    from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
 
-    writer = ScriptedClient(["Is it one word?"], repeat=True)
-    writer.name = "remote"
-    judge = _writes_nothing("local", '{"score": true}' if pointwise else '{"winner": "A"}')
-    chain = FallbackClient(judge, writer)
-    evaluator = create_pairwise_judge(judge=chain, use_reasoning=False, checklist=True, pointwise=pointwise)
-    result = evaluator(inputs="Name a city in one word.", outputs_a="Paris", outputs_b="It is Paris.")
-    assert result["metadata"]["checklist"] == "Is it one word?"
-    assert result["metadata"]["written_by"] == {"checklist": "remote"}
-    assert result["metadata"]["clients"] == ["local", "local"]
+    options, verdict, b_first = PAIR_WAYS[way]
+
+    def local_answer(request):  # it writes no free text and refuses B's request: the remote member does those
+        if "response_format" not in request or b_first in request["messages"][-1]["content"]:
+            raise ConnectError("local is down for this request")
+        return verdict
+
+    local = _scripted("local", local_answer)
+    remote = _scripted("remote", lambda request: verdict if "response_format" in request else "Paris.")
+    pair = {"inputs": "Name a city in one word.", "outputs_a": "Paris", "outputs_b": "It is Paris."}
+    options = {**options, writer: True, "use_reasoning": False}
+    if mode == "sync":
+        result = create_pairwise_judge(judge=FallbackClient(local, remote), **options)(**pair)
+    else:
+        evaluator = create_async_pairwise_judge(judge=FallbackClient(local, remote).aio, **options)
+        result = asyncio.run(evaluator(**pair))
+    assert result["metadata"][writer] == "Paris."
+    assert result["metadata"]["written_by"] == {writer: "remote"}
+    assert result["metadata"]["clients"] == ["local", "remote"]  # in the order asked: B's request fell back
+
+
+def test_a_judge_of_one_output_names_the_member_that_wrote_its_own_answer():
+    from localjudge.judges.single import create_llm_as_judge
+
+    def local_answer(request):
+        if "response_format" not in request:
+            raise ConnectError("local writes no free text")
+        return '{"score": true}'
+
+    chain = FallbackClient(_scripted("local", local_answer), _scripted("remote", lambda request: "Paris."))
+    prompt = "Is {outputs} the same answer to {inputs} as {reference_outputs}?"
+    evaluator = create_llm_as_judge(prompt=prompt, judge=chain, self_reference=True, use_reasoning=False)
+    result = evaluator(inputs="Name a city.", outputs="Paris")
+    assert result["metadata"]["self_reference"] == "Paris."
+    assert result["metadata"]["written_by"] == {"self_reference": "remote"}
+    assert result["metadata"]["client"] == "local"
 
 
 def test_a_pair_judged_by_one_client_names_no_members():

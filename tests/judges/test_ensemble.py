@@ -127,17 +127,22 @@ def test_named_members_label_their_verdicts_and_failures(mode):
 
 
 @pytest.mark.parametrize(
-    "names", [["one"], ["same", "same"], ["one", ""], ["one", "two", "three"]], ids=["few", "twice", "empty", "many"]
+    "names",
+    [["one"], ["same", "same"], ["one", ""], ["one", "two", "three"], "ab", [["x"], ["y"]]],
+    ids=["few", "twice", "empty", "many", "a text", "not texts"],
 )
 def test_names_must_be_one_distinct_name_per_member(names):
     with pytest.raises(UsageError, match="one distinct, non-empty name per member"):
         create_ensemble_judge(_member(_answer(True)), _member(_answer(True)), names=names)
+    with pytest.raises(UsageError, match="one distinct, non-empty name per member"):
+        combine_verdicts([_result(True), _result(True)], names=names)
 
 
 def test_the_command_line_names_members_by_spec_and_a_repeated_spec_by_its_place():
     from localjudge.commands.judging import member_names
 
     assert member_names(["default", "tiny", "default"]) == ["default", "tiny", "default (member 3)"]
+    assert member_names(["x (member 3)", "x", "x"]) == ["member 1", "member 2", "member 3"]  # no clash left
 
 
 async def test_the_async_twin_combines_the_same_way():
