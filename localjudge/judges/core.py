@@ -42,8 +42,8 @@ __all__ = [
     "READOUT_FIELD",
     "RESPONSE_METADATA_FIELD",
     "JudgeCore",
-    "answered_by",
     "build_core",
+    "chain_record",
     "recalibrate",
     "response_metadata",
 ]
@@ -210,11 +210,24 @@ def response_metadata(response: Any, score_field: str) -> Optional[dict[str, Any
     return plain_data(metadata) or None
 
 
-def answered_by(metadatas: Sequence[Optional[Mapping[str, Any]]]) -> Optional[list[str]]:
-    """The fallback chain's member behind each response's metadata, in order; None unless a chain gave them all."""
+def chain_record(metadatas: Sequence[Optional[Mapping[str, Any]]]) -> dict[str, Any]:
+    """What a fallback chain said of a pair's requests, for the pair's metadata; empty unless a chain answered all.
+
+    ``clients``: the member that answered each request, in the order asked;
+    ``failures``: the members that failed first, each with its request's place in that order.
+    """
     clients = [(metadata or {}).get("client") for metadata in metadatas]
-    named = [client for client in clients if isinstance(client, str)]
-    return named if len(named) == len(clients) else None
+    if not all(isinstance(client, str) for client in clients):
+        return {}
+    record: dict[str, Any] = {"clients": clients}
+    failures = [
+        {**failure, "request": place}
+        for place, metadata in enumerate(metadatas)
+        for failure in (metadata or {}).get("failures") or ()
+    ]
+    if failures:
+        record["failures"] = failures
+    return record
 
 
 def recalibrate(

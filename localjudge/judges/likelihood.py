@@ -126,6 +126,8 @@ class LikelihoodPair:
             "likelihood_gain": gains,
             "reply_tokens": {"A": len(figures[0]), "B": len(figures[2])},
         }
+        if (member := answering_client(responses[0])) is not None:  # one member read all four (check_readings)
+            metadata["client"] = member
         if self.core.calibration is not None:
             metadata["uncalibrated"] = {"winner": winner}
             winner, probabilities = calibrated_winner(gains, self.core.calibration)

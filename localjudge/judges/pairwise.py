@@ -17,7 +17,7 @@ from typing import Any, Optional
 from ..errors import OptionError, UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, PAIR_EXAMPLE, SCORES, SWAP, template_fields
 from .checklist import checks_section
-from .core import JudgeCore, answered_by, build_core, recalibrate, response_metadata
+from .core import JudgeCore, build_core, chain_record, recalibrate, response_metadata
 from .likelihood import LikelihoodPair
 from .plan import Step, arun_plan, run_plan
 from .pointwise import PointwisePair, pointwise_pair_prompt, refuse_hidden_reference
@@ -179,7 +179,7 @@ class _PairwiseCore:
     def read(self, responses: list[Any]) -> dict[str, Any]:
         answers = [(self.core.read_parsed(r), response_metadata(r, "winner")) for r in responses]
         seen = [_positions(metadata) for _, metadata in answers]
-        clients = answered_by([metadata for _, metadata in answers])  # by order, as order_probabilities
+        chain = chain_record([metadata for _, metadata in answers])  # by order, as order_probabilities
         uncalibrated = None
         if self.core.calibration is not None:
             uncalibrated = [parsed["winner"] for parsed, _ in answers]  # as each order saw them
@@ -192,8 +192,7 @@ class _PairwiseCore:
             for (parsed, metadata), swapped in zip(answers, (False, True), strict=True)
         )
         result = combine_orders(self.core.feedback_key, first, second, self.on_disagreement)
-        if clients is not None:
-            result["metadata"]["clients"] = clients
+        result["metadata"].update(chain)
         if all(probabilities is not None for probabilities in seen):
             result["metadata"]["order_probabilities"] = seen
         if uncalibrated is not None:

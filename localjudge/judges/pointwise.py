@@ -20,7 +20,7 @@ from typing import Any, Optional
 from ..errors import UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, SCORES
 from .checklist import checks_section
-from .core import JudgeCore, answered_by
+from .core import JudgeCore, chain_record
 from .plan import Step
 from .written import with_written
 
@@ -92,9 +92,7 @@ def combine_pointwise(key: str, result_a: Mapping[str, Any], result_b: Mapping[s
         winner = "A" if share_a > 0.5 else "B" if share_a < 0.5 else "tie"
     else:
         winner = "tie" if verdicts["A"] == verdicts["B"] else ("A" if verdicts["A"] else "B")
-    metadata = {"winner": winner, **metadata}
-    if (clients := answered_by([result_a.get("metadata"), result_b.get("metadata")])) is not None:
-        metadata["clients"] = clients  # A's, then B's
+    metadata = {"winner": winner, **metadata, **chain_record([result_a.get("metadata"), result_b.get("metadata")])}
     comments = {side: result.get("comment") for side, result in (("A", result_a), ("B", result_b))}
     comment = "\n".join(f"{side}: {text}" for side, text in comments.items() if text) or None
     return {"key": key, "score": SCORES[winner], "comment": comment, "metadata": metadata}

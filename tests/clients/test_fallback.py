@@ -390,6 +390,8 @@ def test_a_pair_names_the_member_that_wrote_first_and_each_that_judged(mode, way
     assert result["metadata"][writer] == "Paris."
     assert result["metadata"]["written_by"] == {writer: "remote"}
     assert result["metadata"]["clients"] == ["local", "remote"]  # in the order asked: B's request fell back
+    (failure,) = result["metadata"]["failures"]
+    assert (failure["client"], failure["error"], failure["request"]) == ("local", "ConnectError", 1)
 
 
 def test_a_judge_of_one_output_names_the_member_that_wrote_its_own_answer():
@@ -414,4 +416,4 @@ def test_a_pair_judged_by_one_client_names_no_members():
 
     client = ScriptedClient(['{"winner": "A"}', '{"winner": "B"}'], repeat=True)
     result = create_pairwise_judge(judge=client, use_reasoning=False)(inputs="q", outputs_a="a", outputs_b="b")
-    assert "clients" not in result["metadata"] and "written_by" not in result["metadata"]
+    assert not {"clients", "failures", "written_by"} & set(result["metadata"])

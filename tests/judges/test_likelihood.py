@@ -9,7 +9,7 @@ import pytest
 
 from localjudge import ScriptedClient
 from localjudge.clients.formats import read_reply_logprobs
-from localjudge.errors import JudgeRuntimeError, OptionError, OutputParseError, UsageError
+from localjudge.errors import ConnectError, JudgeRuntimeError, OptionError, OutputParseError, UsageError
 from localjudge.judges.likelihood import calibrated_winner, check_readings, likelihood_gain, pick_by_gain
 from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
 from localjudge.trust.correction import Correction, gain_readout
@@ -72,6 +72,18 @@ def test_each_output_is_read_after_the_instruction_and_after_nothing(mode):
         system, user, reply = request["messages"]
         assert system == {"role": "system", "content": "Be brief."} and user["role"] == "user"
         assert reply["role"] == "assistant" and "response_format" not in request
+
+
+def test_a_chain_names_the_member_that_read_all_four():
+    from localjudge.clients.fallback import FallbackClient
+
+    down = ScriptedClient([ConnectError("down")], repeat=True)
+    down.name = "down"
+    reader = ScriptedClient([scored], repeat=True)
+    reader.name = "reader"
+    result = create_pairwise_judge(judge=FallbackClient(down, reader), likelihood=True)(**PAIR)
+    assert result["metadata"]["winner"] == "B" and result["metadata"]["client"] == "reader"
+    assert "client" not in create_pairwise_judge(judge=reader, likelihood=True)(**PAIR)["metadata"]
 
 
 def test_swapping_the_outputs_swaps_the_verdict():
