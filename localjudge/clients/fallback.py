@@ -37,8 +37,7 @@ FallbackOn = Union[type, tuple, Callable[[BaseException], bool], None]
 
 def answering_client(response: Any) -> Optional[str]:
     """The name of the chain's member that gave ``response``; None for a response no chain labelled."""
-    label = field_of(response, FALLBACK_FIELD)
-    client = field_of(label, "client") if label is not None else None
+    client = field_of(field_of(response, FALLBACK_FIELD), "client")
     return client if isinstance(client, str) else None
 
 

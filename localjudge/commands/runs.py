@@ -248,7 +248,9 @@ def plan_calibration(
             "a calibration is for one prompt, but some rows have inputs or a reference and others not: "
             "calibrate each kind of row on its own"
         )
-    if settings.checklist and any(row.values.get("checks") is not None for row in rows):
+    from ..judges.checklist import CHECKS_FIELD
+
+    if settings.checklist and any(row.values.get(CHECKS_FIELD) is not None for row in rows):
         raise OptionError(  # the fit is kept for a judge that writes its checks, and would be used for one
             "calibrate {checklist} fits the judge that writes its own checks, and these rows bring theirs "
             "(a checks column): leave the column out"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ..clients.base import field_of, plain_data, read_choice
+from ..clients.fallback import FALLBACK_FIELD
 from ..errors import JudgeRuntimeError, OutputParseError, UsageError
 from ..prompts.parsing import parse_json_output, validate
 from ..prompts.prompting import (
@@ -49,7 +50,7 @@ __all__ = [
 ]
 
 #: the field a client may add to its response to say who answered (see FallbackClient)
-RESPONSE_METADATA_FIELD = "localjudge"
+RESPONSE_METADATA_FIELD = FALLBACK_FIELD
 #: the field a local client adds with the probabilities of each field's values (see LocalClient)
 READOUT_FIELD = "readout"
 
