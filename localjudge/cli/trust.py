@@ -98,10 +98,14 @@ def describe_agreement(report: AgreementReport) -> str:
     def number(value: Optional[float]) -> str:
         return "n/a" if value is None else f"{value:.3f}"
 
+    def within(interval: Optional[tuple[float, float]]) -> str:
+        return "" if interval is None else f" (95% interval {interval[0]:.3f}-{interval[1]:.3f})"
+
     lines = [
         f"{report.compared} rows compared ({report.without_label} verdicts without a label, "
         f"{report.without_verdict} labelled rows without a verdict)",
-        f"accuracy {number(report.accuracy)}   Cohen's kappa {number(report.kappa)}",
+        f"accuracy {number(report.accuracy)}{within(report.accuracy_interval)}   "
+        f"Cohen's kappa {number(report.kappa)}{within(report.kappa_interval)}",
     ]
     if report.classes:
         width = max(7, *(len(c) + 2 for c in report.classes))
@@ -272,7 +276,23 @@ def describe_check(reports: list[SetReport], *, judge: str, split: str) -> str:
     def number(value: Optional[float]) -> str:
         return "-" if value is None else f"{value:.2f}"
 
-    header = ("set", "rows", "failed", "accuracy", "kappa", "ECE", "by prob.", "consistent", "ties", "rows/s", "cached")
+    def interval(value: Optional[tuple[float, float]]) -> str:
+        return "-" if value is None else f"{value[0]:.2f}-{value[1]:.2f}"
+
+    header = (
+        "set",
+        "rows",
+        "failed",
+        "accuracy",
+        "95% interval",
+        "kappa",
+        "ECE",
+        "by prob.",
+        "consistent",
+        "ties",
+        "rows/s",
+        "cached",
+    )
     table = [header]
     for r in reports:
         pairwise = r.agreement.position_consistency is not None
@@ -282,6 +302,7 @@ def describe_check(reports: list[SetReport], *, judge: str, split: str) -> str:
                 str(r.rows),
                 str(r.failed),
                 number(r.agreement.accuracy),
+                interval(r.agreement.accuracy_interval),
                 number(r.agreement.kappa),
                 number(r.agreement.ece),
                 number(r.accuracy_by_probability),
@@ -301,7 +322,10 @@ def describe_check(reports: list[SetReport], *, judge: str, split: str) -> str:
         lines.append(
             "  ".join([row[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))])
         )
-    legend = ["by prob.: accuracy of the value the judge's probabilities favour (a pair: both orders averaged)"]
+    legend = [
+        "95% interval: where the accuracy on rows like these lies, given how few were judged (Wilson's)",
+        "by prob.: accuracy of the value the judge's probabilities favour (a pair: both orders averaged)",
+    ]
     if any(r.agreement.position_consistency is not None for r in reports):  # only pairs asked in both orders have these
         legend.append(
             "consistent: pairs whose two orders agreed; ties: pairs whose orders disagreed (a tie unless "

@@ -8,10 +8,13 @@ import pytest
 
 from localjudge.errors import UsageError
 from localjudge.trust.agreement import (
+    accuracy_interval,
     agreement,
     cohen_kappa,
+    compare_paired,
     confusion_matrix,
     expected_calibration_error,
+    kappa_interval,
     label_text,
     reliability_table,
 )
@@ -31,6 +34,44 @@ def test_kappa_by_hand():
     assert cohen_kappa(["a", "b", "a", "b"], ["b", "a", "b", "a"]) == pytest.approx(-1.0)
     assert cohen_kappa(["a", "a"], ["a", "a"]) is None  # chance agreement is total: undefined
     assert cohen_kappa([], []) is None
+
+
+def test_accuracy_interval_is_wilsons():
+    # Wilson's score interval, z = 1.96: 42/50 gives 0.715-0.917 (worked out from the formula by hand)
+    low, high = accuracy_interval(42, 50)
+    assert (low, high) == (pytest.approx(0.715, abs=1e-3), pytest.approx(0.917, abs=1e-3))
+    narrow_low, narrow_high = accuracy_interval(420, 500)  # ten times the rows: about a third the width
+    assert narrow_low < 0.84 < narrow_high and (narrow_high - narrow_low) < (high - low) / 3 + 0.01
+    all_low, all_high = accuracy_interval(50, 50)  # all right: the interval reaches 1 and no further
+    assert all_high == pytest.approx(1.0) and all_low == pytest.approx(0.929, abs=1e-3)
+    assert accuracy_interval(0, 0) is None
+
+
+def test_kappa_interval_holds_kappa_narrows_with_rows_and_repeats():
+    truth = ["A", "B"] * 25
+    predicted = ["A", "B"] * 20 + ["B", "A"] * 5  # 40 of 50 agree: kappa 0.6
+    low, high = kappa_interval(truth, predicted)
+    assert cohen_kappa(truth, predicted) == pytest.approx(0.6) and low < 0.6 < high
+    assert kappa_interval(truth, predicted) == (low, high)  # a fixed seed: one set of records, one interval
+    wide_low, wide_high = kappa_interval(truth[:10] + truth[40:], predicted[:10] + predicted[40:])
+    more_low, more_high = kappa_interval(truth * 8, predicted * 8)
+    assert more_high - more_low < high - low < wide_high - wide_low
+    assert kappa_interval(["A", "B"] * 10, ["A", "B"] * 10) == (pytest.approx(1.0), pytest.approx(1.0))
+    assert kappa_interval(["A"] * 10, ["A"] * 10) is None  # kappa itself is undefined
+    assert kappa_interval(["A"], ["B"]) is None
+
+
+def test_paired_comparison_counts_only_the_rows_that_differ():
+    first = [True] * 40 + [True, True, False, False] + [False] * 6
+    second = [True] * 40 + [False, False, True, False] + [False] * 6
+    found = compare_paired(first, second)
+    assert (found.first_only, found.second_only) == (2, 1)
+    assert found.p_value == pytest.approx(1.0)  # 2 against 1 is no evidence: the two-sided exact p is 1
+    lopsided = compare_paired([True] * 10 + [False], [False] * 10 + [True])
+    assert lopsided.p_value == pytest.approx(2 * (1 + 11) / 2**11)  # 10 against 1: P(0 or 1 of 11), both tails
+    assert compare_paired([True, False], [True, False]).p_value == 1.0
+    with pytest.raises(UsageError, match="same rows"):
+        compare_paired([True], [True, False])
 
 
 def test_reliability_table_and_ece_by_hand():
@@ -74,6 +115,8 @@ def test_agreement_over_results_records():
     report = agreement(records, labels, bins=10)
     assert (report.compared, report.without_label, report.without_verdict) == (4, 1, 1)
     assert report.accuracy == pytest.approx(2 / 4)
+    assert report.accuracy_interval == accuracy_interval(2, 4)
+    assert report.as_dict()["accuracy_interval"] == report.accuracy_interval
     assert report.classes == ["false", "true"] and report.confusion == [[1, 1], [1, 1]]
     assert report.kappa == pytest.approx(0.0)
     assert report.with_probabilities == 3
@@ -127,7 +170,7 @@ def test_the_command_reports_and_draws(tmp_path):
         cli.main, ["agreement", str(results), "--labels", str(data), "--label-field", "human", "--plot", str(plot)]
     )
     assert result.exit_code == 0, result.output
-    assert "3 rows compared" in result.stdout and "accuracy 0.667" in result.stdout
+    assert "3 rows compared" in result.stdout and "accuracy 0.667 (95% interval 0.208-0.939)" in result.stdout
     assert "calibration: ECE" in result.stdout
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 20_000
 
