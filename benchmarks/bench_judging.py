@@ -7,7 +7,9 @@ Choose a way of judging on ``--split dev``, then report it on ``--split
 test``: the two splits hold different questions (and different LLMBar
 pairs), so a figure on test was never tuned on. Each variant is one
 ``check-judge`` run with its own options; "by prob." is the same run's
-verdict read from the judge's probabilities instead of its greedy answer.
+verdict read from the judge's probabilities instead of its greedy answer;
+"p" is McNemar's exact test of the variant against the first one run on the
+same set (below 0.05: the rows tell the two apart).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from localjudge.trust.agreement import AgreementReport, agreement, compare_runs
 
 EXAMPLES = Path(__file__).parent / "data"  # judged examples of our own, on questions in neither split
 
@@ -67,14 +71,21 @@ VARIANTS: dict[str, tuple[list[str], tuple[str, ...] | None]] = {
 
 
 def run(model: str, variant: list[str], sets: list[str], split: str, jobs: int, work: Path) -> list[dict]:
-    report = work / "report.json"
+    """Each set's check-judge report, with ``agreement``: the report rebuilt from its records, row by row."""
+    report, records = work / "report.json", work / "records"
     command = [sys.executable, "-m", "localjudge", "check-judge", "-m", model, "--split", split, "-j", str(jobs)]
     for name in sets:
         command += ["--set", name]
-    process = subprocess.run([*command, *variant, "--json", str(report)], capture_output=True, text=True)
+    command += [*variant, "--json", str(report), "--results", str(records)]
+    process = subprocess.run(command, capture_output=True, text=True)
     if process.returncode != 0:
         raise SystemExit(f"check-judge failed:\n{process.stderr[-3000:]}")
-    return json.loads(report.read_text())["sets"]
+    reports = json.loads(report.read_text())["sets"]
+    for found in reports:
+        lines = (records / f"{found['set']}.results.jsonl").read_text(encoding="utf-8").splitlines()
+        rows = [json.loads(line) for line in lines]
+        found["agreement"] = agreement(rows, {row["id"]: row["label"] for row in rows})
+    return reports
 
 
 def number(value: float | None) -> str:
@@ -91,19 +102,23 @@ def main() -> None:
     args = parser.parse_args()
     sets = args.sets or ["answers", "graded", "llmbar-natural", "adversarial"]
     print(f"model {args.model}, {args.split} split")
-    print("| variant | set | rows | accuracy | kappa | ECE | by prob. | consistent | ties | failed | rows/s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| variant | set | rows | accuracy | p | kappa | ECE | by prob. | consistent | ties | failed | rows/s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    first: dict[str, AgreementReport] = {}  # each set's first variant, which the others are tested against
     with tempfile.TemporaryDirectory() as work:
         for name in args.variants or VARIANTS:
             options, applies_to = VARIANTS[name]
             groups = [[s] for s in sets if s in applies_to] if applies_to else [sets]  # examples fit one set
             for group in groups:
                 for report in run(args.model, options, group, args.split, args.j, Path(work)):
-                    print(table_row(name, report), flush=True)
+                    base = first.setdefault(report["set"], report["agreement"])
+                    p = None if base is report["agreement"] else compare_runs(report["agreement"], base).p_value
+                    print(table_row(name, report, p), flush=True)
 
 
-def table_row(variant: str, s: dict) -> str:
-    cells = [variant, s["set"], str(s["rows"]), number(s["accuracy"]), number(s["kappa"]), number(s["ece"])]
+def table_row(variant: str, s: dict, p: float | None) -> str:
+    cells = [variant, s["set"], str(s["rows"]), number(s["accuracy"]), number(p), number(s["kappa"])]
+    cells.append(number(s["ece"]))
     cells += [number(s["accuracy_by_probability"]), number(s["position_consistency"])]
     cells += [str(s["ties"]) if s["position_consistency"] is not None else "-", str(s["failed"])]
     cells.append(f"{s['rows_per_second']:.2f}")

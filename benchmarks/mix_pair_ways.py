@@ -9,10 +9,10 @@ Each DIR is the ``--results`` folder of one run on the same rows and split:
 - ``--alone``: ``--pointwise --checklist``;
 - ``--likelihood``: ``--likelihood``.
 
-It prints how many pairs each mix gets right, and how many of the pairs whose
-two orders disagreed. Nothing is fitted: every mix is fixed before it sees a
-label. Run it on dev rows to choose; a mix worth keeping becomes an option
-measured on test.
+It prints how many pairs each mix gets right, how many of the pairs whose
+two orders disagreed, and McNemar's exact p against the base as it is.
+Nothing is fitted: every mix is fixed before it sees a label. Run it on dev
+rows to choose; a mix worth keeping becomes an option measured on test.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+from localjudge.trust.agreement import compare_paired
 
 Record = Mapping[str, Any]
 
@@ -85,11 +87,15 @@ def main() -> None:
     labels = {row: runs["side_by_side"][row]["label"] for row in rows}
     disagreed = [row for row in rows if not runs["side_by_side"][row]["result"]["metadata"]["consistent"]]
     print(f"{args.set}: {len(rows)} pairs, {len(disagreed)} whose orders disagreed in the checklist run")
+    base: list[bool] = []
     for name, pick in mixes(runs).items():
-        right = sum(pick(row) == labels[row] for row in rows)
-        right_disagreed = sum(pick(row) == labels[row] for row in disagreed)
+        rights = [pick(row) == labels[row] for row in rows]
+        base = base or rights  # the first mix is the base as it is
+        right, right_disagreed = sum(rights), sum(pick(row) == labels[row] for row in disagreed)
+        against = "" if rights is base else f"; against the base p {compare_paired(rights, base).p_value:.2f}"
         print(
-            f"{name:52} {right / len(rows):.2f} ({right}/{len(rows)}); disagreements {right_disagreed}/{len(disagreed)}"
+            f"{name:52} {right / len(rows):.2f} ({right}/{len(rows)}); "
+            f"disagreements {right_disagreed}/{len(disagreed)}{against}"
         )
 
 

@@ -27,9 +27,9 @@ from .output import handle_errors
 
 if TYPE_CHECKING:
     from ..commands.check import SetReport
-    from ..trust.agreement import AgreementReport
+    from ..trust.agreement import AgreementReport, PairedComparison
 
-__all__ = ["agreement", "check_judge", "describe_agreement", "describe_check", "describe_way"]
+__all__ = ["agreement", "check_judge", "describe_agreement", "describe_check", "describe_comparison", "describe_way"]
 
 
 @click.command()
@@ -45,6 +45,12 @@ __all__ = ["agreement", "check_judge", "describe_agreement", "describe_check", "
 @click.option("--id-field", default="id", show_default=True, help="The labels' id column (else the row number).")
 @click.option("--bins", type=click.IntRange(min=1, max=100), default=10, show_default=True, help="Calibration bins.")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path), help="Draw the report as a PNG.")
+@click.option(
+    "--against",
+    "other_results",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Another run's results on the same rows: whether the two differ beyond chance (McNemar's exact test).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @handle_errors
 def agreement(
@@ -54,6 +60,7 @@ def agreement(
     id_field: str,
     bins: int,
     plot_file: Optional[Path],
+    other_results: Optional[Path],
     as_json: bool,
 ) -> None:
     """How well a run's verdicts agree with human labels: accuracy, kappa, confusion, calibration, position bias.
@@ -62,10 +69,11 @@ def agreement(
     localjudge agreement data.results.jsonl --labels data.jsonl
     localjudge agreement data.results.jsonl --labels data.jsonl --label-field human --plot agreement.png
     localjudge agreement pairs.results.jsonl --labels pairs.jsonl --json
+    localjudge agreement new.results.jsonl --labels data.jsonl --against old.results.jsonl
     """
     from ..datasets.results_file import read_results
     from ..trust.agreement import agreement as measure
-    from ..trust.agreement import read_labels
+    from ..trust.agreement import compare_runs, read_labels
 
     labels, unreadable = read_labels(labels_file, label_field=label_field, id_field=id_field)
     if plot_file is not None:
@@ -82,10 +90,18 @@ def agreement(
         )
     if unreadable:
         click.echo(f"{len(unreadable)} label rows could not be read; the first: {unreadable[0]}", err=True)
+    comparison = None
+    if other_results is not None:
+        comparison = compare_runs(report, measure(read_results(other_results), labels, bins=bins))
     if as_json:
-        click.echo(json.dumps(report.as_dict(), indent=2))
+        found = report.as_dict()
+        if comparison is not None:
+            found["against"] = {"results": str(other_results), **comparison.as_dict()}
+        click.echo(json.dumps(found, indent=2))
     else:
         click.echo(describe_agreement(report))
+        if comparison is not None:
+            click.echo(describe_comparison(comparison, against=str(other_results)))
     if plot_file is not None:
         from ..trust.plot import plot_agreement
 
@@ -129,6 +145,18 @@ def describe_agreement(report: AgreementReport) -> str:
             f"flip rate {number(report.flip_rate)}"
         )
     return "\n".join(lines)
+
+
+def describe_comparison(comparison: PairedComparison, *, against: str) -> str:
+    """Two runs on the same labelled rows: which rows tell them apart, and whether that is beyond chance."""
+    if comparison.rows == 0:
+        return f"against {against}: no labelled row has a verdict in both runs, so they cannot be compared"
+    verdict = "unlikely to be chance" if comparison.p_value < 0.05 else "the rows do not tell the two apart"
+    return (
+        f"against {against}, on the {comparison.rows} rows both judged: {comparison.first_right} right here, "
+        f"{comparison.second_right} there; {comparison.first_only} right only here, {comparison.second_only} "
+        f"only there; McNemar's exact p {comparison.p_value:.3f} ({verdict})"
+    )
 
 
 @click.command("check-judge")

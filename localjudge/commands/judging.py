@@ -101,7 +101,7 @@ def make_evaluator(
         specs = (settings.model_spec, *settings.ensemble_specs)
         members = [
             make_evaluator(
-                replace(settings, model_spec=spec, ensemble_specs=()),
+                replace(settings, model_spec=spec, ensemble_specs=(), ensemble_names=()),
                 has_inputs=has_inputs,
                 has_reference=has_reference,
                 cache=cache,
@@ -110,7 +110,7 @@ def make_evaluator(
             )
             for spec in specs
         ]
-        return create_ensemble_judge(*members, names=member_names(specs))
+        return create_ensemble_judge(*members, names=list(settings.ensemble_names) or member_names(specs))
 
     pairwise, trajectory = settings.pairwise, settings.trajectory
     if trajectory:
@@ -389,8 +389,12 @@ def absolute_paths(settings: JudgeSettings) -> JudgeSettings:
     options = settings.model_options
     if options.get("chat_template") is not None:
         options = options.replace(chat_template=absolute(options["chat_template"]))
+    names = settings.ensemble_names
+    if settings.ensemble_specs and not names:  # a member is named as given, not by the path an actor is handed
+        names = tuple(member_names((settings.model_spec, *settings.ensemble_specs)))
     return replace(
         settings,
+        ensemble_names=names,
         prompt_file=absolute(settings.prompt_file),
         few_shot=absolute(settings.few_shot),
         output_schema=absolute(settings.output_schema),

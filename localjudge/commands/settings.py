@@ -28,6 +28,7 @@ class JudgeSettings:
     # the model
     model_spec: str = "default"
     ensemble_specs: tuple[str, ...] = ()
+    ensemble_names: tuple[str, ...] = ()  # the members as the user named them, kept where their specs were rewritten
     base_urls: tuple[str, ...] = ()
     fallbacks: tuple[str, ...] = ()
     model_options: ModelOptions = field(default_factory=ModelOptions)

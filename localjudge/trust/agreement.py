@@ -31,6 +31,7 @@ __all__ = [
     "agreement",
     "cohen_kappa",
     "compare_paired",
+    "compare_runs",
     "confusion_matrix",
     "expected_calibration_error",
     "kappa_interval",
@@ -77,6 +78,7 @@ class AgreementReport:
     flip_rate: float | None = None  # pairwise runs: share of pairs whose winner changed with the order
     accuracy_interval: Interval | None = None  # 95%, Wilson's score interval
     kappa_interval: Interval | None = None  # 95%, bootstrapped over the compared rows
+    right: dict[str, bool] = field(default_factory=dict, repr=False)  # each compared row's id: was its verdict right
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -178,9 +180,22 @@ def kappa_interval(truth: Sequence[str], predicted: Sequence[str]) -> Interval |
 class PairedComparison:
     """Two ways of judging on the same rows: the rows only one got right, and how likely so lopsided a split is by chance."""
 
+    rows: int  # the rows both ways were measured on
+    first_right: int
+    second_right: int
     first_only: int
     second_only: int
     p_value: float  # two-sided, exact (McNemar's test): 1.0 when they got the same rows right
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rows": self.rows,
+            "first_right": self.first_right,
+            "second_right": self.second_right,
+            "first_only": self.first_only,
+            "second_only": self.second_only,
+            "p": self.p_value,
+        }
 
 
 def compare_paired(first: Sequence[bool], second: Sequence[bool]) -> PairedComparison:
@@ -193,11 +208,18 @@ def compare_paired(first: Sequence[bool], second: Sequence[bool]) -> PairedCompa
         raise UsageError(f"the two ways must be measured on the same rows, got {len(first)} and {len(second)}")
     first_only = sum(a and not b for a, b in zip(first, second, strict=True))
     second_only = sum(b and not a for a, b in zip(first, second, strict=True))
-    if first_only + second_only == 0:
-        return PairedComparison(0, 0, 1.0)
-    from scipy.stats import binomtest
+    p_value = 1.0
+    if first_only + second_only:
+        from scipy.stats import binomtest
 
-    return PairedComparison(first_only, second_only, float(binomtest(first_only, first_only + second_only).pvalue))
+        p_value = float(binomtest(first_only, first_only + second_only).pvalue)
+    return PairedComparison(len(first), sum(first), sum(second), first_only, second_only, p_value)
+
+
+def compare_runs(first: AgreementReport, second: AgreementReport) -> PairedComparison:
+    """Two runs' agreement reports compared on the rows both have a verdict for (McNemar's test, as above)."""
+    rows = sorted(first.right.keys() & second.right.keys())
+    return compare_paired([first.right[row] for row in rows], [second.right[row] for row in rows])
 
 
 def reliability_table(confidences: Sequence[float], correct: Sequence[bool], bins: int = 10) -> list[ReliabilityBin]:
@@ -253,10 +275,10 @@ def agreement(records: Iterable[Mapping[str, Any]], labels: Mapping[Any, Any], *
     """
     labels = {str(k): v for k, v in labels.items()}
     pairs: list[tuple[str, str, Mapping[str, Any]]] = []  # (label, verdict, metadata) of compared rows
+    compared_ids: list[str] = []  # their ids, in the same order
     consistent: list[bool] = []
     flipped: list[bool] = []
     without_label = 0
-    compared_ids: set[str] = set()
     for record in records:
         result = record.get("result")
         if not isinstance(result, Mapping):
@@ -273,7 +295,7 @@ def agreement(records: Iterable[Mapping[str, Any]], labels: Mapping[Any, Any], *
             continue
         verdict = metadata["winner"] if "winner" in metadata else result.get("score")
         pairs.append((label_text(labels[row_id]), label_text(verdict), metadata))
-        compared_ids.add(row_id)
+        compared_ids.append(row_id)
     pairs = _read_labels_as_verdicts(pairs)
     truth = [label for label, _, _ in pairs]
     predicted = [verdict for _, verdict, _ in pairs]
@@ -301,12 +323,13 @@ def agreement(records: Iterable[Mapping[str, Any]], labels: Mapping[Any, Any], *
         label_classes=sorted(set(truth)),
         verdict_classes=sorted(set(predicted)),
         without_label=without_label,
-        without_verdict=len(set(labels) - compared_ids),
+        without_verdict=len(set(labels) - set(compared_ids)),
         ece=expected_calibration_error(table) if table else None,
         with_probabilities=len(confidences),
         reliability=table,
         position_consistency=sum(consistent) / len(consistent) if consistent else None,
         flip_rate=sum(flipped) / len(flipped) if flipped else None,
+        right={row_id: a == b for row_id, a, b in zip(compared_ids, truth, predicted, strict=True)},
     )
 
 

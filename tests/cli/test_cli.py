@@ -433,6 +433,24 @@ def test_a_ray_run_passes_on_every_file_it_names_as_an_absolute_path(tmp_path, m
     assert absolute.few_shot is None and settings.model_spec == "gguf:judge.gguf"
 
 
+def test_an_ensemble_run_on_ray_names_its_members_as_given(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "judge.gguf").write_text("x", encoding="utf-8")
+    settings = JudgeSettings(model_spec="judge.gguf", ensemble_specs=("tiny", "judge.gguf"))
+    absolute = command_judge.absolute_paths(settings)
+    assert absolute.ensemble_specs == ("tiny", str(tmp_path / "judge.gguf"))
+    assert absolute.ensemble_names == ("judge.gguf", "tiny", "judge.gguf (member 3)")
+    assert command_judge.absolute_paths(absolute) == absolute  # made absolute twice, still named as given
+
+    def stand_in(settings):
+        from localjudge.clients.base import ScriptedClient
+
+        return ScriptedClient([])
+
+    ensemble = command_judge.make_evaluator(absolute, has_inputs=True, has_reference=False, build=stand_in)
+    assert ensemble.names == ["judge.gguf", "tiny", "judge.gguf (member 3)"]
+
+
 def test_judge_settings_are_immutable_and_picklable():
     import dataclasses
     import pickle

@@ -12,6 +12,7 @@ from localjudge.trust.agreement import (
     agreement,
     cohen_kappa,
     compare_paired,
+    compare_runs,
     confusion_matrix,
     expected_calibration_error,
     kappa_interval,
@@ -65,6 +66,7 @@ def test_paired_comparison_counts_only_the_rows_that_differ():
     first = [True] * 40 + [True, True, False, False] + [False] * 6
     second = [True] * 40 + [False, False, True, False] + [False] * 6
     found = compare_paired(first, second)
+    assert (found.rows, found.first_right, found.second_right) == (50, 42, 41)
     assert (found.first_only, found.second_only) == (2, 1)
     assert found.p_value == pytest.approx(1.0)  # 2 against 1 is no evidence: the two-sided exact p is 1
     lopsided = compare_paired([True] * 10 + [False], [False] * 10 + [True])
@@ -72,6 +74,18 @@ def test_paired_comparison_counts_only_the_rows_that_differ():
     assert compare_paired([True, False], [True, False]).p_value == 1.0
     with pytest.raises(UsageError, match="same rows"):
         compare_paired([True], [True, False])
+
+
+def test_two_runs_are_compared_on_the_rows_both_judged():
+    labels = {str(n): True for n in range(12)}
+    first = [{"id": str(n), "result": _result(n < 11)} for n in range(12)]  # right on 0-10
+    second = [{"id": str(n), "result": _result(n == 11)} for n in range(1, 12)]  # no row 0; right on 11 only
+    second.append({"id": "0", "error": {"type": "OutputParseError", "message": "cut"}})
+    found = compare_runs(agreement(first, labels), agreement(second, labels))
+    assert (found.rows, found.first_right, found.second_right) == (11, 10, 1)  # row 0 has no verdict in the second
+    assert (found.first_only, found.second_only) == (10, 1)
+    assert found.p_value == pytest.approx(2 * (1 + 11) / 2**11)
+    assert agreement(first, labels).right == {str(n): n < 11 for n in range(12)}
 
 
 def test_reliability_table_and_ece_by_hand():
@@ -179,6 +193,33 @@ def test_the_command_reports_and_draws(tmp_path):
     )
     report = json.loads(as_json.stdout)
     assert report["accuracy"] == pytest.approx(2 / 3) and report["confusion"] == [[0, 0], [1, 2]]
+
+
+def test_the_command_compares_two_runs(tmp_path):
+    from click.testing import CliRunner
+
+    from localjudge import cli
+
+    labels = _write_jsonl(tmp_path / "labels.jsonl", [{"id": str(n), "label": True} for n in range(12)])
+    new = _write_jsonl(tmp_path / "new.jsonl", [{"id": str(n), "result": _result(n < 11)} for n in range(12)])
+    old = _write_jsonl(tmp_path / "old.jsonl", [{"id": str(n), "result": _result(n == 11)} for n in range(12)])
+    args = ["agreement", str(new), "--labels", str(labels), "--against", str(old)]
+    result = CliRunner().invoke(cli.main, args)
+    assert result.exit_code == 0, result.output
+    assert f"against {old}, on the 12 rows both judged: 11 right here, 1 there" in result.stdout
+    assert "11 right only here, 1 only there; McNemar's exact p 0.006 (unlikely to be chance)" in result.stdout
+    same = CliRunner().invoke(cli.main, ["agreement", str(new), "--labels", str(labels), "--against", str(new)])
+    assert "McNemar's exact p 1.000 (the rows do not tell the two apart)" in same.stdout
+    as_json = json.loads(CliRunner().invoke(cli.main, [*args, "--json"]).stdout)
+    assert as_json["against"] == {
+        "results": str(old),
+        "rows": 12,
+        "first_right": 11,
+        "second_right": 1,
+        "first_only": 11,
+        "second_only": 1,
+        "p": pytest.approx(2 * (1 + 12) / 2**12),
+    }
 
 
 def test_the_command_says_what_is_wrong_with_its_files(tmp_path):
