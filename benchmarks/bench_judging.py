@@ -117,7 +117,8 @@ def main() -> None:
 
 
 def table_row(variant: str, s: dict, p: float | None) -> str:
-    cells = [variant, s["set"], str(s["rows"]), number(s["accuracy"]), number(p), number(s["kappa"])]
+    cells = [variant, s["set"], str(s["rows"]), number(s["accuracy"]), "-" if p is None else f"{p:.3f}"]
+    cells.append(number(s["kappa"]))
     cells.append(number(s["ece"]))
     cells += [number(s["accuracy_by_probability"]), number(s["position_consistency"])]
     cells += [str(s["ties"]) if s["position_consistency"] is not None else "-", str(s["failed"])]

@@ -75,9 +75,11 @@ def p_a(record: Mapping[str, Any]) -> float | None:
 
 
 def line(name: str, right: int, compared: int, total: int) -> str:
-    low, high = accuracy_interval(right, compared) if compared else (0.0, 0.0)
-    share = right / compared if compared else 0.0
-    return f"{name:28} {share:.2f} ({right}/{total}; 95% interval {low:.2f}-{high:.2f})"
+    """A way's accuracy over the pairs it has a verdict for, with its interval, and how many of the split those are."""
+    if not compared:
+        return f"{name:28} no verdict on any of the {total} pairs"
+    low, high = accuracy_interval(right, compared) or (0.0, 1.0)
+    return f"{name:28} {right / compared:.2f} ({right}/{compared} of {total}; 95% interval {low:.2f}-{high:.2f})"
 
 
 def main() -> None:

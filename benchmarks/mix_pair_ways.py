@@ -87,12 +87,12 @@ def main() -> None:
     labels = {row: runs["side_by_side"][row]["label"] for row in rows}
     disagreed = [row for row in rows if not runs["side_by_side"][row]["result"]["metadata"]["consistent"]]
     print(f"{args.set}: {len(rows)} pairs, {len(disagreed)} whose orders disagreed in the checklist run")
-    base: list[bool] = []
-    for name, pick in mixes(runs).items():
+    first_rights: list[bool] = []  # the first mix's, the base as it is, which the others are tested against
+    for place, (name, pick) in enumerate(mixes(runs).items()):
         rights = [pick(row) == labels[row] for row in rows]
-        base = base or rights  # the first mix is the base as it is
         right, right_disagreed = sum(rights), sum(pick(row) == labels[row] for row in disagreed)
-        against = "" if rights is base else f"; against the base p {compare_paired(rights, base).p_value:.2f}"
+        against = f"; against the base p {compare_paired(rights, first_rights).p_value:.3f}" if place else ""
+        first_rights = first_rights or rights
         print(
             f"{name:52} {right / len(rows):.2f} ({right}/{len(rows)}); "
             f"disagreements {right_disagreed}/{len(disagreed)}{against}"

@@ -148,14 +148,24 @@ def describe_agreement(report: AgreementReport) -> str:
 
 
 def describe_comparison(comparison: PairedComparison, *, against: str) -> str:
-    """Two runs on the same labelled rows: which rows tell them apart, and whether that is beyond chance."""
-    if comparison.rows == 0:
-        return f"against {against}: no labelled row has a verdict in both runs, so they cannot be compared"
-    verdict = "unlikely to be chance" if comparison.p_value < 0.05 else "the rows do not tell the two apart"
+    """This run against another on the same labelled rows: the rows that tell them apart, and whether beyond chance."""
+    left_out = ""
+    if comparison.first_unmatched or comparison.second_unmatched:
+        left_out = (
+            f" ({comparison.first_unmatched} rows with a verdict only in this run and "
+            f"{comparison.second_unmatched} only in the other are left out)"
+        )
+    if comparison.p_value is None:
+        return f"against {against}: no labelled row has a verdict in both runs, so they cannot be compared{left_out}"
+    if comparison.p_value < 0.05:
+        verdict = "a split this lopsided is unlikely to be chance"
+    else:
+        verdict = "the rows do not tell the two runs apart"
     return (
-        f"against {against}, on the {comparison.rows} rows both judged: {comparison.first_right} right here, "
-        f"{comparison.second_right} there; {comparison.first_only} right only here, {comparison.second_only} "
-        f"only there; McNemar's exact p {comparison.p_value:.3f} ({verdict})"
+        f"against {against}, on the {comparison.rows} rows both runs judged{left_out}: "
+        f"{comparison.first_right} right in this run, {comparison.second_right} in the other; "
+        f"{comparison.first_only} right only in this run, {comparison.second_only} only in the other; "
+        f"McNemar's exact p {comparison.p_value:.3f} ({verdict})"
     )
 
 

@@ -34,15 +34,17 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from .. import bounded_json
 from ..errors import ResultsFileError, UsageError
 from ..wording import Message
 
-__all__ = ["ResultsFile", "read_results", "replace_atomically"]
+Record = TypeVar("Record", bound=Mapping[str, Any])
+
+__all__ = ["ResultsFile", "latest_records", "read_results", "replace_atomically"]
 
 
 @contextlib.contextmanager
@@ -211,11 +213,19 @@ def _record(line: bytes) -> dict[str, Any] | None:
     return record
 
 
-def _keep(records: dict[str, dict[str, Any]], record: dict[str, Any]) -> None:
+def _keep(records: dict[str, Record], record: Record) -> None:
     """A row's later line supersedes its earlier ones, except that an error never supersedes a result."""
-    row_id = str(record["id"])
+    row_id = str(record.get("id"))
     if "result" not in records.get(row_id, {}) or "result" in record:
         records[row_id] = record
+
+
+def latest_records(records: Iterable[Record]) -> list[Record]:
+    """One record per id, as :func:`read_results` keeps them from a file: the last, a result over an error."""
+    kept: dict[str, Record] = {}
+    for record in records:
+        _keep(kept, record)
+    return list(kept.values())
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:

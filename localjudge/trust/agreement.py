@@ -18,9 +18,10 @@ import json
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..datasets.results_file import latest_records
 from ..errors import OptionError, UsageError
 
 __all__ = [
@@ -185,17 +186,12 @@ class PairedComparison:
     second_right: int
     first_only: int
     second_only: int
-    p_value: float  # two-sided, exact (McNemar's test): 1.0 when they got the same rows right
+    p_value: float | None  # two-sided, exact (McNemar's test): 1.0 when they got the same rows right; None: no rows
+    first_unmatched: int = 0  # rows only the first way has a verdict for (compare_runs), left out
+    second_unmatched: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "rows": self.rows,
-            "first_right": self.first_right,
-            "second_right": self.second_right,
-            "first_only": self.first_only,
-            "second_only": self.second_only,
-            "p": self.p_value,
-        }
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
 def compare_paired(first: Sequence[bool], second: Sequence[bool]) -> PairedComparison:
@@ -208,7 +204,7 @@ def compare_paired(first: Sequence[bool], second: Sequence[bool]) -> PairedCompa
         raise UsageError(f"the two ways must be measured on the same rows, got {len(first)} and {len(second)}")
     first_only = sum(a and not b for a, b in zip(first, second, strict=True))
     second_only = sum(b and not a for a, b in zip(first, second, strict=True))
-    p_value = 1.0
+    p_value = 1.0 if first else None
     if first_only + second_only:
         from scipy.stats import binomtest
 
@@ -217,9 +213,15 @@ def compare_paired(first: Sequence[bool], second: Sequence[bool]) -> PairedCompa
 
 
 def compare_runs(first: AgreementReport, second: AgreementReport) -> PairedComparison:
-    """Two runs' agreement reports compared on the rows both have a verdict for (McNemar's test, as above)."""
+    """Two runs' agreement reports compared on the rows both have a verdict for (McNemar's test, as above).
+
+    A row only one run has a verdict for (the other failed on it, or never
+    judged it) is left out and counted, so a run that fails on the hard rows
+    is not seen winning on the easy ones without a word.
+    """
     rows = sorted(first.right.keys() & second.right.keys())
-    return compare_paired([first.right[row] for row in rows], [second.right[row] for row in rows])
+    found = compare_paired([first.right[row] for row in rows], [second.right[row] for row in rows])
+    return replace(found, first_unmatched=len(first.right) - len(rows), second_unmatched=len(second.right) - len(rows))
 
 
 def reliability_table(confidences: Sequence[float], correct: Sequence[bool], bins: int = 10) -> list[ReliabilityBin]:
@@ -271,7 +273,9 @@ def agreement(records: Iterable[Mapping[str, Any]], labels: Mapping[Any, Any], *
     whose two orders disagreed is a tie), the value the probabilities favour
     stands for it, so the least certain rows stay in the calibration. Position
     consistency and the flip rate count every pairwise result, labelled or not.
-    Error records count as labelled rows without a verdict.
+    Error records count as labelled rows without a verdict. Of several records
+    for one id, the last counts, a result over an error (as :func:`read_results`
+    reads a results file).
     """
     labels = {str(k): v for k, v in labels.items()}
     pairs: list[tuple[str, str, Mapping[str, Any]]] = []  # (label, verdict, metadata) of compared rows
@@ -279,7 +283,7 @@ def agreement(records: Iterable[Mapping[str, Any]], labels: Mapping[Any, Any], *
     consistent: list[bool] = []
     flipped: list[bool] = []
     without_label = 0
-    for record in records:
+    for record in latest_records(records):  # one per id, as a results file is read
         result = record.get("result")
         if not isinstance(result, Mapping):
             continue

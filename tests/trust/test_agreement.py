@@ -206,20 +206,53 @@ def test_the_command_compares_two_runs(tmp_path):
     args = ["agreement", str(new), "--labels", str(labels), "--against", str(old)]
     result = CliRunner().invoke(cli.main, args)
     assert result.exit_code == 0, result.output
-    assert f"against {old}, on the 12 rows both judged: 11 right here, 1 there" in result.stdout
-    assert "11 right only here, 1 only there; McNemar's exact p 0.006 (unlikely to be chance)" in result.stdout
+    assert f"against {old}, on the 12 rows both runs judged: 11 right in this run, 1 in the other" in result.stdout
+    assert "11 right only in this run, 1 only in the other; McNemar's exact p 0.006 (a split" in result.stdout
     same = CliRunner().invoke(cli.main, ["agreement", str(new), "--labels", str(labels), "--against", str(new)])
-    assert "McNemar's exact p 1.000 (the rows do not tell the two apart)" in same.stdout
+    assert same.exit_code == 0 and "p 1.000 (the rows do not tell the two runs apart)" in same.stdout
     as_json = json.loads(CliRunner().invoke(cli.main, [*args, "--json"]).stdout)
     assert as_json["against"] == {
         "results": str(old),
-        "rows": 12,
-        "first_right": 11,
-        "second_right": 1,
-        "first_only": 11,
-        "second_only": 1,
-        "p": pytest.approx(2 * (1 + 12) / 2**12),
+        **{"rows": 12, "first_right": 11, "second_right": 1, "first_only": 11, "second_only": 1},
+        **{"p_value": pytest.approx(2 * (1 + 12) / 2**12), "first_unmatched": 0, "second_unmatched": 0},
     }
+
+
+def test_a_comparison_says_which_rows_it_left_out(tmp_path):
+    from click.testing import CliRunner
+
+    from localjudge import cli
+
+    labels = _write_jsonl(tmp_path / "labels.jsonl", [{"id": str(n), "label": True} for n in range(4)])
+    new = _write_jsonl(tmp_path / "new.jsonl", [{"id": str(n), "result": _result(True)} for n in range(4)])
+    failed = {"type": "OutputParseError", "message": "cut"}
+    old = _write_jsonl(
+        tmp_path / "old.jsonl",
+        [{"id": "0", "result": _result(False)}] + [{"id": str(n), "error": failed} for n in (1, 2)],
+    )
+    result = CliRunner().invoke(cli.main, ["agreement", str(new), "--labels", str(labels), "--against", str(old)])
+    assert result.exit_code == 0, result.output
+    assert (
+        "on the 1 rows both runs judged (3 rows with a verdict only in this run and 0 only in the other"
+        in result.stdout
+    )
+    none = _write_jsonl(tmp_path / "none.jsonl", [{"id": "1", "error": failed}])
+    args = ["agreement", str(new), "--labels", str(labels), "--against", str(none)]
+    assert "no labelled row has a verdict in both runs" in CliRunner().invoke(cli.main, args).stdout
+    as_json = json.loads(CliRunner().invoke(cli.main, [*args, "--json"]).stdout)
+    assert as_json["against"]["rows"] == 0 and as_json["against"]["p_value"] is None
+
+
+def test_several_records_for_one_id_count_once():
+    failed = {"type": "OutputParseError", "message": "cut"}
+    records = [
+        {"id": "1", "result": _result(True)},
+        {"id": "1", "result": _result(False)},  # a later record replaces it
+        {"id": "2", "result": _result(True)},
+        {"id": "2", "error": failed},  # but an error never replaces a result
+    ]
+    report = agreement(records, {"1": True, "2": True})
+    assert (report.compared, report.accuracy, report.right) == (2, 0.5, {"1": False, "2": True})
 
 
 def test_the_command_says_what_is_wrong_with_its_files(tmp_path):
