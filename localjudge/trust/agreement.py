@@ -18,7 +18,7 @@ import json
 import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ..datasets.results_file import latest_records
@@ -191,7 +191,7 @@ class PairedComparison:
     second_unmatched: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+        return asdict(self)
 
 
 def compare_paired(first: Sequence[bool], second: Sequence[bool]) -> PairedComparison:
