@@ -38,12 +38,17 @@ SAMPLED_SEEDS = (1, 2)
 DRAWS = 3  # a cut or empty sampled checklist is drawn again, with seed + 1000 each time
 
 
-def write_checklists(settings: JudgeSettings, rows: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
-    """Each row's checklists: the greedy one first, then one per sampled seed, all decoded side by side."""
+def write_checklists(
+    settings: JudgeSettings, rows: Sequence[Mapping[str, Any]], seeds: Sequence[int] = SAMPLED_SEEDS
+) -> dict[str, list[str]]:
+    """Each row's checklists: the greedy one first, then one per sampled seed, all decoded side by side.
+
+    A checklist that could not be written is empty.
+    """
     client = judge_from_settings(settings)
     checklist = Checklist()
     backend = type(client).__name__
-    wanted = [(row["id"], None) for row in rows] + [(row["id"], seed) for seed in SAMPLED_SEEDS for row in rows]
+    wanted = [(row["id"], None) for row in rows] + [(row["id"], seed) for seed in seeds for row in rows]
     inputs = {row["id"]: row["inputs"] for row in rows}
     written: dict[tuple[str, Any], str] = {}
     for draw in range(DRAWS):
@@ -64,7 +69,7 @@ def write_checklists(settings: JudgeSettings, rows: Sequence[Mapping[str, Any]])
             except LocalJudgeError:
                 if key[1] is None:  # the greedy one comes out the same every time: no second draw
                     written[key] = ""
-    return {row["id"]: [written.get((row["id"], seed), "") for seed in (None, *SAMPLED_SEEDS)] for row in rows}
+    return {row["id"]: [written.get((row["id"], seed), "") for seed in (None, *seeds)] for row in rows}
 
 
 def p_a(record: Mapping[str, Any]) -> float | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import jsonschema
 import pytest
@@ -84,9 +85,9 @@ def test_free_text_without_response_format(client):
     assert resp.usage.completion_tokens <= 12
 
 
-def test_fifty_evaluations_over_all_variants_are_all_valid(client):
+def test_evaluations_over_all_variants_are_all_valid(client):
     invalid = []
-    for i in range(50):
+    for i in range(math.lcm(len(CASES), len(VARIANTS))):  # each variant judges 5 of the cases
         question, answer = CASES[i % len(CASES)]
         schema, _ = default_output_schema(**VARIANTS[i % len(VARIANTS)])
         resp = client.chat.completions.create(

@@ -101,13 +101,13 @@ def test_an_evaluator_that_cannot_travel_is_refused_before_the_run():
 
 @pytest.mark.model
 def test_cli_ray_engine_gives_the_local_engine_results_and_shares_its_cache(tmp_path):
-    """`batch --engine ray` (a local cluster of its own, 2 actors) against `batch`, both on the default model."""
+    """`batch --engine ray` (a local cluster of its own, 2 actors) against `batch`, both on the tiny model: machinery."""
     data = _write(
         tmp_path / "rows.jsonl",
         [json.dumps({"id": f"q{i}", "inputs": f"What is {i} + {i}?", "outputs": str(2 * i + i % 2)}) for i in range(6)],
     )
     env = {**os.environ, "RAY_ADDRESS": ""}
-    common = [sys.executable, "-m", "localjudge", "batch", str(data), "--max-tokens", "48"]
+    common = [sys.executable, "-m", "localjudge", "batch", str(data), "--model", "tiny", "--max-tokens", "48"]
     cache = ["--cache-file", str(tmp_path / "cache.sqlite3")]
 
     def run(*extra: str) -> dict:

@@ -1,4 +1,4 @@
-"""The random-logits adversary (benchmarks/stress_grammar.py) in the test run: 1,100 generations.
+"""The random-logits adversary (benchmarks/stress_grammar.py) in the test run: 550 generations.
 
 Random logits over the real 262,144-token Gemma vocabulary, sampled at
 temperature 1, drive the real guide and decode loop under 22 schemas. Every
@@ -27,11 +27,11 @@ def runtime(tiny_gguf):
 
 
 def test_every_output_is_valid_or_reported_as_cut(runtime):
-    counts = stress_grammar.run(runtime, generations=1_100, seed=7)
+    counts = stress_grammar.run(runtime, generations=550, seed=7)
     assert counts.invalid == []
-    assert counts.finished + counts.truncated == counts.generations == 1_100
+    assert counts.finished + counts.truncated == counts.generations == 550
     # both endings, and the budget, were exercised
-    assert counts.finished > 500 and counts.truncated > 10 and counts.closed_by_budget > 10
+    assert counts.finished > 250 and counts.truncated > 10 and counts.closed_by_budget > 10
     assert len(counts.by_schema) == len(stress_grammar.all_schemas()) >= 20
     assert len(stress_grammar.CUSTOM_SCHEMAS) >= 14
 
