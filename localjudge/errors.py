@@ -132,8 +132,8 @@ class MissingTemplateVariableError(UsageError, KeyError):
         given = ", ".join(self.available) or "none"
         super().__init__(
             f"The prompt uses {{{variable}}} but no value was given for it "
-            f"(values given: {given}). Pass {variable}=... when calling the "
-            f"evaluator, or remove the placeholder (write {{{{{variable}}}}} for a literal brace)."
+            f"(values given: {given}). Give it one (a row's {variable!r} field or column, or {variable}=... "
+            f"when calling the evaluator), or remove the placeholder (write {{{{{variable}}}}} for a literal brace)."
         )
 
     def __str__(self) -> str:  # the message as written, not KeyError's repr of it

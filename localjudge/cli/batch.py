@@ -27,6 +27,12 @@ __all__ = ["batch", "describe_summary"]
     type=click.Path(dir_okay=False, path_type=Path),
     help="Results JSONL (default: DATA with .results.jsonl). Rows already scored there are skipped.",
 )
+@click.option(
+    "--rejudge",
+    is_flag=True,
+    help="Judge again the rows the results file holds from other values or other judge options "
+    "(without it such a run stops before judging); their verdicts there are replaced.",
+)
 @click.option("--fail-fast", is_flag=True, help="Stop at the first row that fails.")
 @click.option(
     "--output-format",
@@ -76,6 +82,7 @@ def batch(
     file_format: Optional[str],
     mapping: Optional[str],
     id_field: str,
+    rejudge: bool,
     fail_fast: bool,
     output_format: str,
     no_cache: bool,
@@ -92,7 +99,8 @@ def batch(
 
     A row that cannot be judged is an error line in the results; exit 0 when
     every row is scored, 1 when any failed, 2 for misuse. Run the same
-    command again after a stop: rows already in the results are skipped.
+    command again after a stop: rows already in the results are skipped,
+    unless their values or the judge options changed (see --rejudge).
 
     \b
     localjudge batch data.jsonl -j 4
@@ -116,6 +124,7 @@ def batch(
         engine=engine,
         actors=actors,
         notify=note,
+        rejudge=rejudge,
     )
     from ..datasets.progress import RunProgress
 

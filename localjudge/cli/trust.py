@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import click
 
 from ..commands.settings import JudgeSettings
+from ..errors import UsageError
 from .judging import note
 from .options import (
     CALIBRATED,
@@ -81,6 +82,11 @@ def agreement(
 
         check_matplotlib()  # before any output: a missing package is the whole command's error
     report = measure(read_results(results), labels, bins=bins)
+    if not report.compared:
+        raise UsageError(
+            f"no verdict in {results} has a label in {labels_file} ({report.without_label} verdicts, "
+            f"{report.without_verdict} labelled rows): do their ids match? --id-field names the labels' id column"
+        )
     pairwise = set(report.verdict_classes) <= {"A", "B", "tie"}  # all ties is a verdict, not a mismatch
     if report.compared and not pairwise and not set(report.label_classes) & set(report.verdict_classes):
         click.echo(
@@ -263,9 +269,9 @@ def check_judge(
                 notify=note,
             )
     judge = ",".join((settings.model_spec, *settings.ensemble_specs, *settings.fallbacks))
-    click.echo(describe_check(reports, judge=judge, split=split))
+    click.echo(describe_check(reports, judge=judge, split=split, limit=limit))
     if json_file is not None:
-        document = {"judge": judge, "split": split, "sets": [r.as_dict() for r in reports]}
+        document = {"judge": judge, "split": split, "limit": limit, "sets": [r.as_dict() for r in reports]}
         json_file.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
         click.echo(f"written to {json_file}", err=True)
     if results_dir is not None:
@@ -308,7 +314,7 @@ def describe_way(way: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
-def describe_check(reports: list[SetReport], *, judge: str, split: str) -> str:
+def describe_check(reports: list[SetReport], *, judge: str, split: str, limit: Optional[int] = None) -> str:
     """One aligned line per set."""
 
     def number(value: Optional[float]) -> str:
@@ -351,7 +357,7 @@ def describe_check(reports: list[SetReport], *, judge: str, split: str) -> str:
             )
         )
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    lines = [f"judge {judge}, {split} rows"]
+    lines = [f"judge {judge}, {split} rows" + (f", the first {limit} of each set" if limit is not None else "")]
     ways: dict[str, list[str]] = {}
     for r in reports:
         ways.setdefault(describe_way(r.way), []).append(r.name)

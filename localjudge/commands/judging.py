@@ -128,10 +128,11 @@ def make_evaluator(
         ]
         if given:
             raise OptionError(f"{{likelihood}} asks the judge nothing, so it does not go with {', '.join(given)}")
-    if pairwise:
-        given = [f"{{{name}}}" for name in SINGLE_OUTPUT_OPTIONS if getattr(settings, name)]
-        if given:
-            raise OptionError(f"{', '.join(given)} shapes a single output's score; a pairwise judge picks A or B")
+    shapes = [f"{{{name}}}" for name in SINGLE_OUTPUT_OPTIONS if getattr(settings, name)]
+    if pairwise and shapes:
+        raise OptionError(f"{', '.join(shapes)} shapes a single output's score; a pairwise judge picks A or B")
+    if len(shapes) > 1:
+        raise OptionError(f"{' and '.join(shapes)} are each a shape of the score: give one")
     prompt, prompt_file = settings.prompt, settings.prompt_file
     if prompt is not None and prompt_file is not None:
         raise OptionError("Give {prompt} or {prompt_file}, not both")
@@ -139,6 +140,10 @@ def make_evaluator(
         from ..datasets.rows import read_text
 
         prompt = read_text(prompt_file)
+    if prompt is not None and not (settings.likelihood or trajectory):
+        given = ["outputs_a", "outputs_b"] if pairwise else ["outputs"]
+        given += ["inputs"] * has_inputs + ["reference_outputs"] * has_reference
+        refuse_unshown(prompt, given)
     feedback_key, continuous = settings.feedback_key, settings.continuous
     if settings.evaluator:
         from ..judges.evaluators import EVALUATORS
@@ -242,6 +247,21 @@ def make_evaluator(
     return evaluator
 
 
+def refuse_unshown(prompt: str, given: Sequence[str]) -> None:
+    """Values the rows give that a prompt of the user's never shows are an error: the judge would not see them."""
+    from ..prompts.prompting import template_fields
+
+    shown = set(template_fields(prompt))
+    unshown = [name for name in given if name not in shown]
+    if unshown:
+        fields = ", ".join(f"{{{name}}}" for name in unshown)
+        raise OptionError(
+            "the prompt shows no {fields}, though given, so the judge would never see them: "
+            "add {fields} to the prompt, or do not give those values",
+            fields=fields,
+        )
+
+
 def _check_trajectory_options(settings: JudgeSettings) -> None:
     """A trajectory judges one agent's messages: options for pairs, ready-made evaluators and calibration do not fit."""
     for name in ("pairwise", "evaluator", "calibrated", "self_reference", "checklist"):
@@ -261,6 +281,8 @@ def read_jsonl(path: Path) -> list[Any]:
 def read_json(path: Path) -> Any:
     try:
         return bounded_json.loads(path.read_text(encoding="utf-8"))
+    except bounded_json.JSONLimitError as exc:
+        raise UsageError(f"{path} is valid JSON, but {exc.msg}") from exc
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path} is not valid JSON: {exc}") from exc
 

@@ -55,6 +55,8 @@ class BatchPlan:
     concurrency: int
     fail_fast: bool
     scorer: Callable[..., Any] = score_rows
+    fingerprint: str = ""  # the judge's, stamped on each record (JudgeSettings.fingerprint)
+    rejudge: bool = False
 
     def run(self, on_record: OnRecord = lambda record: None) -> BatchSummary:
         """Score every row not yet in the results file; the summary says how it went."""
@@ -66,6 +68,8 @@ class BatchPlan:
             fail_fast=self.fail_fast,
             on_record=on_record,
             scorer=self.scorer,
+            judge=self.fingerprint,
+            rejudge=self.rejudge,
         )
 
     def write_csv(self) -> Path:
@@ -90,12 +94,16 @@ def plan_batch(
     engine: str = "local",
     actors: Optional[int] = None,
     notify: Notify | None = None,
+    rejudge: bool = False,
 ) -> BatchPlan:
     """A batch run of ``data`` with the judge ``settings`` describe, here (``engine="local"``) or on Ray.
 
     ``results`` defaults to DATA with ``.results.jsonl``. On Ray each actor
     loads its own judge, so only what needs no loaded model is checked here.
+    ``rejudge``: rows the results file holds from other values or another
+    judge are judged again, instead of stopping the run.
     """
+    fingerprint = settings.fingerprint()  # of the options as given: a Ray run's rewritten paths are the same judge
     rows = _read(data, file_format, mapping, id_field)
     results = results or data.with_name(data.stem + ".results.jsonl")
     if results.resolve() == data.resolve():
@@ -133,7 +141,7 @@ def plan_batch(
         judge.prepare(shapes)  # a bad option or model stops the run before its first row
     else:
         raise OptionError("{engine} is local or ray, not {given}", given=repr(engine))
-    return BatchPlan(rows, judge, results, concurrency, fail_fast, scorer)
+    return BatchPlan(rows, judge, results, concurrency, fail_fast, scorer, fingerprint, rejudge)
 
 
 @dataclass

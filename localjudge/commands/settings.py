@@ -11,6 +11,8 @@ is. Each field is named as the keyword an
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Optional
@@ -82,6 +84,25 @@ class JudgeSettings:
             "system": self.system,
         }
 
+    def fingerprint(self) -> str:
+        """A short digest of everything here that shapes a verdict, files' contents included.
+
+        Options that only change how fast or where a run goes (``parallel``,
+        threads, timeouts) leave it as it is, so a run resumed with another
+        ``-j`` is the same judge.
+        """
+        from ..specs.registry import identity_options
+
+        shaping = identity_options()
+        described: dict[str, Any] = {}
+        for name, value in vars(self).items():
+            if name == "model_options":
+                value = sorted((key, repr(option)) for key, option in value.items() if key in shaping)
+            elif isinstance(value, Path):
+                value = _file_digest(value)  # not its name: the same file named from elsewhere is the same judge
+            described[name] = repr(value)
+        return hashlib.sha256(json.dumps(described, sort_keys=True).encode("utf-8")).hexdigest()[:16]
+
     def with_parallel_for(self, concurrency: int) -> JudgeSettings:
         """These settings with the sequences a local model decodes side by side, unless ``parallel`` was given.
 
@@ -91,3 +112,13 @@ class JudgeSettings:
             parallel = min(concurrency * (2 if self.pairwise else 1), MAX_DEFAULT_PARALLEL)
             return replace(self, model_options=self.model_options.with_default("parallel", parallel))
         return self
+
+
+def _file_digest(path: Path) -> str:
+    """A file's sha256, or why there is none (it is read, and refused if bad, where the judge is built)."""
+    from ..paths import file_sha256
+
+    try:
+        return file_sha256(path)
+    except OSError as exc:
+        return type(exc).__name__

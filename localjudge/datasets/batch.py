@@ -6,6 +6,11 @@ a crash, a kill in the middle of a write) loses nothing already scored;
 running it again skips the rows whose results are there and retries the
 ones that failed. When a run ends, the file holds each id exactly once.
 
+Each record says what it was judged from (``judged``: the judge's
+fingerprint and a digest of the row's values), so a run never skips a row
+whose values, or whose judge, changed since: it stops before judging and
+says so, unless told to judge those rows again (``rejudge``).
+
 A row that cannot be judged (bad input, a judge failure) is that row's
 error line; the run goes on unless ``fail_fast``.
 """
@@ -13,6 +18,7 @@ error line; the run goes on unless ``fail_fast``.
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import time
 from collections import Counter
@@ -25,6 +31,7 @@ from typing import Any, TextIO
 
 from ..errors import DuplicateIdError, LocalJudgeError, UsageError
 from ..types import SupportsCounters, offers
+from ..wording import Message
 from .results_file import ResultsFile, replace_atomically
 from .rows import Row
 
@@ -35,8 +42,10 @@ __all__ = [
     "error_record",
     "evaluator_counters",
     "flatten_record",
+    "row_stamp",
     "run_batch",
     "score_rows",
+    "stale_ids",
     "write_csv",
 ]
 
@@ -247,6 +256,57 @@ def evaluator_counters(evaluator: Any) -> dict[str, int]:
     return dict(evaluator.counters()) if offers(evaluator, SupportsCounters) else {}
 
 
+def row_stamp(row: Row, judge: str = "") -> dict[str, str]:
+    """What a record is judged from: the judge's fingerprint (empty: not known) and a digest of the row's values."""
+    values = json.dumps(row.values, sort_keys=True, ensure_ascii=False, default=repr)
+    return {"judge": judge, "row": hashlib.sha256(values.encode("utf-8")).hexdigest()[:16]}
+
+
+def _differences(judged: Any, stamp: Mapping[str, str]) -> tuple[bool, bool]:
+    """Whether a record's stamp names another judge, and other row values, than ``stamp``; unknowns differ in nothing."""
+    if not isinstance(judged, Mapping):  # written before records had a stamp
+        return False, False
+    judges = judged.get("judge"), stamp["judge"]
+    return all(judges) and judges[0] != judges[1], judged.get("row") != stamp["row"]
+
+
+def stale_ids(records: Mapping[str, Mapping[str, Any]], stamps: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """The rows whose verdict was judged from other values, or by another judge, than ``stamps`` say (in their order).
+
+    An error is no verdict: its row is judged again anyway.
+    """
+    return [
+        row_id
+        for row_id, stamp in stamps.items()
+        if "result" in records.get(row_id, {}) and any(_differences(records[row_id].get("judged"), stamp))
+    ]
+
+
+def refuse_stale(
+    results: Path, records: Mapping[str, Mapping[str, Any]], stamps: Mapping[str, Mapping[str, str]], stale: list[str]
+) -> None:
+    """Verdicts for rows that changed, or from another judge, are never kept as if they were this run's."""
+    if not stale:
+        return
+    found = [_differences(records[row_id]["judged"], stamps[row_id]) for row_id in stale]
+    reasons = [
+        ("with other judge options", any(j for j, _ in found)),
+        ("from other values of those rows", any(r for _, r in found)),
+    ]
+    shown = ", ".join(stale[:5]) + (", ..." if len(stale) > 5 else "")
+    raise UsageError(
+        Message(
+            "{path} holds verdicts for {count} of these rows ({shown}) judged {why}; judge them again with "
+            "{rejudge:rejudge=True} (their verdicts there are replaced), or write to another results file "
+            "({results:results=})",
+            path=str(results),
+            count=len(stale),
+            shown=shown,
+            why=" or ".join(reason for reason, holds in reasons if holds),
+        )
+    )
+
+
 def run_batch(
     rows: Iterable[Row | Mapping[str, Any]],
     evaluator: Callable[..., Any],
@@ -256,25 +316,43 @@ def run_batch(
     fail_fast: bool = False,
     on_record: Callable[[dict[str, Any]], None] | None = None,
     scorer: Callable[..., Any] = score_rows,
+    judge: str = "",
+    rejudge: bool = False,
 ) -> BatchSummary:
     """Rows scored into a results file: rows scored there are skipped, each record appended as it comes.
 
     ``scorer`` does the scoring: :func:`score_rows` in this process, or
     another with its signature (``functools.partial(score_on_ray, actors=4)``).
+    ``judge`` fingerprints the judge (:meth:`JudgeSettings.fingerprint`);
+    a row scored there from other values or by another judge stops the run
+    before it judges anything, unless ``rejudge``, which judges it again.
     Any exception stops the run after what finished is written (on Ctrl-C,
     also the rows being judged, unless a second Ctrl-C comes); either way the
     file is left with each id once, in the order of ``rows``.
     """
     out = ResultsFile(results)
-    scoring = scorer(rows, evaluator, concurrency=concurrency, fail_fast=fail_fast, skip=out.scored)
+    stale: set[str] = set()
+    scoring = scorer(
+        rows,
+        evaluator,
+        concurrency=concurrency,
+        fail_fast=fail_fast,
+        skip=lambda row_id: out.scored(row_id) and row_id not in stale,
+    )
+    stamps = {row.id: row_stamp(row, judge) for row in scoring.rows}
     out.open()
 
     def write(record: dict[str, Any]) -> None:
+        record = {**record, "judged": stamps[record["id"]]}
         out.append(record)
         if on_record is not None:
             on_record(record)
 
     try:
+        found = stale_ids(out.records, stamps)
+        if not rejudge:
+            refuse_stale(results, out.records, stamps, found)
+        stale.update(found)
         for record in scoring:
             write(record)
     except KeyboardInterrupt:

@@ -8,7 +8,8 @@ A run may be killed at any moment, also in the middle of writing a line. So:
 - a line that is not a JSON object with an ``id`` is not a result: its row
   is scored again;
 - a row's later line supersedes its earlier ones (a retried error), and a
-  result is never superseded by an error;
+  result is never superseded by an error, unless the error was judged from
+  other values of the row or by another judge (its ``judged`` stamp);
 - at the end of a run the file is re-read and rewritten, atomically, with
   each id once.
 
@@ -214,9 +215,10 @@ def _record(line: bytes) -> dict[str, Any] | None:
 
 
 def _keep(records: dict[str, Record], record: Record) -> None:
-    """A row's later line supersedes its earlier ones, except that an error never supersedes a result."""
+    """A row's later line supersedes its earlier ones; an error never supersedes a result judged alike (``judged``)."""
     row_id = str(record.get("id"))
-    if "result" not in records.get(row_id, {}) or "result" in record:
+    kept: Mapping[str, Any] = records.get(row_id, {})
+    if "result" not in kept or "result" in record or kept.get("judged") != record.get("judged"):
         records[row_id] = record
 
 

@@ -68,11 +68,18 @@ def parse_mapping(text: str | None) -> dict[str, str]:
 def read_rows(
     path: Path, *, file_format: str | None = None, mapping: Mapping[str, str] | None = None, id_field: str = "id"
 ) -> Iterator[Row]:
-    """Every row of ``path`` in order (format from the suffix unless given); ids are ``id_field`` or the row number."""
+    """Every row of ``path`` in order (format from the suffix unless given); ids are ``id_field`` or the row number.
+
+    An ``id_field`` other than ``id`` that no row has is an error once the rows are read: a misspelt name.
+    """
     kind = file_format or _format_of(path)
     records = {"jsonl": _jsonl, "csv": _csv, "parquet": _parquet}[kind](path)
     seen: dict[str, str] = {}  # every row's id, a bad row's too: no two records may share one
+    objects = named = 0
     for number, where, record in records:
+        if isinstance(record, dict):
+            objects += 1
+            named += id_field in record
         row = _row(number, where, record, mapping or {}, id_field)
         if kind == "csv" and row.error is None:  # an empty cell no mapping asks for is an absent value
             row.values = {name: value for name, value in row.values.items() if value != ""}
@@ -81,6 +88,15 @@ def read_rows(
             row.id = f"{row.id}@{where}"  # its own id in the results, beside the first row's
         seen[row.id] = where
         yield row
+    if id_field != "id" and objects and not named:
+        raise UsageError(
+            Message(
+                "no row of {path} has {field!r}, the {id_field} given; name a field the rows have, "
+                "or leave it out to number the rows",
+                path=str(path),
+                field=id_field,
+            )
+        )
 
 
 def read_json_lines(path: Path) -> list[Any]:
@@ -174,11 +190,8 @@ def _jsonl(path: Path, name: str | None = None) -> Iterator[tuple[int, str, Any]
             except bounded_json.JSONLimitError as exc:
                 yield number, where, MalformedRowError(f"is valid JSON, but {exc.msg}; flatten the row", where=where)
             except json.JSONDecodeError as exc:
-                yield (
-                    number,
-                    where,
-                    MalformedRowError(f"is not valid JSON: {exc.msg} (column {exc.colno})", where=where),
-                )
+                at = "at the end of the line" if exc.pos >= len(text.rstrip()) else f"at character {exc.pos + 1}"
+                yield number, where, MalformedRowError(f"is not valid JSON: {exc.msg} ({at})", where=where)
 
 
 def _csv(path: Path) -> Iterator[tuple[int, str, Any]]:

@@ -131,6 +131,12 @@ def normalise_output_schema(output_schema: Any) -> OutputSchema:
             raise UsageError(
                 f'output_schema must describe a JSON object ("type": "object"), got type {schema.get("type")!r}'
             )
+        named = isinstance(schema.get("properties"), Mapping) and schema["properties"]
+        if not named and not schema.get("additionalProperties"):  # strict: only what it names may be written
+            raise UsageError(
+                "output_schema names no properties, so the judge's answer could hold no verdict; "
+                'give the fields it must write, e.g. {"properties": {"score": {"type": "boolean"}}, "required": ["score"]}'
+            )
         return OutputSchema(_strict_objects(schema), _schema_name(schema.get("title")), False)
     if isinstance(output_schema, type):
         model_type = _pydantic_typeddict(output_schema) if _is_typeddict(output_schema) else output_schema

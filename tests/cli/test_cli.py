@@ -178,7 +178,10 @@ def test_score_custom_output_schema(scripted, tmp_path):
     ("args", "message"),
     [
         (["score"], "Nothing to judge"),
-        (["score", "--outputs", "x", "--prompt", "{missing}"], "{missing}"),
+        (["score", "--outputs", "x", "--prompt", "{outputs} {missing}"], "{missing}"),
+        (["score", "--outputs", "x", "--prompt", "Is it right?"], "the prompt shows no {outputs}, though given"),
+        (["score", "--inputs", "q", "--outputs", "x", "--prompt", "Is {outputs} right?"], "shows no {inputs}"),
+        (["score", "--outputs", "x", "--continuous", "--choices", "0,1"], "--continuous and --choices are each"),
         (["score", "--outputs", "x", "--choices", "a,b"], "expected numbers"),
         (["score", "--outputs", "x", "--var", "novalue"], "KEY=VALUE"),
     ],
@@ -359,9 +362,9 @@ def test_batch_reads_csv_through_a_column_map(scripted, tmp_path):
     records = [json.loads(line) for line in (tmp_path / "data.results.jsonl").read_text().splitlines()]
     assert records[0]["id"] == "k1" and records[0]["result"]["score"] is True
     assert "<question>\n2+2?\n</question>" in scripted.requests[0]["messages"][-1]["content"]
-    assert records[1] == {
-        "id": "k2",
-        "error": {"type": "MissingValueError", "message": "data.csv:3: the 'answer' cell is empty (mapped to outputs)"},
+    assert records[1]["error"] == {
+        "type": "MissingValueError",
+        "message": "data.csv:3: the 'answer' cell is empty (mapped to outputs)",
     }
     misuse = run("batch", str(data), "--map", "outputs")
     assert misuse.exit_code == 2 and "error: --map takes VARIABLE=COLUMN pairs" in misuse.stderr

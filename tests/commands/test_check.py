@@ -99,6 +99,7 @@ def test_the_figures_of_a_pairwise_set_count_ties_and_read_the_averaged_orders()
     answers = measure(CHECK_SETS["answers"], "all", [{"id": "a", "result": _result(True)}], {"a": True}, seconds=1.0)
     assert "ties: pairs whose orders disagreed" in describe_check([answers, report], judge="j", split="all")
     assert "ties:" not in describe_check([answers], judge="j", split="all")  # no pair was asked twice
+    assert describe_check([answers], judge="j", split="dev", limit=5).startswith("judge j, dev rows, the first 5 of")
     assert report.as_dict()["ties"] == 1 and answers.as_dict()["ties"] is None
 
 

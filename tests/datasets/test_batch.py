@@ -21,7 +21,9 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 
 def read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    """The records without the stamp of what each was judged from (the stamp's own tests read it)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [{k: v for k, v in json.loads(line).items() if k != "judged"} for line in lines]
 
 
 def rows(*pairs: tuple[str, dict]) -> list[Row]:
@@ -301,3 +303,52 @@ def test_ctrl_c_writes_the_rows_in_flight_before_stopping(tmp_path):
     assert len(begun) < 40  # it stopped early
     assert sorted(written, key=int) == sorted(begun, key=int)  # every row begun was written, once
     assert written == sorted(written, key=int)  # and the file was left in input order
+
+
+def test_a_row_whose_values_changed_since_its_verdict_stops_the_run_until_rejudged(tmp_path):
+    results, calls = tmp_path / "results.jsonl", []
+
+    def evaluate(**row):
+        calls.append(row["outputs"])
+        return {"score": row["outputs"] == "Paris"}
+
+    run_batch(rows(("q1", {"outputs": "4"}), ("q2", {"outputs": "Lyon"})), evaluate, results, judge="j1")
+    changed = rows(("q1", {"outputs": "4"}), ("q2", {"outputs": "Paris"}))
+    with pytest.raises(UsageError) as refused:
+        run_batch(changed, evaluate, results, judge="j1")
+    assert "1 of these rows (q2)" in str(refused.value) and "from other values" in str(refused.value)
+    assert "rejudge=True" in str(refused.value) and calls == ["4", "Lyon"]  # nothing judged, nothing lost
+    assert [r["result"]["score"] for r in read_jsonl(results)] == [False, False]
+
+    summary = run_batch(changed, evaluate, results, judge="j1", rejudge=True)
+    assert calls == ["4", "Lyon", "Paris"] and (summary.skipped, summary.scored) == (1, 1)
+    assert [r["result"]["score"] for r in read_jsonl(results)] == [False, True]
+    assert run_batch(changed, evaluate, results, judge="j1").skipped == 2  # the new verdict stands
+
+
+def test_another_judge_is_refused_an_unknown_one_and_an_unstamped_record_are_taken_as_they_are(tmp_path):
+    results = tmp_path / "results.jsonl"
+    data = rows(("q1", {"outputs": "4"}))
+    run_batch(data, judge, results, judge="j1")
+    with pytest.raises(UsageError, match="with other judge options"):
+        run_batch(data, judge, results, judge="j2")
+    assert run_batch(data, judge, results).skipped == 1  # a caller that names no judge
+    results.write_text('{"id": "q1", "result": {"score": true}}\n', encoding="utf-8")  # a file from before stamps
+    assert run_batch(data, judge, results, judge="j2").skipped == 1
+
+
+def test_an_error_is_retried_whatever_changed_and_a_rejudged_error_replaces_the_old_verdict(tmp_path):
+    results = tmp_path / "results.jsonl"
+    run_batch(rows(("a", {"outputs": "bad"})), judge, results, judge="j1")
+    assert run_batch(rows(("a", {"outputs": "4"})), judge, results, judge="j1").scored == 1  # no refusal
+    run_batch(rows(("a", {"outputs": "bad"})), judge, results, judge="j1", rejudge=True)
+    assert "error" in read_jsonl(results)[0]  # not the verdict for "4": that row is gone
+
+
+def test_each_record_carries_what_it_was_judged_from():
+    from localjudge.datasets.batch import row_stamp
+
+    stamp = row_stamp(Row("q", {"outputs": "4", "inputs": "2+2?"}), "j1")
+    assert stamp == row_stamp(Row("other id", {"inputs": "2+2?", "outputs": "4"}), "j1")  # the values, in any order
+    assert stamp["row"] != row_stamp(Row("q", {"inputs": "2+2?", "outputs": "5"}), "j1")["row"]
+    assert stamp["judge"] == "j1"

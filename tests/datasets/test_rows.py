@@ -24,6 +24,8 @@ def test_jsonl_rows_take_their_id_or_line_number(tmp_path):
     data.write_text('{"outputs": "a"}\n\n{"id": "x", "outputs": "b"}\n{"key": 7, "outputs": "c"}\n', encoding="utf-8")
     assert outcomes(data) == [("1", {"outputs": "a"}), ("x", {"outputs": "b"}), ("4", {"key": 7, "outputs": "c"})]
     assert outcomes(data, id_field="key")[2] == ("7", {"outputs": "c"})
+    with pytest.raises(UsageError, match=r"no row of .* has 'kee', the id_field= given"):  # misspelt
+        outcomes(data, id_field="kee")
 
 
 def test_every_kind_of_bad_jsonl_line_is_its_rows_error_and_the_rest_read_on(tmp_path):

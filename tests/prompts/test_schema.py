@@ -231,7 +231,13 @@ def test_dict_schema_is_copied_closed_and_named_from_title():
 
 
 def test_dict_schema_without_title_gets_a_default_name():
-    assert normalise_output_schema({"type": "object", "properties": {}}).name == "output"
+    assert normalise_output_schema({"type": "object", "properties": {"score": {"type": "boolean"}}}).name == "output"
+
+
+@pytest.mark.parametrize("schema", [{}, {"type": "object"}, {"type": "object", "properties": {}}])
+def test_a_schema_that_lets_the_answer_hold_nothing_is_refused(schema):
+    with pytest.raises(UsageError, match="names no properties, so the judge's answer could hold no verdict"):
+        normalise_output_schema(schema)
 
 
 def test_dict_schema_keeps_an_explicit_additional_properties():

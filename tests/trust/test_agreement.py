@@ -304,3 +304,15 @@ def test_labels_that_never_match_a_verdict_are_warned_about(tmp_path):
     labels = _write_jsonl(tmp_path / "labels.jsonl", [{"id": "1", "label": "correct"}])
     result = CliRunner().invoke(cli.main, ["agreement", str(results), "--labels", str(labels)])
     assert result.exit_code == 0 and "no label (correct) is ever a verdict (true)" in result.stderr
+
+
+def test_the_command_refuses_labels_that_match_no_verdict(tmp_path):
+    from click.testing import CliRunner
+
+    from localjudge import cli
+
+    results = _write_jsonl(tmp_path / "results.jsonl", [{"id": "q1", "result": _result(True)}])
+    labels = _write_jsonl(tmp_path / "labels.jsonl", [{"id": "1", "label": True}, {"id": "2", "label": False}])
+    result = CliRunner().invoke(cli.main, ["agreement", str(results), "--labels", str(labels)])
+    assert result.exit_code == 2
+    assert "no verdict in" in result.stderr and "(1 verdicts, 2 labelled rows): do their ids match?" in result.stderr

@@ -1,0 +1,35 @@
+"""JudgeSettings' fingerprint: what a results file's records are stamped with, so a resumed run knows its judge."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from localjudge.commands.settings import JudgeSettings
+from localjudge.specs import ModelOptions
+
+
+def test_the_fingerprint_follows_what_shapes_a_verdict_and_not_how_fast_it_comes(tmp_path):
+    base = JudgeSettings(model_spec="tiny", no_reasoning=True)
+    same = [
+        base.with_parallel_for(4),
+        replace(base, model_options=ModelOptions.of({"n_threads": 1, "timeout": 5.0})),
+        JudgeSettings(model_spec="tiny", no_reasoning=True),
+    ]
+    assert {settings.fingerprint() for settings in same} == {base.fingerprint()}
+    others = [
+        replace(base, model_spec="default"),
+        replace(base, no_reasoning=False),
+        replace(base, choices=(0.0, 1.0)),
+        replace(base, model_options=ModelOptions.of({"temperature": 0.7})),
+        replace(base, system="Be strict."),
+    ]
+    assert len({settings.fingerprint() for settings in [base, *others]}) == 1 + len(others)
+
+
+def test_a_file_option_is_fingerprinted_by_its_contents_not_its_name(tmp_path):
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("Is {outputs} right?", encoding="utf-8")
+    here = JudgeSettings(prompt_file=prompt).fingerprint()
+    assert JudgeSettings(prompt_file=tmp_path / "." / "prompt.txt").fingerprint() == here  # named another way
+    prompt.write_text("Is {outputs} wrong?", encoding="utf-8")
+    assert JudgeSettings(prompt_file=prompt).fingerprint() != here
