@@ -141,9 +141,9 @@ def make_evaluator(
 
         prompt = read_text(prompt_file)
     if prompt is not None and not (settings.likelihood or trajectory):
-        given = ["outputs_a", "outputs_b"] if pairwise else ["outputs"]
-        given += ["inputs"] * has_inputs + ["reference_outputs"] * has_reference
-        refuse_unshown(prompt, given)
+        answers = ["outputs_a", "outputs_b"] if pairwise and not settings.pointwise else ["outputs"]  # one at a time
+        context = ["inputs"] * has_inputs + ["reference_outputs"] * has_reference
+        check_shown(prompt, answers, context, notify)
     feedback_key, continuous = settings.feedback_key, settings.continuous
     if settings.evaluator:
         from ..judges.evaluators import EVALUATORS
@@ -247,19 +247,22 @@ def make_evaluator(
     return evaluator
 
 
-def refuse_unshown(prompt: str, given: Sequence[str]) -> None:
-    """Values the rows give that a prompt of the user's never shows are an error: the judge would not see them."""
+def check_shown(prompt: str, answers: Sequence[str], context: Sequence[str], notify: Notify | None) -> None:
+    """A prompt of the user's must show the answers it judges; context it leaves out is noted, never left unsaid."""
     from ..prompts.prompting import template_fields
 
     shown = set(template_fields(prompt))
-    unshown = [name for name in given if name not in shown]
-    if unshown:
-        fields = ", ".join(f"{{{name}}}" for name in unshown)
+
+    def braced(names: Sequence[str]) -> str:
+        return ", ".join(f"{{{name}}}" for name in names if name not in shown)
+
+    if braced(answers):
         raise OptionError(
-            "the prompt shows no {fields}, though given, so the judge would never see them: "
-            "add {fields} to the prompt, or do not give those values",
-            fields=fields,
+            "the prompt shows no {fields}, so the judge would never see what it is to judge: add {fields} to it",
+            fields=braced(answers),
         )
+    if braced(context) and notify is not None:
+        notify(f"note: the prompt shows no {braced(context)}: what was given for it is not shown to the judge")
 
 
 def _check_trajectory_options(settings: JudgeSettings) -> None:

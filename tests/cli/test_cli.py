@@ -179,8 +179,7 @@ def test_score_custom_output_schema(scripted, tmp_path):
     [
         (["score"], "Nothing to judge"),
         (["score", "--outputs", "x", "--prompt", "{outputs} {missing}"], "{missing}"),
-        (["score", "--outputs", "x", "--prompt", "Is it right?"], "the prompt shows no {outputs}, though given"),
-        (["score", "--inputs", "q", "--outputs", "x", "--prompt", "Is {outputs} right?"], "shows no {inputs}"),
+        (["score", "--outputs", "x", "--prompt", "Is it right?"], "the prompt shows no {outputs}, so the judge"),
         (["score", "--outputs", "x", "--continuous", "--choices", "0,1"], "--continuous and --choices are each"),
         (["score", "--outputs", "x", "--choices", "a,b"], "expected numbers"),
         (["score", "--outputs", "x", "--var", "novalue"], "KEY=VALUE"),
@@ -661,3 +660,10 @@ def test_options_that_do_not_fit_are_named_by_the_flags_of_the_command(scripted,
             has_inputs=False,
             has_reference=False,
         )
+
+
+def test_a_prompt_that_leaves_out_the_given_question_says_so_and_judges(scripted):
+    result = run("score", "--inputs", "2+2?", "--outputs", "4", "--prompt", "Is {outputs} right?")
+    assert result.exit_code == 0, result.output
+    assert "note: the prompt shows no {inputs}: what was given for it is not shown to the judge" in result.stderr
+    assert "2+2?" not in scripted.requests[0]["messages"][-1]["content"]
