@@ -17,16 +17,13 @@ the judge said yes, and the pairs whose two rates lie within 0.05.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-from llmbar_sampled_checks import line, write_checklists
+from llmbar_sampled_checks import line, llmbar_arguments, write_checklists
 
 from localjudge import create_llm_as_judge
 from localjudge.commands.check import find_set, load_set
@@ -50,17 +47,11 @@ def questions(checklist: str) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", default="dev", choices=("dev", "test"))
-    parser.add_argument("--model", default="default")
-    parser.add_argument("-j", type=int, default=2, help="verdicts in flight")
-    parser.add_argument("--limit", type=int, help="the split's first N pairs only (a smoke run)")
-    parser.add_argument("--results", type=Path, help="a folder for the checklists and every verdict")
-    args = parser.parse_args()
-
+    args = llmbar_arguments(
+        __doc__, in_flight="verdicts in flight", results="a folder for the checklists and every verdict"
+    )
     rows = load_set(find_set("llmbar-natural"), args.split, args.limit)
     settings = JudgeSettings(model_spec=args.model).with_parallel_for(args.j)
-    settings = replace(settings, model_options=settings.model_options.with_default("parallel", args.j))
     started = time.monotonic()
     checklists = {row_id: texts[0] for row_id, texts in write_checklists(settings, rows, seeds=()).items()}
     print(f"{len(rows)} pairs, {args.split}: checklists written in {time.monotonic() - started:.0f} s")

@@ -87,14 +87,23 @@ def line(name: str, right: int, compared: int, total: int) -> str:
     return f"{name:28} {right / compared:.2f} ({right}/{compared} of {total}; 95% interval {low:.2f}-{high:.2f})"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def llmbar_arguments(doc: str, *, in_flight: str, results: str) -> argparse.Namespace:
+    """The options the LLMBar experiment scripts share: split, model, calls in flight, a smoke limit, a results folder."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--split", default="dev", choices=("dev", "test"))
     parser.add_argument("--model", default="default")
-    parser.add_argument("-j", type=int, default=2, help="pairs in flight (each two orders)")
+    parser.add_argument("-j", type=int, default=2, help=in_flight)
     parser.add_argument("--limit", type=int, help="the split's first N pairs only (a smoke run)")
-    parser.add_argument("--results", type=Path, help="a folder for the checklists and each row's record")
-    args = parser.parse_args()
+    parser.add_argument("--results", type=Path, help=results)
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = llmbar_arguments(
+        __doc__,
+        in_flight="pairs in flight (each two orders)",
+        results="a folder for the checklists and each row's record",
+    )
 
     check_set = find_set("llmbar-natural")
     rows = load_set(check_set, args.split, args.limit)

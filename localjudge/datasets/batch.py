@@ -270,37 +270,39 @@ def _differences(judged: Any, stamp: Mapping[str, str]) -> tuple[bool, bool]:
     return all(judges) and judges[0] != judges[1], judged.get("row") != stamp["row"]
 
 
-def stale_ids(records: Mapping[str, Mapping[str, Any]], stamps: Mapping[str, Mapping[str, str]]) -> list[str]:
-    """The rows whose verdict was judged from other values, or by another judge, than ``stamps`` say (in their order).
+def stale_ids(
+    records: Mapping[str, Mapping[str, Any]], stamps: Mapping[str, Mapping[str, str]]
+) -> dict[str, tuple[bool, bool]]:
+    """The rows whose verdict was judged by another judge, or from other values, than ``stamps`` say: which differs.
 
-    An error is no verdict: its row is judged again anyway.
+    In the rows' order. An error is no verdict: its row is judged again anyway.
     """
-    return [
-        row_id
-        for row_id, stamp in stamps.items()
-        if "result" in records.get(row_id, {}) and any(_differences(records[row_id].get("judged"), stamp))
-    ]
+    found = {}
+    for row_id, stamp in stamps.items():
+        if "result" in records.get(row_id, {}):
+            differences = _differences(records[row_id].get("judged"), stamp)
+            if any(differences):
+                found[row_id] = differences
+    return found
 
 
-def refuse_stale(
-    results: Path, records: Mapping[str, Mapping[str, Any]], stamps: Mapping[str, Mapping[str, str]], stale: list[str]
-) -> None:
+def refuse_stale(results: Path, stale: Mapping[str, tuple[bool, bool]]) -> None:
     """Verdicts for rows that changed, or from another judge, are never kept as if they were this run's."""
     if not stale:
         return
-    found = [_differences(records[row_id]["judged"], stamps[row_id]) for row_id in stale]
     reasons = [
-        ("with other judge options", any(j for j, _ in found)),
-        ("from other values of those rows", any(r for _, r in found)),
+        ("with other judge options", any(judge for judge, _ in stale.values())),
+        ("from other values of those rows", any(row for _, row in stale.values())),
     ]
-    shown = ", ".join(stale[:5]) + (", ..." if len(stale) > 5 else "")
+    ids = list(stale)
+    shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
     raise UsageError(
         Message(
             "{path} holds verdicts for {count} of these rows ({shown}) judged {why}; judge them again with "
             "{rejudge:rejudge=True} (their verdicts there are replaced), or write to another results file "
             "({results:results=})",
             path=str(results),
-            count=len(stale),
+            count=len(ids),
             shown=shown,
             why=" or ".join(reason for reason, holds in reasons if holds),
         )
@@ -351,7 +353,7 @@ def run_batch(
     try:
         found = stale_ids(out.records, stamps)
         if not rejudge:
-            refuse_stale(results, out.records, stamps, found)
+            refuse_stale(results, found)
         stale.update(found)
         for record in scoring:
             write(record)
