@@ -22,6 +22,7 @@ hiding the other::
     └── JudgeRuntimeError                  the judge ran and something failed
         ├── ModelError                     a local model could not load or run
         │   ├── ModelLoadError             missing, truncated or non-GGUF file
+        │   │   └── ModelNotFoundError     nothing at the path given: the caller can fix it (exit 2)
         │   ├── ContextOverflowError       prompt + max_tokens exceed n_ctx
         │   └── RequestCancelledError      its caller hung up, or the server is stopping
         ├── OutputParseError (ValueError)  output invalid or off-schema; keeps raw text
@@ -68,6 +69,7 @@ __all__ = [
     "MissingValueError",
     "ModelError",
     "ModelLoadError",
+    "ModelNotFoundError",
     "ModelSpecError",
     "OptionError",
     "OutputParseError",
@@ -95,6 +97,10 @@ class LocalJudgeError(Exception):
     def render(self, names: Mapping[str, str]) -> str:
         """The message with each option it names shown as ``names`` says (a command line's flags)."""
         return self.wording.render(names) if isinstance(self.wording, Message) else Exception.__str__(self)
+
+    def headline(self, names: Mapping[str, str]) -> str:
+        """The message alone, options named as ``names`` say: a record keeps the backend and raw output apart."""
+        return self.render(names)
 
     def __str__(self) -> str:
         return self.render({})
@@ -246,6 +252,9 @@ class JudgeRuntimeError(LocalJudgeError):
             text += f"\nRaw model output: {clip(self.raw_output, 2000)}"
         return text
 
+    def headline(self, names: Mapping[str, str]) -> str:
+        return self._message(names)
+
     def _message(self, names: Mapping[str, str]) -> str:
         return super().render(names)
 
@@ -260,6 +269,10 @@ class ModelLoadError(ModelError):
     def __init__(self, message: str, *, path: str | None = None, **context: Any) -> None:
         self.path = path
         super().__init__(message, **context)
+
+
+class ModelNotFoundError(ModelLoadError):
+    """No model at the path given: a mistake of the caller's, though a fallback chain's next model may serve."""
 
 
 class ContextOverflowError(ModelError):

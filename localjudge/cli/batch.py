@@ -13,7 +13,7 @@ import click
 from ..commands.settings import JudgeSettings
 from .judging import note
 from .options import data_options, judge_options, pair_options
-from .output import handle_errors
+from .output import flag_names, handle_errors
 
 __all__ = ["batch", "describe_summary"]
 
@@ -130,7 +130,7 @@ def batch(
 
     try:
         with RunProgress(len(plan.rows)) as progress:
-            summary = plan.run(on_record=progress.advance)
+            summary = plan.run(on_record=progress.advance, option_names=flag_names(click.get_current_context()))
     except KeyboardInterrupt:
         message = f"interrupted: {progress.done} rows written to {plan.results}; run the same command again to go on"
         click.echo(f"\n{message}", err=True)
@@ -156,7 +156,8 @@ def describe_summary(summary: Any, results: Path) -> str:
     if summary.scores:
         scores = ", ".join(f"{score} {count}" for score, count in summary.scores.most_common())
         mean = f"; mean {summary.mean_score:.3f}" if summary.mean_score is not None else ""
-        lines.append(f"scores: {scores}{mean}")
+        kept = f" (with the {summary.skipped} kept)" if summary.skipped else ""
+        lines.append(f"scores{kept}: {scores}{mean}")
     if summary.winners:
         lines.append("winners: " + ", ".join(f"{winner} {count}" for winner, count in summary.winners.most_common()))
     lines.append(

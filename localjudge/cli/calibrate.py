@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import click
 
 from ..commands.settings import JudgeSettings
-from .options import CHECKLIST, LIKELIHOOD, data_options, judge_options
+from .options import CHECKLIST, LIKELIHOOD, data_options, judge_options, without_options
 from .output import handle_errors
 
 if TYPE_CHECKING:
@@ -22,7 +22,6 @@ __all__ = ["calibrate", "describe_fit"]
 @data_options
 @click.option("--label-field", default="label", show_default=True, help="The column with each row's human label.")
 @click.option("--pairwise", is_flag=True, help="The rows are pairs (outputs_a, outputs_b), labelled A or B.")
-@click.option("--allow-ties", is_flag=True, help="Not taken: a content-free pair is a tie by rights.")
 @LIKELIHOOD
 @CHECKLIST
 @click.option("--folds", type=click.IntRange(min=2, max=20), default=5, show_default=True, help="Cross-validation.")
@@ -70,6 +69,10 @@ def calibrate(
     with RunProgress(len(plan.rows)) as progress:
         result = plan.run(on_record=progress.advance)
     click.echo(describe_fit(result.fit, result.samples, where=result.path))
+
+
+# one local model's own verdicts are fitted: plan_calibration refuses these for a caller of the library too
+without_options(calibrate, "ensemble", "base_urls", "fallbacks", "calibrated", "output_schema")
 
 
 def describe_fit(fit: Fit, samples: Samples, *, where: Any) -> str:

@@ -21,6 +21,13 @@ def note(message: str) -> None:
     click.echo(message, err=True)
 
 
+def note_empty(answers: dict[str, Optional[str]]) -> None:
+    """An empty answer is judged as given, and said to be empty: a small judge may well call it right."""
+    for flag, value in answers.items():
+        if value is not None and not value.strip():
+            note(f"note: {flag} is empty; the judge is shown an empty answer, which a small judge may call right")
+
+
 @click.command()
 @click.option("--inputs", callback=text, help="The input the evaluated application received." + TEXT_FORMS)
 @click.option("--outputs", callback=text, help="The output to judge." + TEXT_FORMS)
@@ -52,6 +59,7 @@ def score(
     """
     if settings.prompt is None and settings.prompt_file is None and outputs is None:
         raise OptionError("Nothing to judge: pass {outputs} (and usually {inputs})")
+    note_empty({"--outputs": outputs})
     evaluator = make_evaluator(
         settings, has_inputs=inputs is not None, has_reference=reference_outputs is not None, notify=note
     )
@@ -62,7 +70,7 @@ def score(
 @click.option("--inputs", callback=text, help="The request both outputs answer." + TEXT_FORMS)
 @click.option("--output-a", "outputs_a", required=True, callback=text, help="The first output." + TEXT_FORMS)
 @click.option("--output-b", "outputs_b", required=True, callback=text, help="The second output." + TEXT_FORMS)
-@click.option("--reference-outputs", callback=text, help="A reference answer both are measured against.")
+@click.option("--reference-outputs", callback=text, help="A reference answer both are measured against." + TEXT_FORMS)
 @pair_options
 @prompt_options(pairs=True)
 @model_options
@@ -86,6 +94,7 @@ def compare(
     localjudge compare --inputs @q.txt --output-a @a.txt --output-b @b.txt --on-disagreement probabilities
     """
     settings = replace(settings, pairwise=True).with_parallel_for(1)  # the two orders, decoded side by side
+    note_empty({"--output-a": outputs_a, "--output-b": outputs_b})
     evaluator = make_evaluator(
         settings, has_inputs=inputs is not None, has_reference=reference_outputs is not None, notify=note
     )

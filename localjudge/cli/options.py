@@ -45,6 +45,7 @@ __all__ = [
     "parse_vars",
     "prompt_options",
     "text",
+    "without_options",
 ]
 
 Decorator = Callable[[Any], Any]
@@ -118,6 +119,13 @@ def text(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Op
     return read[:-1] if read.endswith("\n") else read
 
 
+MODEL_HELP = (
+    "Judge model spec: default, tiny, a card name, PATH.gguf, hf:DIR or hf:FILE.gguf, or "
+    "openai:NAME (when not given: $LOCALJUDGE_MODEL, else default)."
+)
+_ENSEMBLE_HELP = " Repeat it with --ensemble for several judges."
+
+
 def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Which judge model, and how a local one is loaded (each option refused where it does not apply)."""
     return _apply(
@@ -128,9 +136,7 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
                 "-m",
                 "model_specs",
                 multiple=True,
-                help="Judge model spec: default, tiny, a card name, PATH.gguf, hf:DIR or hf:FILE.gguf, or "
-                "openai:NAME (when not given: $LOCALJUDGE_MODEL, else default). Repeat it with --ensemble for "
-                "several judges.",
+                help=MODEL_HELP + _ENSEMBLE_HELP,
             ),
             click.option(
                 "--ensemble",
@@ -157,6 +163,18 @@ def model_options(command: Callable[..., Any]) -> Callable[..., Any]:
     )
 
 
+def without_options(command: click.Command, *names: str) -> click.Command:
+    """The command without the shared options it can never take, so that ``--help`` does not offer them."""
+    unknown = set(names) - {param.name for param in command.params}
+    assert not unknown, f"{command.name} has no options {sorted(unknown)}"
+    command.params = [param for param in command.params if param.name not in names]
+    if "ensemble" in names:  # --model can then be given once only: its help must not say to repeat it
+        (model,) = [param for param in command.params if param.name == "model_specs"]
+        assert isinstance(model, click.Option)
+        model.help = MODEL_HELP
+    return command
+
+
 def _model_flag(option: Option) -> Decorator:
     """The click option for a declared model option; not given, it passes None (the engine's default)."""
     assert option.flag is not None  # command_line_options() gives only options with a flag
@@ -181,12 +199,14 @@ def _one_judge_or_an_ensemble(command: Callable[..., Any]) -> Callable[..., Any]
     names = [option.name for option in command_line_options()]
 
     @functools.wraps(command)
-    def wrapper(*args: Any, model_specs: tuple[str, ...], ensemble: bool, **kwargs: Any) -> Any:
+    def wrapper(*args: Any, model_specs: tuple[str, ...], ensemble: bool = False, **kwargs: Any) -> Any:
         from ..clients.resolve import default_model_spec
 
         model_specs = model_specs or (default_model_spec(),)
         if len(model_specs) > 1 and not ensemble:
-            raise click.UsageError("--model is given more than once: add --ensemble to combine their verdicts")
+            takes_ensemble = any(param.name == "ensemble" for param in click.get_current_context().command.params)
+            advice = "add --ensemble to combine their verdicts" if takes_ensemble else "this command takes one judge"
+            raise click.UsageError(f"--model is given more than once: {advice}")
         if ensemble and len(model_specs) < 2:
             raise click.UsageError("--ensemble needs two or more --model")
         flags = {name: kwargs.pop(name) for name in names}

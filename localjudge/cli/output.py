@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from ..errors import LocalJudgeError, UsageError
+from ..errors import LocalJudgeError, ModelNotFoundError, UsageError
 
 __all__ = ["echo_json", "flag_names", "handle_errors"]
 
@@ -47,7 +47,10 @@ def flag_names(context: click.Context) -> dict[str, str]:
 
 
 def handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Library and OS errors become one line on stderr: exit 2 for misuse, 1 for runtime failures."""
+    """Library and OS errors become one line on stderr: exit 2 for misuse, 1 for runtime failures.
+
+    A model path with nothing there is misuse too, though a fallback chain may move past it to its next model.
+    """
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -59,7 +62,7 @@ def handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
             if debug:
                 raise
             click.echo(f"error: {exc.render(flag_names(context))}", err=True)
-            sys.exit(2 if isinstance(exc, UsageError) else 1)
+            sys.exit(2 if isinstance(exc, (UsageError, ModelNotFoundError)) else 1)
         except OSError as exc:  # a file we could not read or write: what and why, not a traceback
             if debug:
                 raise

@@ -12,7 +12,7 @@ these functions take.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
@@ -58,8 +58,13 @@ class BatchPlan:
     fingerprint: str = ""  # the judge's, stamped on each record (JudgeSettings.fingerprint)
     rejudge: bool = False
 
-    def run(self, on_record: OnRecord = lambda record: None) -> BatchSummary:
-        """Score every row not yet in the results file; the summary says how it went."""
+    def run(
+        self, on_record: OnRecord = lambda record: None, option_names: Mapping[str, str] | None = None
+    ) -> BatchSummary:
+        """Score every row not yet in the results file; the summary says how it went.
+
+        A row's error names options as ``option_names`` says (a command line's flags), else by keyword.
+        """
         return run_batch(
             self.rows,
             self.judge,
@@ -70,6 +75,7 @@ class BatchPlan:
             scorer=self.scorer,
             judge=self.fingerprint,
             rejudge=self.rejudge,
+            option_names=option_names,
         )
 
     def write_csv(self) -> Path:

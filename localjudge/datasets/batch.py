@@ -31,7 +31,7 @@ from typing import Any, TextIO
 
 from ..errors import DuplicateIdError, LocalJudgeError, UsageError
 from ..types import SupportsCounters, offers
-from ..wording import Message
+from ..wording import Message, shown
 from .results_file import ResultsFile, replace_atomically
 from .rows import Row
 
@@ -56,7 +56,12 @@ COUNTERS = ("cached", "model_calls", "prompt_tokens", "completion_tokens")
 
 @dataclass
 class BatchSummary:
-    """What a run did: rows by outcome, errors by type, the scores it gave, how long it took."""
+    """What a run did: rows by outcome, errors by type, the scores of its rows, how long it took.
+
+    ``scores`` and ``winners`` count every verdict the rows have, those a
+    resumed run kept (``skipped``) among them: a summary of the data, not of
+    the last run's share of it.
+    """
 
     total: int = 0
     skipped: int = 0
@@ -76,14 +81,17 @@ class BatchSummary:
         """Count one finished row's record."""
         if "result" in record:
             self.scored += 1
-            result = record["result"]
-            self.scores[json.dumps(result.get("score") if isinstance(result, Mapping) else None)] += 1
-            winner = _winner(result)
-            if winner is not None:
-                self.winners[winner] += 1
+            self.count_verdict(record["result"])
         else:
             self.failed += 1
             self.errors[record["error"]["type"]] += 1
+
+    def count_verdict(self, result: Any) -> None:
+        """Count a verdict's score (and a pair's winner): one judged now, or one kept from an earlier run."""
+        self.scores[json.dumps(result.get("score") if isinstance(result, Mapping) else None)] += 1
+        winner = _winner(result)
+        if winner is not None:
+            self.winners[winner] += 1
 
     def add_counters(self, counters: Mapping[str, int]) -> None:
         """Add an evaluator's counters (:data:`COUNTERS`)."""
@@ -92,7 +100,7 @@ class BatchSummary:
 
     @property
     def mean_score(self) -> float | None:
-        """The mean of the numeric scores given in this run (true counts 1, false 0); None when there were none."""
+        """The mean of the numeric scores counted (true counts 1, false 0); None when there were none."""
         values = [(float(json.loads(text)), n) for text, n in self.scores.items() if _is_number(text)]
         count = sum(n for _, n in values)
         return sum(v * n for v, n in values) / count if count else None
@@ -133,9 +141,16 @@ def _is_number(text: str) -> bool:
     return isinstance(value, (bool, int, float))
 
 
-def error_record(row_id: str, exc: LocalJudgeError) -> dict[str, Any]:
-    """A row's error line: its type, message, and the model's raw output when there was one."""
-    error = {"type": type(exc).__name__, "message": getattr(exc, "message", str(exc))}
+def error_record(row_id: str, exc: LocalJudgeError, option_names: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """A row's error line: its type, message, hint, and the model's raw output, each when there is one.
+
+    The options the message names are shown as ``option_names`` says (a command line's flags), else by keyword.
+    """
+    names = option_names or {}
+    error = {"type": type(exc).__name__, "message": exc.headline(names)}
+    hint = getattr(exc, "hint_wording", None)
+    if hint:
+        error["hint"] = shown(hint, names)
     raw_output = getattr(exc, "raw_output", None)
     if raw_output is not None:
         error["raw_output"] = raw_output
@@ -150,6 +165,7 @@ def score_rows(
     concurrency: int = 1,
     fail_fast: bool = False,
     skip: Callable[[str], bool] = lambda row_id: False,
+    option_names: Mapping[str, str] | None = None,
 ) -> Scoring:
     """Score rows (dicts of prompt variables, or :class:`~localjudge.datasets.rows.Row`) with ``evaluator(**row)``.
 
@@ -159,11 +175,12 @@ def score_rows(
     its position from 1. Rows run ``concurrency`` at a time (a local model
     decodes them side by side; a server takes several); ``skip(id)`` leaves
     a row out. The summary is ``.summary``, complete once the records are.
-    Any exception other than the judge's stops it.
+    Any exception other than the judge's stops it. An error names options
+    as ``option_names`` says (:func:`error_record`).
     """
     if concurrency < 1:
         raise UsageError(f"concurrency must be at least 1, got {concurrency}")
-    return Scoring(as_rows(rows, id_field), evaluator, concurrency, fail_fast, skip)
+    return Scoring(as_rows(rows, id_field), evaluator, concurrency, fail_fast, skip, option_names)
 
 
 def as_rows(rows: Iterable[Row | Mapping[str, Any]], id_field: str) -> list[Row]:
@@ -192,8 +209,10 @@ class Scoring:
         concurrency: int,
         fail_fast: bool,
         skip: Callable[[str], bool],
+        option_names: Mapping[str, str] | None = None,
     ) -> None:
         self.rows = rows
+        self.option_names = dict(option_names or {})
         self.summary = BatchSummary(total=len(rows))
         self._evaluator = evaluator
         self._concurrency = concurrency
@@ -203,13 +222,13 @@ class Scoring:
 
     def _score(self, row: Row) -> dict[str, Any]:
         if row.error is not None:
-            return error_record(row.id, row.error)
+            return error_record(row.id, row.error, self.option_names)
         try:
             result = self._evaluator(**row.values)
             dump = getattr(result, "model_dump", None)  # a Pydantic output_schema's instance, as its JSON
             return {"id": row.id, "result": dump(mode="json") if callable(dump) else result}
         except LocalJudgeError as exc:
-            return error_record(row.id, exc)
+            return error_record(row.id, exc, self.option_names)
 
     def _records(self, todo: list[Row]) -> Generator[dict[str, Any], None, None]:
         """The records of ``todo`` as they finish; here, in a pool of threads."""
@@ -320,6 +339,7 @@ def run_batch(
     scorer: Callable[..., Any] = score_rows,
     judge: str = "",
     rejudge: bool = False,
+    option_names: Mapping[str, str] | None = None,
 ) -> BatchSummary:
     """Rows scored into a results file: rows scored there are skipped, each record appended as it comes.
 
@@ -328,6 +348,7 @@ def run_batch(
     ``judge`` fingerprints the judge (:meth:`JudgeSettings.fingerprint`);
     a row scored there from other values or by another judge stops the run
     before it judges anything, unless ``rejudge``, which judges it again.
+    ``option_names``: how a row's error names options (a command line's flags).
     Any exception stops the run after what finished is written (on Ctrl-C,
     also the rows being judged, unless a second Ctrl-C comes); either way the
     file is left with each id once, in the order of ``rows``.
@@ -340,6 +361,7 @@ def run_batch(
         concurrency=concurrency,
         fail_fast=fail_fast,
         skip=lambda row_id: out.scored(row_id) and row_id not in stale,
+        option_names=option_names,
     )
     stamps = {row.id: row_stamp(row, judge) for row in scoring.rows}
     out.open()
@@ -355,8 +377,11 @@ def run_batch(
         if not rejudge:
             refuse_stale(results, found)
         stale.update(found)
+        kept = [out.records[row.id]["result"] for row in scoring.rows if out.scored(row.id) and row.id not in stale]
         for record in scoring:
             write(record)
+        for result in kept:
+            scoring.summary.count_verdict(result)
     except KeyboardInterrupt:
         for record in scoring.drain():  # rows already being judged are finished and written first
             write(record)
@@ -369,7 +394,7 @@ def run_batch(
 def flatten_record(record: Mapping[str, Any]) -> dict[str, Any]:
     """One results line as one CSV row: nested fields as dotted names (``metadata.probabilities.true``).
 
-    An error's fields become ``error.type``, ``error.message``, ``error.raw_output``; lists stay JSON text.
+    An error's fields become ``error.type``, ``error.message``, ``error.hint``, ``error.raw_output``; lists stay JSON text.
     """
     flat: dict[str, Any] = {"id": record.get("id")}
 

@@ -2,7 +2,8 @@
 
 A terminal shows rows done out of the total, the rate, the time left and
 the errors so far, redrawn in place; a row that fails is printed above the
-bar. A log file or a pipe gets a line per failed row, one line of progress every
+bar, with the error's hint the first time that hint comes. A log file or a
+pipe gets the same lines, one line of progress every
 ``interval`` seconds and one at the end, which reads well in CI logs and
 ``tail -f``.
 """
@@ -31,6 +32,7 @@ class RunProgress:
         self._started = self._last_line = time.monotonic()
         self._bar: Any = None
         self._task: Any = None
+        self._hints_shown: set[str] = set()
 
     def __enter__(self) -> RunProgress:
         if self.terminal:
@@ -62,6 +64,15 @@ class RunProgress:
             self._task = self._bar.add_task("rows", total=self.total, rate="", errors="0 errors")
         return self
 
+    def _failure(self, error: Mapping[str, Any]) -> str:
+        """A failed row's line after its id: the error, and its hint if no row before gave it."""
+        line = f"{error['type']}: {error['message']}"
+        hint = error.get("hint")
+        if hint and hint not in self._hints_shown:
+            self._hints_shown.add(hint)
+            line += f"\n  Hint: {hint}"
+        return line
+
     def advance(self, record: Mapping[str, Any]) -> None:
         self.done += 1
         if "error" in record:
@@ -70,10 +81,8 @@ class RunProgress:
             if "error" in record:
                 from rich.markup import escape
 
-                row_id, error = escape(str(record["id"])), record["error"]
-                self._bar.console.print(
-                    f"[red]{row_id}[/]: " + escape(f"{error['type']}: {error['message']}"), highlight=False
-                )
+                row_id, failure = escape(str(record["id"])), escape(self._failure(record["error"]))
+                self._bar.console.print(f"[red]{row_id}[/]: {failure}", highlight=False)
             rate = self.done / max(time.monotonic() - self._started, 1e-9)
             self._bar.update(
                 self._task,
@@ -83,8 +92,7 @@ class RunProgress:
             )
             return
         if "error" in record:
-            error = record["error"]
-            print(f"{record['id']}: {error['type']}: {error['message']}", file=self.stream, flush=True)
+            print(f"{record['id']}: {self._failure(record['error'])}", file=self.stream, flush=True)
         if time.monotonic() - self._last_line >= self.interval:
             self._line()
 

@@ -44,6 +44,7 @@ def score_on_ray(
     rows_per_batch: int | None = None,
     cpus_per_actor: float = 1.0,
     address: str | None = None,
+    option_names: Mapping[str, str] | None = None,
 ) -> Scoring:
     """:func:`~localjudge.datasets.batch.score_rows` on Ray: ``actors`` judges, each scoring ``concurrency`` rows at a time.
 
@@ -68,7 +69,9 @@ def score_on_ray(
             "Pass a callable object that builds its judge on its first call."
         ) from None
     cluster = _Cluster(address or os.environ.get(RAY_ADDRESS_ENV) or None, actors, cpus_per_actor)
-    return _RayScoring(as_rows(rows, id_field), evaluator, concurrency, fail_fast, skip, cluster, rows_per_batch)
+    return _RayScoring(
+        as_rows(rows, id_field), evaluator, concurrency, fail_fast, skip, cluster, rows_per_batch, option_names
+    )
 
 
 class _Cluster:
@@ -122,8 +125,9 @@ class _RayScoring(Scoring):
         skip: Callable[[str], bool],
         cluster: _Cluster,
         rows_per_batch: int,
+        option_names: Mapping[str, str] | None,
     ) -> None:
-        super().__init__(rows, evaluator, concurrency, fail_fast, skip)
+        super().__init__(rows, evaluator, concurrency, fail_fast, skip, option_names)
         self._cluster = cluster
         self._rows_per_batch = rows_per_batch
 
@@ -131,7 +135,7 @@ class _RayScoring(Scoring):
         good = [row for row in todo if row.error is None]
         for row in todo:
             if row.error is not None:  # known bad before any model sees it: no actor needed
-                yield error_record(row.id, row.error)
+                yield error_record(row.id, row.error, self.option_names)
         if not good:
             return
         import ray
@@ -147,7 +151,7 @@ class _RayScoring(Scoring):
             blocks = min(len(items), max(self._cluster.actors, math.ceil(len(items) / self._rows_per_batch)))
             dataset = ray.data.from_items(items, override_num_blocks=blocks).map_batches(
                 _JudgeActor,
-                fn_constructor_args=(self._evaluator, self._concurrency),
+                fn_constructor_args=(self._evaluator, self._concurrency, self.option_names),
                 batch_size=self._rows_per_batch,
                 batch_format="numpy",
                 compute=ray.data.ActorPoolStrategy(size=self._cluster.actors),
@@ -175,14 +179,14 @@ def _import_ray() -> Any:
 class _JudgeActor:
     """One judge in one Ray actor, scoring a batch of rows at a time as a local run does."""
 
-    def __init__(self, evaluator: Callable[..., Any], concurrency: int) -> None:
-        self.evaluator, self.concurrency = evaluator, concurrency
+    def __init__(self, evaluator: Callable[..., Any], concurrency: int, option_names: Mapping[str, str]) -> None:
+        self.evaluator, self.concurrency, self.option_names = evaluator, concurrency, option_names
 
     def __call__(self, batch: Mapping[str, Any]) -> dict[str, list[str]]:
         rows = [
             Row(str(row_id), pickle.loads(values)) for row_id, values in zip(batch["id"], batch["values"], strict=True)
         ]
-        scoring = score_rows(rows, self.evaluator, concurrency=self.concurrency)
+        scoring = score_rows(rows, self.evaluator, concurrency=self.concurrency, option_names=self.option_names)
         records = {record["id"]: record for record in scoring}
         counted = {name: getattr(scoring.summary, name) for name in COUNTERS}
         nothing = {name: 0 for name in COUNTERS}

@@ -6,7 +6,7 @@ import os
 import struct
 from pathlib import Path
 
-from ..errors import ModelLoadError
+from ..errors import ModelLoadError, ModelNotFoundError
 
 __all__ = ["GGUF_MAGIC", "check_gguf_file"]
 
@@ -22,7 +22,9 @@ def check_gguf_file(path: str | os.PathLike[str]) -> Path:
     """
     p = Path(path).expanduser()
     if not p.exists():
-        raise ModelLoadError(f"Model file not found: {p}", path=str(p))
+        raise ModelNotFoundError(
+            f"Model file not found: {p} (a card name works too: localjudge models list)", path=str(p)
+        )
     if not p.is_file():
         raise ModelLoadError(f"Model path is not a file: {p}", path=str(p))
     size = p.stat().st_size

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import MissingDependencyError, ModelError, ModelLoadError, UsageError
+from ..errors import MissingDependencyError, ModelError, ModelLoadError, ModelNotFoundError, UsageError
 from ..wording import Message
 from .base import Runtime, check_positive, log_softmax_at
 from .vocabulary import TokenVocabulary, load_vocabulary
@@ -63,7 +63,7 @@ def check_model_dir(path: str | os.PathLike[str]) -> Path:
     """Refuse what is not a saved transformers model before transformers turns it into a hub lookup."""
     p = Path(path).expanduser()
     if not p.exists():
-        raise ModelLoadError(f"Model directory not found: {p}", path=str(p), backend=BACKEND)
+        raise ModelNotFoundError(f"Model directory not found: {p}", path=str(p), backend=BACKEND)
     if not p.is_dir():
         raise ModelLoadError(
             f"{p} is neither a transformers model directory nor a GGUF file", path=str(p), backend=BACKEND

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -208,6 +209,18 @@ def test_runtime_error_exits_1_with_raw_output(scripted):
     assert "Traceback" not in result.stderr
 
 
+def test_a_model_path_with_nothing_there_is_the_callers_to_fix(tmp_path):
+    """Exit 2, as for any other misuse, and the message names the path and the cards."""
+    missing = tmp_path / "judge.gguf"
+    result = run("score", "--outputs", "4", "-m", str(missing))
+    assert result.exit_code == 2, result.output
+    assert f"error: Model file not found: {missing}" in result.stderr and "models list" in result.stderr
+    truncated = tmp_path / "short.gguf"
+    truncated.write_bytes(b"GGUF" + bytes(8))
+    result = run("score", "--outputs", "4", "-m", str(truncated))
+    assert result.exit_code == 1 and "truncated" in result.stderr  # a broken file is no misuse: exit 1
+
+
 def test_an_os_error_is_one_line_naming_the_file():
     @cli.main.command("fail-on-disk")
     @handle_errors
@@ -299,6 +312,7 @@ def test_batch_scores_each_row_and_resumes(scripted, tmp_path):
     again = run("batch", str(data))
     assert again.exit_code == 0
     assert "2 rows: 0 scored, 2 already in" in again.stderr
+    assert "scores (with the 2 kept): true 2; mean 1.000" in again.stderr  # the data's verdicts, not this run's none
     assert len(scripted.requests) == 2
 
 
@@ -595,15 +609,55 @@ def test_calibrate_checks_every_label_before_judging(tmp_path, scripted):
     unlabelled.write_text(json.dumps({"id": "1", "outputs": "4"}) + "\n", encoding="utf-8")
     result = run("calibrate", str(unlabelled))
     assert result.exit_code == 2 and "no row has a 'label' field" in result.stderr
-    for refused, arguments in [
-        ("--allow-ties", ["--pairwise", "--allow-ties"]),
-        ("--ensemble", ["--model", "a", "--model", "b", "--ensemble"]),
-        ("--calibrated", ["--calibrated"]),
-        ("--base-url", ["--model", "openai:judge", "--base-url", "http://127.0.0.1:9/v1"]),
-        ("a server gives no probabilities", ["--model", "openai:judge"]),
-    ]:
-        result = run("calibrate", str(data), *arguments)
-        assert result.exit_code == 2 and refused in result.stderr, result.output
+    result = run("calibrate", str(data), "--model", "openai:judge")
+    assert result.exit_code == 2 and "a server gives no probabilities" in result.stderr, result.output
+    offered = run("calibrate", "--help").output.partition("\nOptions:\n")[2]
+    for never_taken in ["--allow-ties", "--ensemble", "--calibrated", "--base-url", "--fallback", "--output-schema"]:
+        assert not re.search(rf"^\s+{never_taken}\b", offered, re.MULTILINE)
+        result = run("calibrate", str(data), never_taken)
+        assert result.exit_code == 2 and f"No such option '{never_taken}'" in result.stderr, result.output
+    assert "--model" in offered and "--checklist" in offered
+    assert "Repeat it" not in offered
+    result = run("calibrate", str(data), "-m", "tiny", "-m", "default")
+    assert result.exit_code == 2 and "given more than once: this command takes one judge" in result.stderr
+
+
+def test_compare_reads_each_of_its_texts_from_a_file_too(scripted, tmp_path):
+    scripted._script = itertools.repeat('{"winner": "A"}')
+    for name, text in [("q.txt", "Name a prime."), ("a.txt", "7"), ("b.txt", "8"), ("ref.txt", "2, 3, 5 or 7")]:
+        (tmp_path / name).write_text(text + "\n", encoding="utf-8")
+    files = {"--inputs": "q.txt", "--output-a": "a.txt", "--output-b": "b.txt", "--reference-outputs": "ref.txt"}
+    arguments = [item for flag, name in files.items() for item in (flag, f"@{tmp_path / name}")]
+    result = run("compare", *arguments, "--no-reasoning")
+    assert result.exit_code == 0, result.output
+    shown = scripted.requests[0]["messages"][-1]["content"]
+    assert all(text in shown for text in ["Name a prime.", "2, 3, 5 or 7"]) and "@" not in shown
+
+
+def test_an_empty_answer_is_judged_and_said_to_be_empty(scripted):
+    result = run("score", "--inputs", "2+2?", "--outputs", " ")
+    assert result.exit_code == 0, result.output
+    assert (
+        "note: --outputs is empty" in result.stderr
+        and "<answer>\n \n</answer>" in scripted.requests[0]["messages"][-1]["content"]
+    )
+    scripted._script = itertools.repeat('{"winner": "A"}')
+    result = run("compare", "--output-a", "", "--output-b", "7", "--no-reasoning")
+    assert result.exit_code == 0 and "note: --output-a is empty" in result.stderr and "--output-b" not in result.stderr
+    assert "is empty" not in run("score", "--outputs", "4").stderr
+
+
+def test_a_rows_error_names_the_flags_and_its_hint_is_kept_and_shown_once(scripted, tmp_path):
+    scripted.finish_reason = "length"  # every answer cut at max_tokens
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({"id": f"r{i}", "outputs": "4"}) + "\n" for i in (1, 2)), encoding="utf-8")
+    result = run("batch", str(data))
+    assert result.exit_code == 1, result.output
+    records = [json.loads(line) for line in (tmp_path / "data.results.jsonl").read_text().splitlines()]
+    hints = {record["error"]["hint"] for record in records}
+    assert hints == {"Raise --max-tokens, shorten the prompt, or ask for shorter reasoning."}
+    assert result.stderr.count("Hint: Raise --max-tokens") == 1 and "max_tokens=" not in result.stderr
+    assert "r2: TruncatedOutputError: The judge stopped at max_tokens" in result.stderr
 
 
 def test_texts_come_from_standard_input_or_a_file(scripted, tmp_path):

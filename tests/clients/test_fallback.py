@@ -21,6 +21,7 @@ from localjudge.errors import (
     ContextOverflowError,
     JudgeTimeoutError,
     ModelLoadError,
+    ModelNotFoundError,
     OutputParseError,
     UsageError,
 )
@@ -50,7 +51,8 @@ def test_first_answer_wins_and_later_clients_are_not_called():
 @pytest.mark.parametrize(
     "error",
     [
-        ModelLoadError("Model file not found: /nowhere.gguf", path="/nowhere.gguf"),
+        ModelNotFoundError("Model file not found: /nowhere.gguf", path="/nowhere.gguf"),
+        ModelLoadError("/short.gguf is truncated (12 bytes): download it again", path="/short.gguf"),
         ConnectError("could not connect"),
         JudgeTimeoutError("no data for 1 s"),
         OutputParseError("not JSON", raw_output="oops"),
@@ -245,7 +247,7 @@ def test_missing_local_model_falls_back_to_the_server(llama_server, tmp_path):
         response = FallbackClient(missing, remote).chat.completions.create(**SERVER_REQUEST)
     assert isinstance(json.loads(response.choices[0].message.content)["score"], bool)
     assert response.localjudge.client == remote.name
-    assert response.localjudge.failures[0]["error"] == "ModelLoadError"
+    assert response.localjudge.failures[0]["error"] == "ModelNotFoundError"
     assert "missing.gguf" in response.localjudge.failures[0]["message"]
 
 

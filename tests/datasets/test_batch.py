@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from support.process_helpers import interruptible
 
-from localjudge.datasets.batch import run_batch
+from localjudge.datasets.batch import error_record, run_batch
 from localjudge.datasets.rows import Row
-from localjudge.errors import OutputParseError, UsageError
+from localjudge.errors import ContextOverflowError, OutputParseError, UsageError
+from localjudge.wording import Message
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
@@ -66,6 +67,7 @@ def test_a_second_run_skips_scored_rows_and_replaces_the_errors_it_retries(tmp_p
     summary = run_batch(data, evaluate, results)
     assert calls == ["a", "b", "b"]
     assert (summary.skipped, summary.scored, summary.failed) == (1, 1, 0)
+    assert summary.scores == {"true": 2}  # the kept verdict is counted with the new one
     assert read_jsonl(results) == [{"id": "1", "result": {"score": True}}, {"id": "2", "result": {"score": True}}]
 
 
@@ -352,3 +354,19 @@ def test_each_record_carries_what_it_was_judged_from():
     assert stamp == row_stamp(Row("other id", {"inputs": "2+2?", "outputs": "4"}), "j1")  # the values, in any order
     assert stamp["row"] != row_stamp(Row("q", {"inputs": "2+2?", "outputs": "5"}), "j1")["row"]
     assert stamp["judge"] == "j1"
+
+
+def test_an_error_record_names_options_as_its_caller_does_and_keeps_backend_and_raw_output_apart():
+    error = ContextOverflowError(Message("load the model with a larger {n_ctx:n_ctx}"), backend="llama.cpp")
+    assert error_record("r1", error) == {
+        "id": "r1",
+        "error": {"type": "ContextOverflowError", "message": "load the model with a larger n_ctx"},
+    }
+    assert error_record("r1", error, {"n_ctx": "--n-ctx"})["error"]["message"] == "load the model with a larger --n-ctx"
+    cut = OutputParseError("cut", raw_output='{"sc', hint=Message("Raise {max_tokens}"))
+    assert error_record("r2", cut, {"max_tokens": "--max-tokens"})["error"] == {
+        "type": "OutputParseError",
+        "message": "cut",
+        "hint": "Raise --max-tokens",
+        "raw_output": '{"sc',
+    }
