@@ -15,6 +15,10 @@ split so that a way of judging can be chosen on one and reported on the other:
   manner: the better-looking output answers a neighbouring question, breaks
   a stated constraint, is confidently wrong, or skips part of what was
   asked; asked in both orders.
+- ``llmbar-adversarial``: the first 25 pairs of each of LLMBar's four
+  adversarial sets (Neighbor, GPTInst, GPTOut, Manual; MIT), the first
+  12 or 13 of each in ``dev``: built by others to fool judges, so a way
+  chosen on ``adversarial`` is checked on pairs it was not made from.
 
 Each set is scored by :func:`~localjudge.datasets.batch.score_rows` and measured by
 :func:`~localjudge.trust.agreement.agreement`; on top of that a report says what
@@ -125,6 +129,14 @@ CHECK_SETS: dict[str, CheckSet] = {
             "adversarial",
             "adversarial.jsonl",
             "48 pairs built to fool judges: the better-looking output does not do what was asked; both orders",
+            pairwise=True,
+            drop=("kind",),
+        ),
+        CheckSet(
+            "llmbar-adversarial",
+            "llmbar_adversarial.jsonl",
+            "100 of LLMBar's adversarial pairs (MIT), 25 from each of its four sets: the better-looking output "
+            "does not follow the instruction; both orders",
             pairwise=True,
             drop=("kind",),
         ),

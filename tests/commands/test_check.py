@@ -27,6 +27,10 @@ def test_each_set_has_unique_ids_labels_and_two_splits_of_different_questions(na
         if name == "adversarial":  # ours: the winner is A as often as B in each split
             assert all(Counter(row["label"] for row in split)["A"] * 2 == len(split) for split in (dev, test))
         assert all({"outputs_a", "outputs_b"} <= set(row) for row in rows)
+        if name == "llmbar-adversarial":  # each of LLMBar's four adversarial sets in each split
+            kinds = Counter(row["id"].split("-")[1] for row in rows)
+            assert kinds == {"neighbor": 25, "gptinst": 25, "gptout": 25, "manual": 25}
+            assert all({row["id"].split("-")[1] for row in split} == set(kinds) for split in (dev, test))
     elif check_set.choices:
         assert {json.loads(label) for label in labels} == set(check_set.choices)
     else:  # every question once right, once wrong
