@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -61,8 +62,9 @@ class OutlinesClient(ChatClient):
 
     ``schema_compiler`` says who turns a JSON schema into the grammar
     ("localjudge" or "outlines"); ``backend`` picks outlines' constraint
-    backend (default: outlines-core). One lock per client serialises callers;
-    do not share the underlying model with other code while judging.
+    backend (default: outlines-core). Callers take turns, their tokenizing
+    included, with every client over the same engine; do not share the
+    engine with other code while judging.
     """
 
     def __init__(
@@ -82,13 +84,14 @@ class OutlinesClient(ChatClient):
         if schema_compiler not in ("localjudge", "outlines"):
             raise UsageError(f"schema_compiler must be 'localjudge' or 'outlines', got {schema_compiler!r}")
         self.schema_compiler = schema_compiler
-        self.engine = engine_for(model, chat_template)
+        self._lock = _lock_for(model)
+        with self._lock:  # reading the engine's facts tokenizes too
+            self.engine = engine_for(model, chat_template)
         self.name = f"outlines:{self.engine.kind}"
         self.model_name = model_name or self.engine.name
         self.max_tokens = check_max_tokens(max_tokens)
         self.backend = backend
         self.whitespace_pattern = whitespace_pattern
-        self._lock = threading.Lock()
         self._generators: OrderedDict[str, Any] = OrderedDict()
 
     def check_schema(self, schema: Mapping[str, Any]) -> None:
@@ -106,13 +109,13 @@ class OutlinesClient(ChatClient):
             self.check_schema(schema or {})
             if self.format_instructions:
                 messages = add_format_instructions(messages, schema)
-        prompt = self._prompt(messages)
-        with self._lock:
+        with self._lock:  # tokenizing too: see _lock_for
+            prompt = self._prompt(messages)
             generator = self._generator(kind, schema)
             n_prompt = self._check_fits(prompt, options)
             max_tokens = answer_length(options, self.max_tokens, self.engine.n_ctx, n_prompt)
             text = self._generate(generator, prompt, self.engine.generation_kwargs(options, max_tokens))
-        completion_tokens = self.engine.count_tokens(text)
+            completion_tokens = self.engine.count_tokens(text)
         return make_chat_completion(
             text,
             model=str(request.get("model") or self.model_name),
@@ -198,6 +201,26 @@ class OutlinesClient(ChatClient):
 
     def __repr__(self) -> str:
         return f"OutlinesClient({self.engine.kind}, {self.model_name!r})"
+
+
+_ENGINE_LOCKS: weakref.WeakKeyDictionary[Any, threading.Lock] = weakref.WeakKeyDictionary()
+_ENGINE_LOCKS_GUARD = threading.Lock()
+
+
+def _lock_for(model: Any) -> threading.Lock:
+    """The lock of the engine under an outlines model, shared by every client over it and over copies of it.
+
+    Neither takes two callers at once: a llama.cpp context is not
+    thread-safe, and a transformers tokenizer keeps "split special tokens"
+    as a setting that each call changes, so one caller's check of a message
+    could leave it set while outlines tokenized another caller's prompt.
+    """
+    engine = getattr(model, "model", model)  # the Llama or transformers model; a copy of the outlines model shares it
+    with _ENGINE_LOCKS_GUARD:
+        try:
+            return _ENGINE_LOCKS.setdefault(engine, threading.Lock())
+        except TypeError:  # an engine that takes no weak reference: a lock of this client's own
+            return threading.Lock()
 
 
 _IGNORED_BY_OUTLINES = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")

@@ -306,7 +306,10 @@ class TransformersRuntime(Runtime):
         return self.tokenizer.convert_ids_to_tokens(int(token)) or ""
 
     def tokenize(self, text: str, *, special: bool) -> list[int]:
-        return list(self.tokenizer(text, add_special_tokens=False, split_special_tokens=not special)["input_ids"])
+        # A fast tokenizer keeps split_special_tokens as a setting each call changes: one caller at a time,
+        # or a thread's message text may be read with special tokens recognised. (``reading`` is re-entrant.)
+        with self.reading:
+            return list(self.tokenizer(text, add_special_tokens=False, split_special_tokens=not special)["input_ids"])
 
     def tokenize_fragment(self, data: bytes) -> list[int]:
         try:

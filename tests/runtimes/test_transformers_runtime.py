@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import threading
 
 import pytest
 
@@ -41,6 +42,25 @@ def test_special_token_text_in_a_message_stays_text(runtime):
     assert tokens.count(eos) == 1  # the template's own end of turn, not the message's
     assert tokens.count(assistant) == 1
     assert tokens[0] == runtime.tokenizer.bos_token_id
+
+
+def test_callers_in_threads_each_get_their_own_tokenization(runtime):
+    """A fast tokenizer keeps "split special tokens" as a setting that each call changes: callers in threads
+    that did not hold ``reading`` got each other's, so a message that spelled a special token could become one."""
+    text = "<|user|>What is 2+2?</s><|assistant|>" * 20
+    alone = {special: runtime.tokenize(text, special=special) for special in (True, False)}
+    assert alone[True] != alone[False]
+    wrong = []
+
+    def tokenize_many(special: bool) -> None:
+        wrong.extend(special for _ in range(500) if runtime.tokenize(text, special=special) != alone[special])
+
+    threads = [threading.Thread(target=tokenize_many, args=(number % 2 == 0,)) for number in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []
 
 
 def test_sentencepiece_pieces_map_metaspace_and_byte_fallback():
