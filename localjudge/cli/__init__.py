@@ -12,6 +12,7 @@ import click
 
 from .batch import batch
 from .calibrate import calibrate
+from .choose import choose
 from .info import doctor, evaluators, grammar, models
 from .judging import compare, score
 from .serve import serve
@@ -34,5 +35,18 @@ def main(debug: bool) -> None:
     """
 
 
-for _command in (compare, score, batch, calibrate, agreement, check_judge, serve, grammar, evaluators, models, doctor):
+for _command in (
+    compare,
+    score,
+    batch,
+    calibrate,
+    agreement,
+    choose,
+    check_judge,
+    serve,
+    grammar,
+    evaluators,
+    models,
+    doctor,
+):
     main.add_command(_command)

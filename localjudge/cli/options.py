@@ -9,7 +9,8 @@
 - :func:`judge_options`: those two and the shape of a single output's score;
 - :func:`data_options`: a data file's format, column map, ids, rows in
   flight and the result cache;
-- :func:`pair_options`: ties and what to do when a pair's two orders disagree.
+- :func:`pair_options`: ties and what to do when a pair's two orders disagree;
+- :func:`labels_options`: the human labels a run is measured against.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ __all__ = [
     "TEXT_FORMS",
     "data_options",
     "judge_options",
+    "labels_options",
     "model_options",
     "pair_options",
     "parse_choices",
@@ -266,6 +268,22 @@ CONCURRENCY = click.option(
 NO_CACHE = click.option(
     "--no-cache", is_flag=True, help="Ask the model again even where the result cache has its answer."
 )
+
+
+def labels_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--labels``, ``--label-field`` and ``--id-field``: the human labels that runs are measured against."""
+    labels = click.option(
+        "--labels",
+        "labels_file",
+        required=True,
+        type=FILE,
+        help="Rows with an id and a label: a labels file, or the data file that was scored (JSONL, CSV, Parquet).",
+    )
+    field = click.option("--label-field", default="label", show_default=True, help="The labels' column.")
+    ids = click.option(
+        "--id-field", default="id", show_default=True, help="The labels' id column (else the row number)."
+    )
+    return _apply(command, [labels, field, ids])
 
 
 def pair_options(command: Callable[..., Any]) -> Callable[..., Any]:

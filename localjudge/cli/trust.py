@@ -22,6 +22,7 @@ from .options import (
     ON_DISAGREEMENT,
     POINTWISE,
     SELF_REFERENCE,
+    labels_options,
     model_options,
 )
 from .output import handle_errors
@@ -30,20 +31,21 @@ if TYPE_CHECKING:
     from ..commands.check import SetReport
     from ..trust.agreement import AgreementReport, PairedComparison
 
-__all__ = ["agreement", "check_judge", "describe_agreement", "describe_check", "describe_comparison", "describe_way"]
+__all__ = [
+    "agreement",
+    "check_judge",
+    "describe_agreement",
+    "describe_check",
+    "describe_comparison",
+    "describe_way",
+    "load_labels",
+    "warn_of_labels_never_verdicts",
+]
 
 
 @click.command()
 @click.argument("results", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "--labels",
-    "labels_file",
-    required=True,
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Rows with an id and a label: a labels file, or the data file that was scored (JSONL, CSV, Parquet).",
-)
-@click.option("--label-field", default="label", show_default=True, help="The labels' column.")
-@click.option("--id-field", default="id", show_default=True, help="The labels' id column (else the row number).")
+@labels_options
 @click.option("--bins", type=click.IntRange(min=1, max=100), default=10, show_default=True, help="Calibration bins.")
 @click.option("--plot", "plot_file", type=click.Path(dir_okay=False, path_type=Path), help="Draw the report as a PNG.")
 @click.option(
@@ -74,28 +76,20 @@ def agreement(
     """
     from ..datasets.results_file import read_results
     from ..trust.agreement import agreement as measure
-    from ..trust.agreement import compare_runs, read_labels
+    from ..trust.agreement import compare_runs
 
-    labels, unreadable = read_labels(labels_file, label_field=label_field, id_field=id_field)
     if plot_file is not None:
         from ..trust.plot import check_matplotlib
 
         check_matplotlib()  # before any output: a missing package is the whole command's error
+    labels = load_labels(labels_file, label_field, id_field)
     report = measure(read_results(results), labels, bins=bins)
     if not report.compared:
         raise UsageError(
             f"no verdict in {results} has a label in {labels_file} ({report.without_label} verdicts, "
             f"{report.without_verdict} labelled rows): do their ids match? --id-field names the labels' id column"
         )
-    pairwise = set(report.verdict_classes) <= {"A", "B", "tie"}  # all ties is a verdict, not a mismatch
-    if report.compared and not pairwise and not set(report.label_classes) & set(report.verdict_classes):
-        click.echo(
-            f"warning: no label ({', '.join(report.label_classes)}) is ever a verdict "
-            f"({', '.join(report.verdict_classes)}); is --label-field the right column?",
-            err=True,
-        )
-    if unreadable:
-        click.echo(f"{len(unreadable)} label rows could not be read; the first: {unreadable[0]}", err=True)
+    warn_of_labels_never_verdicts(report, results)
     comparison = None
     if other_results is not None:
         comparison = compare_runs(report, measure(read_results(other_results), labels, bins=bins))
@@ -112,6 +106,29 @@ def agreement(
         from ..trust.plot import plot_agreement
 
         click.echo(f"drawn in {plot_agreement(report, plot_file, title=results.name)}", err=True)
+
+
+def load_labels(labels_file: Path, label_field: str, id_field: str) -> dict[str, Any]:
+    """Each row's label by id; rows that cannot be read are counted on stderr, not the command's error."""
+    from ..trust.agreement import read_labels
+
+    labels, unreadable = read_labels(labels_file, label_field=label_field, id_field=id_field)
+    if unreadable:
+        click.echo(f"{len(unreadable)} label rows could not be read; the first: {unreadable[0]}", err=True)
+    return labels
+
+
+def warn_of_labels_never_verdicts(report: AgreementReport, results: Path) -> None:
+    """Labels that no verdict ever equals mean a wrong column or other words, not a judge that is always wrong."""
+    from ..trust.agreement import PAIR_VERDICTS
+
+    labels, verdicts = set(report.label_classes), set(report.verdict_classes)
+    if report.compared and not labels & verdicts and not (labels | verdicts) <= PAIR_VERDICTS:  # all ties: a verdict
+        click.echo(
+            f"warning: in {results}, no label ({', '.join(sorted(labels))}) is ever a verdict "
+            f"({', '.join(sorted(verdicts))}); is --label-field the right column?",
+            err=True,
+        )
 
 
 def describe_agreement(report: AgreementReport) -> str:

@@ -19,12 +19,14 @@ import warnings
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from ..datasets.results_file import latest_records
 from ..errors import OptionError, UsageError
 
 __all__ = [
+    "PAIR_VERDICTS",
     "AgreementReport",
     "PairedComparison",
     "ReliabilityBin",
@@ -42,6 +44,8 @@ __all__ = [
 ]
 
 
+#: a pairwise run's verdicts (metadata.winner); labels a, b and tie are read as these
+PAIR_VERDICTS = frozenset({"A", "B", "tie"})
 #: a 95% interval (low, high)
 Interval = tuple[float, float]
 #: resamples for the kappa interval; fixed, with a fixed seed, so one run's records always give one interval
@@ -263,7 +267,9 @@ def _gap(b: ReliabilityBin) -> float:
     return abs(b.mean_confidence - b.accuracy)
 
 
-def agreement(records: Iterable[Mapping[str, Any]], labels: Mapping[Any, Any], *, bins: int = 10) -> AgreementReport:
+def agreement(
+    records: Iterable[Mapping[str, Any]], labels: Mapping[Any, Any], *, bins: int = 10, intervals: bool = True
+) -> AgreementReport:
     """The verdicts of results ``records`` against ``labels`` (id -> label).
 
     A verdict is a result's ``score`` (a pairwise result's ``metadata.winner``).
@@ -275,7 +281,9 @@ def agreement(records: Iterable[Mapping[str, Any]], labels: Mapping[Any, Any], *
     consistency and the flip rate count every pairwise result, labelled or not.
     Error records count as labelled rows without a verdict. Of several records
     for one id, the last counts, a result over an error (as :func:`read_results`
-    reads a results file).
+    reads a results file). ``intervals=False`` leaves both intervals out (None):
+    kappa's is 2000 resamples, which a caller that only wants each row's
+    rightness need not pay for.
     """
     labels = {str(k): v for k, v in labels.items()}
     pairs: list[tuple[str, str, Mapping[str, Any]]] = []  # (label, verdict, metadata) of compared rows
@@ -319,9 +327,9 @@ def agreement(records: Iterable[Mapping[str, Any]], labels: Mapping[Any, Any], *
     return AgreementReport(
         compared=compared,
         accuracy=right / compared if compared else None,
-        accuracy_interval=accuracy_interval(right, compared),
+        accuracy_interval=accuracy_interval(right, compared) if intervals else None,
         kappa=cohen_kappa(truth, predicted),
-        kappa_interval=kappa_interval(truth, predicted),
+        kappa_interval=kappa_interval(truth, predicted) if intervals else None,
         classes=classes,
         confusion=confusion_matrix(truth, predicted, classes),
         label_classes=sorted(set(truth)),
@@ -342,7 +350,7 @@ def _read_labels_as_verdicts(pairs: list[tuple[str, str, Any]]) -> list[tuple[st
     verdicts = {verdict for _, verdict, _ in pairs}
     if verdicts <= {"true", "false"} and {label for label, _, _ in pairs} <= {"0", "1"}:
         return [({"0": "false", "1": "true"}[label], verdict, m) for label, verdict, m in pairs]
-    if verdicts <= {"A", "B", "tie"}:
+    if verdicts <= PAIR_VERDICTS:
         names = {"a": "A", "b": "B", "tie": "tie"}
         return [(names.get(label.lower(), label), verdict, m) for label, verdict, m in pairs]
     return pairs
@@ -354,7 +362,7 @@ def read_labels(path: Any, *, label_field: str = "label", id_field: str = "id") 
 
     labels: dict[str, Any] = {}
     unreadable = []
-    for row in read_rows(path, id_field=id_field):
+    for row in read_rows(Path(path), id_field=id_field):
         if row.error is not None:
             unreadable.append(row.error)
         elif row.values.get(label_field) not in (None, ""):
