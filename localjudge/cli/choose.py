@@ -12,7 +12,7 @@ import click
 from ..errors import UsageError
 from .options import labels_options
 from .output import handle_errors
-from .trust import load_labels, warn_of_labels_never_verdicts
+from .trust import format_interval, load_labels, warn_of_labels_never_verdicts
 
 if TYPE_CHECKING:
     from ..trust.agreement import AgreementReport
@@ -97,9 +97,6 @@ def describe_choice(choice: CrossValidatedChoice, *, labels_file: Optional[Path]
     def share(right: int, rows: int) -> str:
         return f"{right / rows:.2f} ({right}/{rows})"
 
-    def span(interval: Optional[tuple[float, float]]) -> str:
-        return "-" if interval is None else f"{interval[0]:.2f}-{interval[1]:.2f}"
-
     name_width = max(len("run"), *(len(name) for name in choice.runs))
     share_width = len(share(choice.rows, choice.rows))
     lines = [f"{len(choice.runs)} runs on the same labelled rows: {choice.rows}"]
@@ -110,7 +107,7 @@ def describe_choice(choice: CrossValidatedChoice, *, labels_file: Optional[Path]
     for name in choice.runs:
         lines.append(
             f"{name.ljust(name_width)}  {share(choice.right_rows[name], choice.rows).rjust(share_width)}  "
-            f"{span(choice.intervals[name]):>12}  {choice.failed[name]:6d}"
+            f"{format_interval(choice.intervals[name]):>12}  {choice.failed[name]:6d}"
         )
     lines.append(
         f"{len(choice.folds)}-fold cross-validation (seed {choice.seed}): "
@@ -126,7 +123,7 @@ def describe_choice(choice: CrossValidatedChoice, *, labels_file: Optional[Path]
             f"{share(fold.right, fold.rows).rjust(this_width)}"
         )
     lines.append(
-        f"held out: {share(choice.held_out_right, choice.rows)}, 95% interval {span(choice.held_out_interval)}: "
+        f"held out: {share(choice.held_out_right, choice.rows)}, 95% interval {format_interval(choice.held_out_interval)}: "
         "the accuracy of choosing this way, on rows the choosing never saw"
     )
     keep = (

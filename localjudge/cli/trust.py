@@ -38,6 +38,7 @@ __all__ = [
     "describe_check",
     "describe_comparison",
     "describe_way",
+    "format_interval",
     "load_labels",
     "warn_of_labels_never_verdicts",
 ]
@@ -106,6 +107,11 @@ def agreement(
         from ..trust.plot import plot_agreement
 
         click.echo(f"drawn in {plot_agreement(report, plot_file, title=results.name)}", err=True)
+
+
+def format_interval(interval: Optional[tuple[float, float]]) -> str:
+    """A 95% interval in a table's column: two places, or a dash where there is none."""
+    return "-" if interval is None else f"{interval[0]:.2f}-{interval[1]:.2f}"
 
 
 def load_labels(labels_file: Path, label_field: str, id_field: str) -> dict[str, Any]:
@@ -338,9 +344,6 @@ def describe_check(reports: list[SetReport], *, judge: str, split: str, limit: O
     def number(value: Optional[float]) -> str:
         return "-" if value is None else f"{value:.2f}"
 
-    def interval(value: Optional[tuple[float, float]]) -> str:
-        return "-" if value is None else f"{value[0]:.2f}-{value[1]:.2f}"
-
     header = (
         "set",
         "rows",
@@ -364,7 +367,7 @@ def describe_check(reports: list[SetReport], *, judge: str, split: str, limit: O
                 str(r.rows),
                 str(r.failed),
                 number(r.agreement.accuracy),
-                interval(r.agreement.accuracy_interval),
+                format_interval(r.agreement.accuracy_interval),
                 number(r.agreement.kappa),
                 number(r.agreement.ece),
                 number(r.accuracy_by_probability),
