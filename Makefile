@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # DeepEval, which tests/peers drives through `localjudge serve`, in an environment of its own (see its requirements file)
 PEERS_VENV := .venv-peers
 
-.PHONY: install test test-fast lint demo check-judge calibrations bench-judging bench bench-batch bench-threads bench-agreement bench-injection stress stress-faults agreement grammars clean
+.PHONY: install test test-fast lint demo check-judge calibrations pair-weights bench-judging bench bench-batch bench-threads bench-agreement bench-injection stress stress-faults agreement grammars clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,14 @@ calibrations: $(BIN)/python  ## fit the calibrations that ship for the default j
 	$(BIN)/python benchmarks/fit_shipped_calibration.py --self-reference
 	$(BIN)/python benchmarks/fit_shipped_calibration.py --likelihood
 	$(BIN)/python benchmarks/fit_shipped_calibration.py --checklist
+
+PAIR_RUNS ?= build/pair-runs
+pair-weights: $(BIN)/python  ## the weighed way's weights: both ways on every pair set, fitted on dev, shown held out
+	$(BIN)/localjudge check-judge --set llmbar-natural --set adversarial --set llmbar-adversarial --split all \
+		--checklist --on-disagreement probabilities -j 2 --results $(PAIR_RUNS)/checklist
+	$(BIN)/localjudge check-judge --set llmbar-natural --set adversarial --set llmbar-adversarial --split all \
+		--likelihood -j 2 --results $(PAIR_RUNS)/likelihood
+	$(BIN)/python benchmarks/fit_pair_weights.py --checklist $(PAIR_RUNS)/checklist --likelihood $(PAIR_RUNS)/likelihood --write
 
 bench-judging: $(BIN)/python  ## ways of judging on the dev split, a table of variants x figures (MODEL=SPEC)
 	$(BIN)/python benchmarks/bench_judging.py --model $(or $(MODEL),default) --split dev

@@ -50,7 +50,6 @@ def main() -> None:
         data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
         settings = JudgeSettings(
             model_spec=args.model,
-            no_reasoning=True,
             self_reference=args.self_reference,
             pairwise=pairwise,
             likelihood=args.likelihood,

@@ -108,7 +108,7 @@ def main() -> None:
     check_set = find_set("llmbar-natural")
     rows = load_set(check_set, args.split, args.limit)
     labels = {row["id"]: row.pop("label") for row in rows}
-    way = JudgeSettings(model_spec=args.model, no_reasoning=True, checklist=True, on_disagreement="probabilities")
+    way = JudgeSettings(model_spec=args.model, checklist=True, on_disagreement="probabilities")
     settings = check_set.settings(way).with_parallel_for(args.j)
 
     started = time.monotonic()

@@ -21,6 +21,13 @@ def note(message: str) -> None:
     click.echo(message, err=True)
 
 
+def note_way(evaluator: object, *, pair: bool) -> None:
+    """Which way judges, on stderr: a verdict means little without it."""
+    way = getattr(evaluator, "way", None)
+    if way is not None:
+        note(f"way: {way.label} ({way.describe(pair=pair)}); --way plain asks as OpenEvals does")
+
+
 def note_empty(answers: dict[str, Optional[str]]) -> None:
     """An empty answer is judged as given, and said to be empty: a small judge may well call it right."""
     for flag, value in answers.items():
@@ -63,6 +70,7 @@ def score(
     evaluator = make_evaluator(
         settings, has_inputs=inputs is not None, has_reference=reference_outputs is not None, notify=note
     )
+    note_way(evaluator, pair=False)
     echo_json(evaluator(inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **variables))
 
 
@@ -98,4 +106,5 @@ def compare(
     evaluator = make_evaluator(
         settings, has_inputs=inputs is not None, has_reference=reference_outputs is not None, notify=note
     )
+    note_way(evaluator, pair=True)
     echo_json(evaluator(inputs=inputs, outputs_a=outputs_a, outputs_b=outputs_b, reference_outputs=reference_outputs))

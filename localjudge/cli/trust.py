@@ -21,7 +21,9 @@ from .options import (
     NO_CACHE,
     ON_DISAGREEMENT,
     POINTWISE,
+    REASONING,
     SELF_REFERENCE,
+    WAY,
     labels_options,
     model_options,
 )
@@ -216,8 +218,9 @@ def describe_comparison(comparison: PairedComparison, *, against: str) -> str:
 )
 @click.option("--limit", type=click.IntRange(min=1), help="Judge only the first N rows of each set.")
 @CONCURRENCY
-@click.option("--no-reasoning", is_flag=True, help="Ask for the verdict only, without reasoning.")
+@REASONING
 @click.option("--system", help="System message placed before each prompt.")
+@WAY
 @ON_DISAGREEMENT
 @POINTWISE
 @LIKELIHOOD
@@ -296,6 +299,7 @@ def check_judge(
     click.echo(describe_check(reports, judge=judge, split=split, limit=limit))
     if json_file is not None:
         document = {"judge": judge, "split": split, "limit": limit, "sets": [r.as_dict() for r in reports]}
+        json_file.parent.mkdir(parents=True, exist_ok=True)  # a run's figures are not lost to a missing folder
         json_file.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
         click.echo(f"written to {json_file}", err=True)
     if results_dir is not None:
@@ -313,26 +317,17 @@ def check_judge(
 
 
 def describe_way(way: Mapping[str, Any]) -> str:
-    """A way of judging (:meth:`JudgeSettings.way_of_judging`) in a few words."""
-    pairs = way.get("pairs")
-    if pairs == "likelihood":
-        parts = ["no verdict asked: the answer the instruction makes likelier wins"]
-    else:
-        parts = ["reasoning first" if way.get("reasoning") else "verdict only"]
-        if pairs == "pointwise":
-            parts.append("each answer judged alone")
-        elif pairs == "both orders":
-            settled = "to the likelier side" if way.get("on_disagreement") == "probabilities" else "a tie"
-            parts.append(f"both orders side by side, a disagreement {settled}")
-        if way.get("self_reference"):
-            parts.append("against the judge's own answer")
-        if way.get("checklist"):
-            parts.append("after the judge's own checks")
-        if way.get("few_shot"):
-            placed = "before" if way.get("few_shot_first") else "after"
-            parts.append(f"examples from {way['few_shot']}, {placed} the prompt")
-    if way.get("calibrated"):
-        parts.append("calibrated")
+    """How a set was judged (:func:`~localjudge.commands.check.way_record`) in a few words."""
+    parts = []
+    if way.get("name"):
+        parts.append(f"{way['name']} ({'the default' if way.get('default') else 'as asked'})")
+    if way.get("pairs") != "likelihood":
+        parts.append("with reasoning" if way.get("reasoning") else "verdict only")
+    if way.get("described"):
+        parts.append(str(way["described"]))
+    if way.get("few_shot"):
+        placed = "before" if way.get("few_shot_first") else "after"
+        parts.append(f"examples from {way['few_shot']}, {placed} the prompt")
     if way.get("system"):
         parts.append("a system message")
     return ", ".join(parts)
@@ -355,7 +350,8 @@ def describe_check(reports: list[SetReport], *, judge: str, split: str, limit: O
         "by prob.",
         "consistent",
         "ties",
-        "rows/s",
+        "contradicting",
+        "s/row",
         "cached",
     )
     table = [header]
@@ -373,7 +369,8 @@ def describe_check(reports: list[SetReport], *, judge: str, split: str, limit: O
                 number(r.accuracy_by_probability),
                 number(r.agreement.position_consistency),
                 str(r.ties) if pairwise else "-",
-                f"{r.rows_per_second:.2f}",
+                str(r.contradictions),
+                f"{r.seconds_per_row:.2f}",
                 str(r.cached),
             )
         )
@@ -396,6 +393,10 @@ def describe_check(reports: list[SetReport], *, judge: str, split: str, limit: O
             "consistent: pairs whose two orders agreed; ties: pairs whose orders disagreed (a tie unless "
             "--on-disagreement probabilities decided them)"
         )
-    legend.append("cached: judge calls answered from the result cache (--no-cache to time the model)")
+    legend.append("contradicting: comments that state the opposite of their verdict")
+    legend.append(
+        "s/row: seconds per row, rows in flight together; cached: judge calls answered from the result "
+        "cache (--no-cache to time the model)"
+    )
     lines.append("; ".join(legend))
     return "\n".join(lines)

@@ -8,6 +8,7 @@ cannot say who it is cannot be cached (its answers could come from anything).
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from ..datasets.result_cache import ResultCache, request_key
@@ -37,17 +38,38 @@ class CachedClient(WrappingClient):
         super().__init__(client)
         self.cache = cache
         self.identity = identity
+        self._flights: dict[str, threading.Event] = {}  # requests being asked now, by key
+        self._flights_lock = threading.Lock()
 
     def _complete(self, request: dict[str, Any]) -> ChatCompletion:
+        """The stored answer, else the model's; a request already in flight is waited for, not asked twice.
+
+        Rows of a run that share a question ask the same request for the judge's
+        own answer (or its checks) at once: one asks the model, the others take
+        its stored answer. If it fails, the next of them asks.
+        """
         key = request_key(self.identity, request)
-        stored = self.cache.get(key, accept=lambda response: _answers(request, response))
-        if stored is not None:
-            return ChatCompletion(stored)
-        response = call_create(self.client, request)
-        data = plain_data(response.model_dump() if hasattr(response, "model_dump") else response)
-        if data.get("choices") and data["choices"][0].get("finish_reason") == "stop":
-            self.cache.put(key, data)
-        return response
+        while True:
+            stored = self.cache.get(key, accept=lambda response: _answers(request, response))
+            if stored is not None:
+                return ChatCompletion(stored)
+            with self._flights_lock:
+                waiting = self._flights.get(key)
+                if waiting is None:
+                    flight = self._flights[key] = threading.Event()
+            if waiting is None:
+                break
+            waiting.wait()
+        try:
+            response = call_create(self.client, request)
+            data = plain_data(response.model_dump() if hasattr(response, "model_dump") else response)
+            if data.get("choices") and data["choices"][0].get("finish_reason") == "stop":
+                self.cache.put(key, data)
+            return response
+        finally:
+            with self._flights_lock:
+                del self._flights[key]
+            flight.set()
 
     def cache_identity(self) -> dict[str, Any]:
         return self.identity

@@ -35,6 +35,7 @@ from ..decoding.batcher import Batcher
 from ..decoding.readout import DEFAULT_TOLERANCE, readout_fields
 from ..errors import ContextOverflowError, ModelError, UsageError
 from ..prompts.format_instructions import add_format_instructions
+from ..prompts.schema import decoding_order
 from ..runtimes.base import Runtime, refuse_what_cannot_fit
 from ..runtimes.chat_templates import ChatTemplate, resolve_chat_template, text_in_markup
 from ..specs.options import DECODING_OPTIONS, DEFAULT_MAX_TOKENS, DEFAULT_REASONING_BUDGET
@@ -67,6 +68,11 @@ class _Prepared:
     prompt: list[int]  # the prompt's tokens, which the generation starts by reading
     readout_fields: dict[str, bytes]
     reply: list[int] | None = None  # a reply scored, not an answer decoded (``score_reply``)
+
+
+#: changed whenever decoding changes what an answer to the same request is, so no stored answer outlives it
+#: (2: the verdict decoded before the reasoning, :func:`~localjudge.prompts.schema.decoding_order`)
+DECODING_REVISION = 2
 
 
 class LocalClient(ChatClient):
@@ -302,6 +308,7 @@ class LocalClient(ChatClient):
             return None, None
         schema = ANY_JSON_OBJECT_SCHEMA if kind == "json_object" else schema
         assert schema is not None, "read_response_format pairs json_schema with its schema"
+        schema = dict(decoding_order(schema))
         return guide_for(self.runtime.vocab, schema_to_regex(schema)), schema
 
     def check_schema(self, schema: Mapping[str, Any]) -> None:
@@ -340,9 +347,9 @@ class LocalClient(ChatClient):
         from ..paths import model_identity
 
         try:
-            decoder = version("localjudge")
+            decoder = f"{version('localjudge')}+{DECODING_REVISION}"
         except PackageNotFoundError:  # a source tree that was never installed
-            decoder = "unknown"
+            decoder = f"unknown+{DECODING_REVISION}"
         # the options declared to decide an answer: the client's decoding ones as it holds them,
         # the engine's loading ones as the runtime reports them (the device it chose, not "default")
         identity = identity_options()

@@ -43,7 +43,7 @@ from typing import Any
 from .. import bounded_json
 from ..errors import ContextOverflowError, ModelError, UnsupportedSchemaError, UsageError
 from ..prompts.format_instructions import add_format_instructions
-from ..prompts.schema import stated_bounds
+from ..prompts.schema import decoding_order, stated_bounds
 from ..runtimes.base import check_fits, refuse_what_cannot_fit
 from ..runtimes.chat_templates import text_in_markup
 from ..specs.options import WHITESPACE_PATTERN
@@ -107,6 +107,7 @@ class OutlinesClient(ChatClient):
         kind, schema = read_response_format(request.get("response_format"))
         if kind == "json_schema":
             self.check_schema(schema or {})
+            schema = dict(decoding_order(schema or {}))
             if self.format_instructions:
                 messages = add_format_instructions(messages, schema)
         with self._lock:  # tokenizing too: see _lock_for

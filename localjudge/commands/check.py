@@ -40,6 +40,7 @@ from typing import Any, Optional
 from ..errors import UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS
 from ..trust.agreement import AgreementReport, agreement, label_text
+from ..trust.contradiction import contradicts
 from .settings import JudgeSettings
 
 __all__ = [
@@ -100,6 +101,7 @@ class CheckSet:
             pointwise=base.pointwise and self.pairwise,
             likelihood=base.likelihood and self.pairwise,
             checklist=base.checklist and self.pairwise,
+            way=base.way if self.pairwise or base.way is None or not base.way.pairs_only else None,
         )
 
 
@@ -187,6 +189,11 @@ class SetReport:
     records: list[Mapping[str, Any]] = field(default_factory=list, repr=False)  # each row's record, label added
     cached: int = 0  # judge calls answered from the result cache: rows/s then says nothing of the model's speed
     way: Mapping[str, Any] = field(default_factory=dict)  # how the judge was asked (JudgeSettings.way_of_judging)
+    contradictions: int = 0  # results whose comment states the opposite of their verdict
+
+    @property
+    def seconds_per_row(self) -> float:
+        return self.seconds / self.rows if self.rows else 0.0
 
     @property
     def rows_per_second(self) -> float:
@@ -209,8 +216,10 @@ class SetReport:
             "accuracy_by_probability": self.accuracy_by_probability,
             "mean_absolute_error": self.mean_absolute_error,
             "expected_score_error": self.expected_score_error,
+            "contradictions": self.contradictions,
             "cached": self.cached,
             "seconds": round(self.seconds, 3),
+            "seconds_per_row": round(self.seconds_per_row, 3),
             "rows_per_second": round(self.rows_per_second, 4),
             "agreement": report.as_dict(),
         }
@@ -248,7 +257,8 @@ def check_judge(
         labels = {row["id"]: row.pop("label") for row in rows}
         set_settings = check_set.settings(settings).with_parallel_for(concurrency)
         judge = RowJudge(set_settings, use_cache=use_cache, notify=notify)
-        judge.prepare({RowJudge.shape(rows[0])})  # a bad option or model stops the check before its first row
+        shape = RowJudge.shape(rows[0])
+        judge.prepare({shape})  # a bad option or model stops the check before its first row
         started = time.monotonic()
         records = []
         for record in score_rows(rows, judge, concurrency=concurrency):
@@ -256,9 +266,22 @@ def check_judge(
             records.append(record)
         report = measure(check_set, split, records, labels, time.monotonic() - started)
         report.cached = judge.counters().get("cached", 0)
-        report.way = set_settings.way_of_judging()
+        report.way = way_record(set_settings, judge.evaluator(shape).way, shape)
         reports.append(report)
     return reports
+
+
+def way_record(settings: JudgeSettings, way: Any, shape: tuple[bool, bool]) -> dict[str, Any]:
+    """How a set was judged: the way's name, whether it was the question's default, and the options it set."""
+    from .judging import resolve_way
+
+    resolved, _, defaulted = resolve_way(settings, has_inputs=shape[0], has_reference=shape[1])
+    return {
+        "name": way.label,
+        "default": defaulted,
+        "described": way.describe(pair=settings.pairwise),
+        **replace(resolved, **way.settings_fields()).way_of_judging(),
+    }
 
 
 def measure(
@@ -281,6 +304,7 @@ def measure(
             if isinstance(metadata.get("expected_score"), (int, float)):
                 expected.append(abs(float(metadata["expected_score"]) - float(labels[row_id])))
     ties = sum(1 for r in results.values() if (r.get("metadata") or {}).get("consistent") is False)
+    contradictions = sum(1 for r in results.values() if contradicts(r))
     by_probability = agreement(read_out, {row_id: labels[row_id] for row_id in results})
     return SetReport(
         name=check_set.name,
@@ -291,6 +315,7 @@ def measure(
         agreement=report,
         errors=errors,
         ties=ties,
+        contradictions=contradictions,
         accuracy_by_probability=by_probability.accuracy,
         compared_by_probability=by_probability.compared,
         mean_absolute_error=sum(absolute) / len(absolute) if absolute else None,

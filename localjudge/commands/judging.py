@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from .. import bounded_json
 from ..errors import LocalJudgeError, OptionError, UsageError
 from ..judges.evaluators import SAME_ANSWER_PROMPT, default_prompt
+from ..judges.ways import Way, default_way, question_of
+from ..prompts.prompting import template_fields
 from ..specs import parse_spec
 from ..specs.options import MAX_DEFAULT_PARALLEL
 from .settings import JudgeSettings
@@ -31,6 +33,7 @@ __all__ = [
     "build_judge",
     "judge_from_settings",
     "make_evaluator",
+    "resolve_way",
 ]
 
 if TYPE_CHECKING:
@@ -76,6 +79,71 @@ def member_names(specs: Sequence[str]) -> list[str]:
     return names if len(set(names)) == len(names) else [f"member {place + 1}" for place in range(len(specs))]
 
 
+_NEEDS_INPUTS = {
+    "self_reference": "has the judge answer each row's question",
+    "checklist": "has the judge write checks for each row's request",
+}
+#: the judge options that pick a way of judging; given, they describe the way as they always have
+WAY_FLAGS = ("self_reference", "checklist", "pointwise", "likelihood", "on_disagreement", "calibrated")
+
+
+def resolve_way(settings: JudgeSettings, *, has_inputs: bool, has_reference: bool) -> tuple[JudgeSettings, Way, bool]:
+    """The way these options judge rows of this shape, the options with it applied, and whether it is a default.
+
+    ``--way NAME`` names one (the way flags given beside it add to it); the way
+    flags alone describe one; with neither, the question's default
+    (:func:`~localjudge.judges.ways.default_way`) judges, as measured best.
+    """
+    flags = {name: getattr(settings, name) for name in WAY_FLAGS if getattr(settings, name)}
+    if "on_disagreement" in flags and not settings.pairwise:
+        raise OptionError("{on_disagreement} is for pairs: use it with a pairwise judge ({pairwise})")
+    question = question_of(
+        pairwise=settings.pairwise,
+        trajectory=settings.trajectory,
+        has_inputs=has_inputs,
+        has_reference=has_reference,
+        own_question=any(
+            getattr(settings, name) is not None
+            for name in ("prompt", "prompt_file", "output_schema", "few_shot", "choices")
+        )
+        or settings.continuous,
+        evaluator=settings.evaluator,
+    )
+    defaulted = settings.way is None and not flags
+    if settings.way is not None:
+        base = settings.way
+    elif defaulted:
+        base = default_way(question)
+    else:
+        base = Way()
+    way = with_flags(base, flags)
+    if way.pairs_only and not settings.pairwise:
+        if base.pairs_only and settings.way is not None:
+            raise OptionError(f"the {base.label} way judges pairs: use it with a pairwise judge ({{pairwise}})")
+        fields = way.settings_fields()
+        name = next((name for name in ("checklist", "pointwise", "likelihood") if fields[name]), "way")
+        raise OptionError(f"{{{name}}} is for pairs: use it with a pairwise judge ({{pairwise}})")
+    written = [name for name in ("self_reference", "checklist") if getattr(way, name)]
+    if written and not has_inputs:
+        if not defaulted:
+            raise OptionError(f"{{{written[0]}}} {_NEEDS_INPUTS[written[0]]}, and these rows give no inputs")
+        way = replace(way, self_reference=False, checklist=False)  # a default judges such rows as it can
+    return replace(settings, way=way, **way.settings_fields()), way, defaulted
+
+
+def with_flags(base: Way, flags: Mapping[str, Any]) -> Way:
+    """``base`` with what the way flags given add to it (each is checked by the way it makes)."""
+    methods = [name for name in ("pointwise", "likelihood") if flags.get(name)]
+    if len(methods) > 1:
+        raise OptionError("{likelihood} does not go with {pointwise}: each is a way of asking a pair, give one")
+    changes: dict[str, Any] = {name: True for name in ("self_reference", "checklist", "calibrated") if flags.get(name)}
+    if methods:
+        changes["pairs"] = methods[0]
+    if flags.get("on_disagreement"):
+        changes["on_disagreement"] = flags["on_disagreement"]
+    return replace(base, **changes)
+
+
 def make_evaluator(
     settings: JudgeSettings,
     *,
@@ -115,9 +183,10 @@ def make_evaluator(
     pairwise, trajectory = settings.pairwise, settings.trajectory
     if trajectory:
         _check_trajectory_options(settings)
-    for name in ("allow_ties", "on_disagreement", "pointwise", "likelihood", "checklist"):
-        if getattr(settings, name) and not pairwise:
-            raise OptionError(f"{{{name}}} is for pairs: use it with a pairwise judge ({{pairwise}})")
+    if settings.allow_ties and not pairwise:
+        raise OptionError("{allow_ties} is for pairs: use it with a pairwise judge ({pairwise})")
+    calibration_asked = settings.calibrated  # --calibrated itself: a missing fit is then an error
+    settings, way, _ = resolve_way(settings, has_inputs=has_inputs, has_reference=has_reference)
     if settings.pointwise and settings.calibrated:
         raise OptionError("{calibrated} corrects a pair's positions, and {pointwise} has none")
     if settings.pointwise and not has_inputs:
@@ -164,12 +233,8 @@ def make_evaluator(
         prompt = ready.prompt or None
         feedback_key = feedback_key or ready.name
         continuous = ready.continuous
-    if settings.self_reference and not has_inputs:
-        raise OptionError("{self_reference} has the judge answer each row's question, and these rows give no inputs")
-    if settings.checklist and not has_inputs:
-        raise OptionError(
-            "{checklist} has the judge write checks for each row's request, and these rows give no inputs"
-        )
+        if settings.self_reference and not has_reference and ready.name == "correctness":
+            prompt = SAME_ANSWER_PROMPT  # is it right, with no reference: the judge's own answer, compared
     writes_reference = settings.self_reference and not has_reference  # a reference given with the rows is used
     judge = build(settings)
     if cache is not None:
@@ -180,7 +245,7 @@ def make_evaluator(
     shared = {
         "judge": judge,
         "system": settings.system,
-        "use_reasoning": not settings.no_reasoning,
+        "use_reasoning": settings.reasoning,
         "few_shot_examples": read_jsonl(settings.few_shot) if settings.few_shot else None,
         "few_shot_placement": "start" if settings.few_shot_first else "end",
         "cache": cache,
@@ -208,6 +273,7 @@ def make_evaluator(
             checklist=settings.checklist,
             pointwise=settings.pointwise,
             likelihood=settings.likelihood,
+            way=way,
             **shared,
         )
     elif trajectory:
@@ -240,11 +306,38 @@ def make_evaluator(
     if settings.calibrated:
         from ..trust.fit import stored_correction
 
-        correction, note = stored_correction(evaluator)
+        try:
+            correction, note = stored_correction(evaluator)
+        except UsageError:
+            if calibration_asked:
+                raise
+            # a named or default way is calibrated where a fit exists for this judge; elsewhere as the model says
+            correction, note = None, "note: no calibration is kept for this judge, so its verdicts are not calibrated"
+            way = replace(way, calibrated=False)
         evaluator.core.use_calibration(correction)
         if notify is not None:
             notify(note)
+    evaluator.way = way
     return evaluator
+
+
+def fields_shown(evaluator: Any) -> Optional[set[str]]:
+    """The row values an evaluator shows its judge; None where it cannot tell (a callable prompt, an ensemble)."""
+    from ..judges.likelihood import SHOWN, LikelihoodPair
+
+    pair = getattr(evaluator, "pair", None)
+    if isinstance(pair, LikelihoodPair):
+        return set(SHOWN)
+    core = getattr(evaluator, "core", None)
+    prompt = getattr(core, "prompt", None)
+    if core is None or not isinstance(prompt, str) or getattr(evaluator, "trajectory", None) is not None:
+        return None
+    shown = set(template_fields(prompt))
+    if pair is not None:  # both outputs of a pair, each shown in one order or alone
+        shown |= {"outputs_a", "outputs_b"}
+    if core.self_reference is not None:  # the question, answered by the judge first
+        shown.add("inputs")
+    return shown
 
 
 def check_shown(prompt: str, answers: Sequence[str], context: Sequence[str], notify: Notify | None) -> None:
@@ -314,6 +407,7 @@ class RowJudge:
         self._cache: Any = None
         self._failure: Optional[LocalJudgeError] = None
         self._evaluators: dict[tuple[bool, bool], RowEvaluator] = {}
+        self._noted: set[str] = set()  # columns already said to be unshown
 
     def __getstate__(self) -> dict[str, Any]:
         return {"settings": self.settings, "use_cache": self.use_cache, "cache_file": self.cache_file}
@@ -369,7 +463,20 @@ class RowJudge:
             return self._evaluators[shape]
 
     def __call__(self, **values: Any) -> Any:
-        return self.evaluator(self.shape(values))(**values)
+        evaluator = self.evaluator(self.shape(values))
+        self._note_unshown(evaluator, values)
+        return evaluator(**values)
+
+    def _note_unshown(self, evaluator: RowEvaluator, values: Mapping[str, Any]) -> None:
+        """Columns the judge is not shown are data, not errors: said once, each, when a row first brings them."""
+        shown = fields_shown(evaluator)
+        if shown is None or self.notify is None:
+            return
+        with self._lock:
+            unshown = sorted(set(values) - shown - self._noted)
+            self._noted.update(unshown)
+        if unshown:
+            self.notify(f"note: not shown to the judge (kept as data): {', '.join(unshown)}")
 
     def _metered(self, settings: JudgeSettings) -> Any:
         """The judge client for ``settings``' model, counted; one per model, however many evaluators use it."""

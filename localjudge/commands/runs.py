@@ -21,7 +21,7 @@ from ..datasets.batch import BatchSummary, run_batch, score_rows, write_csv
 from ..datasets.rows import Row, parse_mapping, read_rows
 from ..errors import OptionError, UsageError
 from ..specs import parse_spec
-from .judging import Notify, RowJudge, absolute_paths
+from .judging import Notify, RowJudge, absolute_paths, resolve_way
 from .settings import JudgeSettings
 
 __all__ = [
@@ -269,9 +269,12 @@ def plan_calibration(
             "calibrate {checklist} fits the judge that writes its own checks, and these rows bring theirs "
             "(a checks column): leave the column out"
         )
-    settings = settings.with_parallel_for(concurrency)
+    (shape,) = shapes
+    # the way these rows are judged (a question's default too), fitted as it judges before any calibration
+    settings, way, _ = resolve_way(settings, has_inputs=shape[0], has_reference=shape[1])
+    settings = replace(settings, way=replace(way, calibrated=False), calibrated=False).with_parallel_for(concurrency)
     judge = RowJudge(settings, use_cache=use_cache)
-    evaluator = judge.evaluator(next(iter(shapes)))
+    evaluator = judge.evaluator(shape)
     if isinstance(evaluator, EnsembleEvaluator):  # refused above; an ensemble has no one core to calibrate
         raise UsageError("calibrate fits one model, not an ensemble")
     classes = tuple(evaluator.core.verdict_values())

@@ -20,7 +20,7 @@ else:  # pragma: no cover - Python 3.10
     import sre_constants
     import sre_parse
 
-from ..prompts.schema import default_output_schema
+from ..prompts.schema import decoding_order, default_output_schema
 
 __all__ = ["DEFAULT_VARIANTS", "default_grammar", "regex_to_gbnf", "write_default_grammars"]
 
@@ -41,7 +41,7 @@ def default_grammar(
     from . import schema_to_regex
 
     schema, _ = default_output_schema(continuous=continuous, choices=choices, use_reasoning=use_reasoning)
-    regex = schema_to_regex(schema)
+    regex = schema_to_regex(dict(decoding_order(schema)))  # as a local judge decodes it: the verdict first
     return regex if fmt == "regex" else regex_to_gbnf(regex)
 
 

@@ -33,7 +33,7 @@ from ..types import FewShotExample, SupportsCheckSchema, offers
 from ..wording import Message
 from .checklist import CHECKS_FIELD, Checklist, given_checks, refuse_hidden_checks
 from .plan import Step
-from .self_reference import SelfReference
+from .self_reference import SelfReference, own_answer_comment
 from .written import Writer, with_written, write_first
 
 if TYPE_CHECKING:
@@ -79,7 +79,10 @@ class JudgeCore:
         """One output judged: what the judge writes first (its reference, its checks), then the verdict."""
         reference, kwargs, written = yield from self.before_verdict(inputs, reference_outputs, kwargs)
         (response,) = yield [self.build_request(inputs, outputs, reference, kwargs)]
-        return with_written(self.read_result(response), written)
+        result = self.read_result(response)
+        if "self_reference" in written.texts:
+            result = own_answer_comment(result, written.texts["self_reference"])
+        return with_written(result, written)
 
     def before_verdict(self, inputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]) -> Step:
         """The reference and values to show, and what the judge wrote for them, in one step of requests.

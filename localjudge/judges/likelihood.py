@@ -34,7 +34,17 @@ from ..prompts.prompting import SCORES
 from .core import JudgeCore
 from .plan import Step
 
-__all__ = ["LikelihoodPair", "calibrated_winner", "check_readings", "likelihood_gain", "pick_by_gain"]
+__all__ = [
+    "SHOWN",
+    "LikelihoodPair",
+    "calibrated_winner",
+    "check_readings",
+    "likelihood_gain",
+    "pick_by_gain",
+]
+
+#: the only values a pair judged by likelihood shows the model
+SHOWN = ("inputs", "outputs_a", "outputs_b")
 
 
 def likelihood_gain(with_instruction: list[float], without: list[float]) -> float:
@@ -95,12 +105,10 @@ class LikelihoodPair:
     def plan(
         self, inputs: Any, outputs_a: Any, outputs_b: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
     ) -> Step:
-        """Four readings side by side: each output after the instruction and after an empty request."""
-        if kwargs:
-            raise UsageError(
-                f"A pair judged by likelihood shows the instruction alone; these values have no place: "
-                f"{', '.join(sorted(kwargs))}"
-            )
+        """Four readings side by side: each output after the instruction and after an empty request.
+
+        Other values (a row's label, its source) are not shown: the model reads the instruction and the reply alone.
+        """
         if reference_outputs is not None:
             raise UsageError("A pair judged by likelihood shows no reference, and this one was given reference_outputs")
         instruction = "" if inputs is None else render_value(inputs)

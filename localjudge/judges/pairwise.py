@@ -22,6 +22,8 @@ from .likelihood import LikelihoodPair
 from .plan import Step, arun_plan, run_plan
 from .pointwise import PointwisePair, pointwise_pair_prompt, refuse_hidden_reference
 from .single import AsyncEvaluator, Evaluator
+from .ways import Way, stamped
+from .weighed import WeighedPair
 from .written import with_written
 
 __all__ = [
@@ -212,7 +214,7 @@ def _positions(metadata: Optional[Mapping[str, Any]]) -> Optional[dict[str, floa
 class PairwiseEvaluator(Evaluator):
     """What :func:`create_pairwise_judge` returns: both orders asked side by side, read by one core."""
 
-    def __init__(self, pair: _PairwiseCore | PointwisePair | LikelihoodPair) -> None:
+    def __init__(self, pair: _PairwiseCore | PointwisePair | LikelihoodPair | WeighedPair) -> None:
         self.pair = pair
         self.core = pair.core
 
@@ -225,13 +227,14 @@ class PairwiseEvaluator(Evaluator):
         reference_outputs: Any = None,
         **kwargs: Any,
     ) -> dict[str, Any]:
-        return run_plan(self.core.client, self.pair.plan(inputs, outputs_a, outputs_b, reference_outputs, kwargs))
+        plan = self.pair.plan(inputs, outputs_a, outputs_b, reference_outputs, kwargs)
+        return run_plan(self.core.client, stamped(plan, self.way))
 
 
 class AsyncPairwiseEvaluator(AsyncEvaluator):
     """What :func:`create_async_pairwise_judge` returns: both orders awaited at once."""
 
-    def __init__(self, pair: _PairwiseCore | PointwisePair | LikelihoodPair) -> None:
+    def __init__(self, pair: _PairwiseCore | PointwisePair | LikelihoodPair | WeighedPair) -> None:
         self.pair = pair
         self.core = pair.core
 
@@ -244,9 +247,8 @@ class AsyncPairwiseEvaluator(AsyncEvaluator):
         reference_outputs: Any = None,
         **kwargs: Any,
     ) -> dict[str, Any]:
-        return await arun_plan(
-            self.core.client, self.pair.plan(inputs, outputs_a, outputs_b, reference_outputs, kwargs)
-        )
+        plan = self.pair.plan(inputs, outputs_a, outputs_b, reference_outputs, kwargs)
+        return await arun_plan(self.core.client, stamped(plan, self.way))
 
 
 def _pairwise_core(
@@ -268,7 +270,27 @@ def _pairwise_core(
     checklist: bool,
     pointwise: bool,
     likelihood: bool,
-) -> _PairwiseCore | PointwisePair | LikelihoodPair:
+    way: Optional[Way] = None,
+) -> _PairwiseCore | PointwisePair | LikelihoodPair | WeighedPair:
+    if way is not None:  # the way's method and writers, in place of the flags
+        checklist, self_reference = way.checklist, way.self_reference
+        pointwise, likelihood = way.pairs == "pointwise", way.pairs == "likelihood"
+        on_disagreement = way.on_disagreement
+        if way.pairs == "weighed":
+            return _weighed_pair(
+                prompt=prompt,
+                feedback_key=feedback_key,
+                judge=judge,
+                model=model,
+                system=system,
+                allow_ties=allow_ties,
+                use_reasoning=use_reasoning,
+                has_reference=has_reference,
+                cache=cache,
+                calibration=calibration,
+                few_shot_examples=few_shot_examples,
+                few_shot_placement=few_shot_placement,
+            )
     if on_disagreement not in ON_DISAGREEMENT:
         raise UsageError(f"on_disagreement must be one of {', '.join(ON_DISAGREEMENT)}, got {on_disagreement!r}")
     if likelihood:
@@ -337,6 +359,51 @@ def _pairwise_core(
     return _PairwiseCore(core, shows_reference, on_disagreement)
 
 
+def _weighed_pair(*, calibration: Any, allow_ties: bool, **options: Any) -> WeighedPair:
+    """The checks side by side and the likelihood readings of one pair, sharing one client, weighed."""
+    from ..trust.pair_weights import read_pair_weights
+
+    if calibration is not None or allow_ties:
+        given = [
+            name
+            for name, is_given in (("calibration", calibration is not None), ("allow_ties", allow_ties))
+            if is_given
+        ]
+        raise UsageError(
+            f"the weighed way does not take {', '.join(given)}: its weights decide, and a tie is even odds"
+        )
+    side = _pairwise_core(
+        **options,
+        allow_ties=False,
+        calibration=None,
+        on_disagreement="probabilities",
+        self_reference=False,
+        checklist=True,
+        pointwise=False,
+        likelihood=False,
+    )
+    reading = LikelihoodPair(
+        build_core(
+            prompt="{inputs}",
+            feedback_key=options["feedback_key"],
+            judge=side.core.client,  # the same client (and result cache): one model reads and judges
+            model=options["model"],
+            system=options["system"],
+            continuous=False,
+            choices=None,
+            use_reasoning=False,
+            few_shot_examples=None,
+            output_schema=pairwise_schema(use_reasoning=False),
+            few_shot_placement=options["few_shot_placement"],
+            cache=None,
+            verdict_field="winner",
+            reads_replies=True,
+        )
+    )
+    assert isinstance(side, _PairwiseCore)
+    return WeighedPair(side, reading, read_pair_weights())
+
+
 def _check_pointwise(
     prompt: Any, allow_ties: bool, calibration: Any, few_shot_examples: Any, on_disagreement: str
 ) -> None:
@@ -388,6 +455,7 @@ def create_pairwise_judge(
     checklist: bool = False,
     pointwise: bool = False,
     likelihood: bool = False,
+    way: Optional[Way] = None,
 ) -> PairwiseEvaluator:
     """An evaluator that says which of two outputs is better, asking in both orders.
 
@@ -423,6 +491,10 @@ def create_pairwise_judge(
     it needs a local model and takes none of the options that shape a question.
     With ``calibration`` (fitted by ``localjudge calibrate --pairwise --likelihood``)
     the gains become ``metadata.probabilities``.
+    ``way`` (a :class:`~localjudge.judges.ways.Way`, such as ``WAYS["weighed"]``)
+    asks the pair that way, in place of ``checklist``, ``self_reference``,
+    ``pointwise``, ``likelihood`` and ``on_disagreement``; ``calibration``
+    stays as given. The weighed way (:mod:`.weighed`) is reached only so.
     """
     return PairwiseEvaluator(_pairwise_core(**_options(locals())))
 
@@ -446,6 +518,7 @@ def create_async_pairwise_judge(
     checklist: bool = False,
     pointwise: bool = False,
     likelihood: bool = False,
+    way: Optional[Way] = None,
 ) -> AsyncPairwiseEvaluator:
     """The async twin of :func:`create_pairwise_judge`: both orders are asked at once."""
     return AsyncPairwiseEvaluator(_pairwise_core(**_options(locals())))

@@ -15,10 +15,36 @@ from typing import Any
 
 from ..clients.base import acall_create, call_create
 
-__all__ = ["Step", "arun_plan", "run_plan"]
+__all__ = ["Step", "arun_plan", "run_plan", "together"]
 
 #: what a step of a judge's plan yields (the requests to send together) and is sent back (their responses)
 Step = Generator[list[dict[str, Any]], list[Any], Any]
+
+
+def together(*plans: Step) -> Step:
+    """Several plans run side by side: each step sends every unfinished plan's next requests at once.
+
+    Returns their results, in the order given. A plan that raises stops them all.
+    """
+    results: list[Any] = [None] * len(plans)
+    pending: dict[int, list[dict[str, Any]]] = {}
+    for place, plan in enumerate(plans):
+        try:
+            pending[place] = next(plan)
+        except StopIteration as done:
+            results[place] = done.value
+    while pending:
+        responses = yield [request for requests in pending.values() for request in requests]
+        following: dict[int, list[dict[str, Any]]] = {}
+        start = 0
+        for place, requests in pending.items():
+            answered, start = responses[start : start + len(requests)], start + len(requests)
+            try:
+                following[place] = plans[place].send(answered)
+            except StopIteration as done:
+                results[place] = done.value
+        pending = following
+    return results
 
 
 def run_plan(client: Any, plan: Step) -> Any:

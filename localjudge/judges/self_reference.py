@@ -24,6 +24,7 @@ __all__ = [
     "DEFAULT_SELF_REFERENCE_TOKENS",
     "SELF_REFERENCE_SYSTEM",
     "SelfReference",
+    "own_answer_comment",
 ]
 
 #: the longest answer the judge may write as its reference; a longer one is an error, never a cut reference
@@ -60,3 +61,15 @@ class SelfReference:
             "or ask a question with a shorter answer.",
             empty="The judge wrote an empty answer to judge against",
         )
+
+
+def own_answer_comment(result: Any, own_answer: str) -> Any:
+    """A true/false verdict given without reasoning, explained by what it rests on: the judge's own answer.
+
+    Made from the verdict itself, so it can never state the opposite one.
+    Any other result (one with reasoning, a score, a custom answer) is returned as it is.
+    """
+    if not isinstance(result, dict) or result.get("comment") is not None or not isinstance(result.get("score"), bool):
+        return result
+    agrees = "The same result as" if result["score"] else "A different result from"
+    return {**result, "comment": f"{agrees} the judge's own answer: {own_answer}"}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from ..types import FewShotExample
 from .core import JudgeCore, build_core
 from .plan import arun_plan, run_plan
+from .ways import Way, stamped
 
 if TYPE_CHECKING:
     from ..trust.correction import Correction
@@ -39,6 +40,8 @@ class Evaluator:
     """
 
     __name__ = "evaluator"
+    #: the way it judges, named in each result's metadata with the requests it took (None: OpenEvals' result as is)
+    way: Optional[Way] = None
 
 
 async def _a_coroutine_function() -> None:
@@ -71,7 +74,7 @@ class JudgeEvaluator(Evaluator):
         self.core = core
 
     def __call__(self, *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any) -> Any:
-        return run_plan(self.core.client, self.core.plan(inputs, outputs, reference_outputs, kwargs))
+        return run_plan(self.core.client, stamped(self.core.plan(inputs, outputs, reference_outputs, kwargs), self.way))
 
 
 class AsyncJudgeEvaluator(AsyncEvaluator):
@@ -83,7 +86,8 @@ class AsyncJudgeEvaluator(AsyncEvaluator):
     async def __call__(
         self, *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
     ) -> Any:
-        return await arun_plan(self.core.client, self.core.plan(inputs, outputs, reference_outputs, kwargs))
+        plan = stamped(self.core.plan(inputs, outputs, reference_outputs, kwargs), self.way)
+        return await arun_plan(self.core.client, plan)
 
 
 def create_llm_as_judge(

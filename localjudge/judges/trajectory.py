@@ -22,6 +22,7 @@ from ..prompts.trajectory import trajectory_text
 from ..types import FewShotExample
 from .core import JudgeCore, build_core
 from .single import AsyncEvaluator, Evaluator
+from .ways import stamp
 
 if TYPE_CHECKING:
     from ..trust.correction import Correction
@@ -130,7 +131,8 @@ class TrajectoryEvaluator(Evaluator):
 
     def __call__(self, *, outputs: Any = None, reference_outputs: Any = None, inputs: Any = None, **kwargs: Any) -> Any:
         core, request = self.trajectory.request(inputs, outputs, reference_outputs, kwargs)
-        return core.read_result(call_create(core.client, request))
+        result = core.read_result(call_create(core.client, request))
+        return result if self.way is None else stamp(result, self.way, 1)
 
 
 class AsyncTrajectoryEvaluator(AsyncEvaluator):
@@ -144,7 +146,8 @@ class AsyncTrajectoryEvaluator(AsyncEvaluator):
         self, *, outputs: Any = None, reference_outputs: Any = None, inputs: Any = None, **kwargs: Any
     ) -> Any:
         core, request = self.trajectory.request(inputs, outputs, reference_outputs, kwargs)
-        return core.read_result(await acall_create(core.client, request))
+        result = core.read_result(await acall_create(core.client, request))
+        return result if self.way is None else stamp(result, self.way, 1)
 
 
 def create_trajectory_llm_as_judge(

@@ -13,7 +13,10 @@ from typing import Any, Optional, Protocol, cast
 from .. import bounded_json
 from ..errors import SchemaTooLargeError, UsageError
 
-__all__ = ["OutputSchema", "default_output_schema", "normalise_output_schema", "stated_bounds"]
+__all__ = ["OutputSchema", "decoding_order", "default_output_schema", "normalise_output_schema", "stated_bounds"]
+
+#: the verdict fields of our score and pair schemas, which a local judge decodes before the reasoning
+VERDICT_FIELDS = ("score", "winner")
 
 # These strings are part of the OpenEvals interface: models and users see them verbatim.
 REASONING_DESCRIPTION = (
@@ -41,6 +44,30 @@ def stated_bounds(field: Mapping[str, Any]) -> tuple[Any, Any]:
     if low is None and high is None and field.get("description") == CONTINUOUS_DESCRIPTION:
         return 0, 1
     return low, high
+
+
+def decoding_order(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The schema in the order a local judge decodes it: a verdict before the reasoning that explains it.
+
+    OpenEvals' score schema (and our pair schema) asks for the reasoning first.
+    A small local judge that reasons first argues itself into verdicts (it
+    wrote "The answer '5' is correct because 2 + 2 equals 5") and is less
+    often right than one that gives the verdict first (README, "How the
+    defaults were chosen"). Decoded verdict first, the reasoning explains
+    the verdict given. The request is unchanged, and so is any schema other
+    than exactly ``reasoning`` then a verdict field.
+    """
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping) or list(properties)[:1] != ["reasoning"] or len(properties) != 2:
+        return schema
+    (verdict,) = [name for name in properties if name != "reasoning"]
+    if verdict not in VERDICT_FIELDS:
+        return schema
+    reordered = {verdict: properties[verdict], "reasoning": properties["reasoning"]}
+    required = schema.get("required")
+    if isinstance(required, list) and set(required) == set(properties):
+        required = [verdict, "reasoning"]
+    return {**schema, "properties": reordered, **({"required": required} if "required" in schema else {})}
 
 
 def default_output_schema(

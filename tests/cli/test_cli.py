@@ -19,12 +19,22 @@ from localjudge.commands.settings import JudgeSettings
 from localjudge.specs import ModelOptions
 
 ANSWER = '{"reasoning": "Four is right. Thus, the score should be: true.", "score": true}'
+OWN_ANSWER = "4"  # what the scripted judge writes when asked for free text: its own answer to the question
+
+
+def answer_as_asked(request: dict) -> str:
+    """ANSWER in the shape the request's schema asks for (without reasoning where it has none); free text: OWN_ANSWER."""
+    response_format = request.get("response_format")
+    if response_format is None:
+        return OWN_ANSWER
+    fields = response_format["json_schema"]["schema"]["properties"]
+    return json.dumps({name: value for name, value in json.loads(ANSWER).items() if name in fields})
 
 
 @pytest.fixture
 def scripted(monkeypatch: pytest.MonkeyPatch):
     """Replace model resolution with a scripted judge; yields the judge and the specs asked for."""
-    judge = ScriptedClient([ANSWER], repeat=True)
+    judge = ScriptedClient([answer_as_asked], repeat=True)
     asked: list[tuple] = []
 
     def build_judge(model_spec, base_urls, fallbacks, **model_options):
@@ -41,18 +51,43 @@ def run(*args: str):
     return CliRunner().invoke(cli.main, list(args))
 
 
-def test_score_prints_result_json(scripted):
+def verdict_requests(scripted: ScriptedClient) -> list[dict]:
+    """The requests that asked for a verdict (a schema), not for what the judge writes first."""
+    return [request for request in scripted.requests if "response_format" in request]
+
+
+def test_score_judges_an_answer_against_its_own_by_default_and_says_so(scripted):
     result = run("score", "--inputs", "What is 2+2?", "--outputs", "4")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == {
         "key": "score",
         "score": True,
-        "comment": "Four is right. Thus, the score should be: true.",
-        "metadata": None,
+        "comment": "The same result as the judge's own answer: 4",
+        "metadata": {"self_reference": "4", "way": "self-reference+uncalibrated", "requests": 2},
     }
-    user = scripted.requests[0]["messages"][-1]["content"]
-    assert "What is 2+2?" in user and "<answer>\n4\n</answer>" in user
+    own, verdict = scripted.requests
+    assert own["messages"][-1]["content"] == "What is 2+2?" and "response_format" not in own
+    user = verdict["messages"][-1]["content"]
+    assert "What is 2+2?" in user and "<answer>\n4\n</answer>" in user and "<expected_answer>\n4\n" in user
+    assert list(verdict["response_format"]["json_schema"]["schema"]["properties"]) == ["score"]  # the verdict only
     assert scripted.asked == [("tiny", (), ())]  # $LOCALJUDGE_MODEL, as the tests set it
+    # a scripted judge has no calibration: the default judges uncalibrated and says so
+    assert "not calibrated" in result.stderr
+    assert "way: self-reference+uncalibrated (against the judge's own answer" in result.stderr
+
+
+def test_way_plain_with_reasoning_is_openevals_judgement(scripted):
+    result = run("score", "--inputs", "What is 2+2?", "--outputs", "4", "--way", "plain", "--reasoning")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == {
+        "key": "score",
+        "score": True,
+        "comment": "Four is right. Thus, the score should be: true.",
+        "metadata": {"way": "plain", "requests": 1},
+    }
+    (request,) = scripted.requests
+    assert list(request["response_format"]["json_schema"]["schema"]["properties"]) == ["reasoning", "score"]
+    assert "way: plain (the prompt as written)" in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -85,6 +120,7 @@ def test_score_passes_every_option_through(scripted, tmp_path):
         "--choices", "0,0.5,1",
         "--few-shot", str(few_shot),
         "--feedback-key", "clarity",
+        "--reasoning",
         "--model", "some.gguf",
         "--fallback", "openai:m",
         "--base-url", "http://127.0.0.1:9",
@@ -159,7 +195,12 @@ def test_score_no_reasoning_and_continuous(scripted):
     scripted._script = iter(['{"score": 0.25}'])
     result = run("score", "--outputs", "x", "--continuous", "--no-reasoning")
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == {"key": "score", "score": 0.25, "comment": None, "metadata": None}
+    assert json.loads(result.stdout) == {
+        "key": "score",
+        "score": 0.25,
+        "comment": None,
+        "metadata": {"way": "plain", "requests": 1},
+    }
     schema = scripted.requests[0]["response_format"]["json_schema"]["schema"]
     assert list(schema["properties"]) == ["score"]
 
@@ -304,8 +345,8 @@ def test_batch_scores_each_row_and_resumes(scripted, tmp_path):
     records = [json.loads(line) for line in results.read_text().splitlines()]
     assert [r["id"] for r in records] == ["q1", "2"]
     assert all(r["result"]["score"] is True for r in records)
-    prompts = [request["messages"][-1]["content"] for request in scripted.requests]
-    assert "<question>\n2+2?\n</question>" in prompts[0] and "<reference>" not in prompts[0]
+    prompts = [request["messages"][-1]["content"] for request in verdict_requests(scripted)]
+    assert "<question>\n2+2?\n</question>" in prompts[0] and "<expected_answer>\n4\n" in prompts[0]
     assert "<question>" not in prompts[1] and "<reference>\ngold\n</reference>" in prompts[1]
     assert "2 rows: 2 scored, 0 already in" in result.stderr and "scores: true 2; mean 1.000" in result.stderr
 
@@ -313,7 +354,7 @@ def test_batch_scores_each_row_and_resumes(scripted, tmp_path):
     assert again.exit_code == 0
     assert "2 rows: 0 scored, 2 already in" in again.stderr
     assert "scores (with the 2 kept): true 2; mean 1.000" in again.stderr  # the data's verdicts, not this run's none
-    assert len(scripted.requests) == 2
+    assert len(scripted.requests) == 3  # q1's own answer, then each row's verdict
 
 
 def test_batch_records_failures_and_exits_1(scripted, tmp_path):
@@ -331,7 +372,7 @@ def test_few_shot_first_puts_the_examples_before_the_prompt(scripted, tmp_path):
     few_shot = tmp_path / "shots.jsonl"
     few_shot.write_text(json.dumps({"inputs": "1+1", "outputs": "2", "score": True}) + "\n")
     scripted._script = iter(['{"reasoning": "ok", "score": true}'])
-    result = run("score", "--outputs", "x", "--few-shot", str(few_shot), "--few-shot-first")
+    result = run("score", "--outputs", "x", "--few-shot", str(few_shot), "--few-shot-first", "--reasoning")
     assert result.exit_code == 0, result.output
     assert scripted.requests[0]["messages"][-1]["content"].startswith("<example>\n<input>1+1</input>")
 
@@ -374,7 +415,7 @@ def test_batch_reads_csv_through_a_column_map(scripted, tmp_path):
     assert result.exit_code == 1, result.output
     records = [json.loads(line) for line in (tmp_path / "data.results.jsonl").read_text().splitlines()]
     assert records[0]["id"] == "k1" and records[0]["result"]["score"] is True
-    assert "<question>\n2+2?\n</question>" in scripted.requests[0]["messages"][-1]["content"]
+    assert "<question>\n2+2?\n</question>" in verdict_requests(scripted)[0]["messages"][-1]["content"]
     assert records[1]["error"] == {
         "type": "MissingValueError",
         "message": "data.csv:3: the 'answer' cell is empty (mapped to outputs)",
@@ -415,7 +456,7 @@ def test_batch_flattens_its_results_into_csv_on_request(scripted, tmp_path):
     data = tmp_path / "data.jsonl"
     data.write_text('{"id": "a", "outputs": "4"}\n{"id": "b", "outputs": "5"}\nnot json\n', encoding="utf-8")
     scripted._script = iter(['{"reasoning": "fine, \\"quoted\\"", "score": true}', "not json"])
-    result = run("batch", str(data), "--output-format", "csv")
+    result = run("batch", str(data), "--output-format", "csv", "--reasoning")
     assert result.exit_code == 1, result.output
     with (tmp_path / "data.results.csv").open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
@@ -488,7 +529,7 @@ def test_the_row_judge_travels_as_its_options_and_counts_its_work(scripted):
     judge = command_judge.RowJudge(_batch_settings(), use_cache=False)
     result = judge(inputs="What is 2+2?", outputs="4")
     assert result["score"] is True
-    assert judge.counters() == {"cached": 0, "model_calls": 1, "prompt_tokens": 0, "completion_tokens": 0}
+    assert judge.counters() == {"cached": 0, "model_calls": 2, "prompt_tokens": 0, "completion_tokens": 0}
     copy = pickle.loads(pickle.dumps(judge))  # the scripted judge it built does not travel
     assert copy.settings == judge.settings and copy.counters() == {}
 
@@ -547,14 +588,14 @@ def _leaning_rows(tmp_path, monkeypatch, judge):
 def test_calibrate_then_batch_calibrated_find_the_same_calibration(tmp_path, monkeypatch):
     data = _leaning_rows(tmp_path, monkeypatch, LeaningJudge())
 
-    fitted = run("calibrate", str(data), "--no-reasoning", "-j", "3", "--folds", "3")
+    fitted = run("calibrate", str(data), "--way", "plain", "-j", "3", "--folds", "3")
     assert fitted.exit_code == 0, fitted.output
     assert "12 readouts from 12 labelled rows (0 rows gave none)" in fitted.stdout
     assert "uncorrected: ECE" in fitted.stdout and "accuracy 0.500" in fitted.stdout  # it always said true
     assert "true 0.850, false 0.150" in fitted.stdout  # the content-free readout
 
     results = tmp_path / "scored.jsonl"
-    scored = run("batch", str(data), "-o", str(results), "--no-reasoning", "-j", "2", "--calibrated")
+    scored = run("batch", str(data), "-o", str(results), "--way", "plain", "-j", "2", "--calibrated")
     assert scored.exit_code == 0, scored.output
     records = {r["id"]: r["result"] for r in map(json.loads, results.read_text().splitlines())}
     assert all(r["metadata"]["calibrated"] for r in records.values())
@@ -562,7 +603,7 @@ def test_calibrate_then_batch_calibrated_find_the_same_calibration(tmp_path, mon
     assert {r["score"] for i, r in records.items() if not int(i) % 2} == {False}  # the lean towards true divided out
     assert all(r["metadata"]["uncalibrated"]["score"] is True for r in records.values())
 
-    shown_differently = run("batch", str(data), "-o", str(tmp_path / "x.jsonl"), "--calibrated")  # with reasoning
+    shown_differently = run("batch", str(data), "-o", str(tmp_path / "x.jsonl"), "--calibrated", "--reasoning")
     assert shown_differently.exit_code == 2 and "no calibration was fitted for this judge" in shown_differently.stderr
 
 
@@ -639,7 +680,7 @@ def test_an_empty_answer_is_judged_and_said_to_be_empty(scripted):
     assert result.exit_code == 0, result.output
     assert (
         "note: --outputs is empty" in result.stderr
-        and "<answer>\n \n</answer>" in scripted.requests[0]["messages"][-1]["content"]
+        and "<answer>\n \n</answer>" in verdict_requests(scripted)[0]["messages"][-1]["content"]
     )
     scripted._script = itertools.repeat('{"winner": "A"}')
     result = run("compare", "--output-a", "", "--output-b", "7", "--no-reasoning")

@@ -115,12 +115,20 @@ def test_a_readout_verdict_is_the_likeliest_value_or_none():
 
 def test_a_report_names_the_way_each_set_was_judged():
     from localjudge.cli.trust import describe_way
+    from localjudge.commands.check import load_set, way_record
+    from localjudge.commands.judging import RowJudge, resolve_way
     from localjudge.commands.settings import JudgeSettings
 
     def way(set_name: str, **options) -> dict:
-        return CHECK_SETS[set_name].settings(JudgeSettings(no_reasoning=True, **options)).way_of_judging()
+        settings = CHECK_SETS[set_name].settings(JudgeSettings(**options))
+        shape = RowJudge.shape(load_set(CHECK_SETS[set_name])[0])
+        _, resolved, _ = resolve_way(settings, has_inputs=shape[0], has_reference=shape[1])
+        return way_record(settings, resolved, shape)
 
     keys = [
+        "name",
+        "default",
+        "described",
         "pairs",
         "on_disagreement",
         "reasoning",
@@ -131,32 +139,45 @@ def test_a_report_names_the_way_each_set_was_judged():
         "calibrated",
         "system",
     ]
-    plain = dict.fromkeys(keys) | {"reasoning": False, "self_reference": False, "checklist": False, "calibrated": False}
-    # pair options do not touch single answers
-    assert way("answers", likelihood=True, pointwise=True, checklist=True) == plain
-    assert way("adversarial") == plain | {"pairs": "both orders", "on_disagreement": "tie"}
-    assert describe_way(way("adversarial")) == "verdict only, both orders side by side, a disagreement a tie"
+    # pair options do not touch single answers: they are judged the answers' default way
+    answers = way("answers", likelihood=True, pointwise=True, checklist=True)
+    assert list(answers) == keys  # the same keys in every report, for whatever reads the JSON
+    assert answers["name"] == "self-reference" and answers["default"] is True
+    assert answers["self_reference"] is True and answers["calibrated"] is True and answers["reasoning"] is False
+    assert describe_way(answers) == (
+        "self-reference (the default), verdict only, against the judge's own answer, written first, calibrated"
+    )
+    assert describe_way(way("adversarial")) == (
+        "plain (the default), verdict only, both orders side by side, a disagreement a tie"
+    )
     settled = way("llmbar-natural", on_disagreement="probabilities", calibrated=True)
-    assert (
-        describe_way(settled)
-        == "verdict only, both orders side by side, a disagreement to the likelier side, calibrated"
+    assert describe_way(settled) == (
+        "ties-to-probabilities+calibrated (as asked), verdict only, both orders side by side, "
+        "a disagreement to the likelier side, calibrated"
     )
     assert way("adversarial", pointwise=True)["pairs"] == "pointwise"
     read = way("adversarial", likelihood=True, system="Be exact.")
-    assert list(read) == keys  # the same keys in every report, for whatever reads the JSON
-    assert read == dict.fromkeys(keys) | {"pairs": "likelihood", "calibrated": False, "system": "Be exact."}
-    assert describe_way(read) == "no verdict asked: the answer the instruction makes likelier wins, a system message"
+    assert read["pairs"] == "likelihood" and read["reasoning"] is None and read["system"] == "Be exact."
+    assert describe_way(read) == (
+        "likelihood (as asked), no verdict asked: the answer the instruction makes likelier wins, a system message"
+    )
     assert describe_way(way("adversarial", likelihood=True, calibrated=True)).endswith("likelier wins, calibrated")
     own = way("answers", self_reference=True)
-    assert describe_way(own) == "verdict only, against the judge's own answer"
+    assert describe_way(own) == (
+        "self-reference+uncalibrated (as asked), verdict only, against the judge's own answer, written first"
+    )
     checked = way("llmbar-natural", checklist=True, on_disagreement="probabilities")
-    assert checked["checklist"] is True
+    assert checked["checklist"] is True and checked["name"] == "checklist"
     assert describe_way(checked) == (
-        "verdict only, both orders side by side, a disagreement to the likelier side, after the judge's own checks"
+        "checklist (as asked), verdict only, both orders side by side, a disagreement to the likelier side, "
+        "after the judge's own checks"
     )
     shown = way("answers", few_shot="examples.jsonl", few_shot_first=True)
-    assert shown["few_shot_first"] is True
-    assert describe_way(shown) == "verdict only, examples from examples.jsonl, before the prompt"
+    assert shown["few_shot_first"] is True and shown["name"] == "plain"  # examples of one's own: the prompt as asked
+    assert (
+        describe_way(shown) == "plain (the default), verdict only, the prompt as written, examples from "
+        "examples.jsonl, before the prompt"
+    )
 
 
 def test_an_unknown_set_is_a_usage_error():
@@ -192,12 +213,12 @@ def test_check_judge_runs_a_set_on_the_tiny_model_and_writes_its_report(tmp_path
     outcome = CliRunner().invoke(
         main,
         [
-            *("check-judge", "-m", "tiny", "--set", "answers", "--limit", "4", "--no-reasoning", "--no-cache"),
+            *("check-judge", "-m", "tiny", "--set", "answers", "--limit", "4", "--way", "plain", "--no-cache"),
             *("--json", str(report_file), "--plot", str(tmp_path / "plots")),
         ],
     )
     assert outcome.exit_code == 0, outcome.output
-    assert "judge tiny, all rows" in outcome.output and "answers: verdict only" in outcome.output
+    assert "judge tiny, all rows" in outcome.output and "answers: plain (as asked), verdict only" in outcome.output
     (answers,) = json.loads(report_file.read_text())["sets"]
     assert answers["way"]["reasoning"] is False and answers["way"]["pairs"] is None and answers["ties"] is None
     assert answers["set"] == "answers" and answers["rows"] == 4 and answers["failed"] == 0
@@ -208,14 +229,14 @@ def test_check_judge_runs_a_set_on_the_tiny_model_and_writes_its_report(tmp_path
 @pytest.mark.model
 @pytest.mark.parametrize("own_reference", [False, True])
 def test_the_default_judge_tells_right_answers_from_wrong_on_held_out_questions(tmp_path, own_reference):
-    """Plainly, and against an answer it writes itself first, which each record then shows."""
+    """Plainly, and by default: against an answer it writes itself first, which each record then shows."""
     report_file = tmp_path / "report.json"
     outcome = CliRunner().invoke(
         main,
         [
             *("check-judge", "-m", "default", "--set", "answers", "--split", "test", "--limit", "12"),
-            *("--no-reasoning", "-j", "2", "--json", str(report_file), "--results", str(tmp_path)),
-            *(["--self-reference"] if own_reference else []),
+            *("-j", "2", "--json", str(report_file), "--results", str(tmp_path)),
+            *([] if own_reference else ["--way", "plain"]),
         ],
     )
     assert outcome.exit_code == 0, outcome.output

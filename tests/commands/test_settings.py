@@ -9,16 +9,16 @@ from localjudge.specs import ModelOptions
 
 
 def test_the_fingerprint_follows_what_shapes_a_verdict_and_not_how_fast_it_comes(tmp_path):
-    base = JudgeSettings(model_spec="tiny", no_reasoning=True)
+    base = JudgeSettings(model_spec="tiny")
     same = [
         base.with_parallel_for(4),
         replace(base, model_options=ModelOptions.of({"n_threads": 1, "timeout": 5.0})),
-        JudgeSettings(model_spec="tiny", no_reasoning=True),
+        JudgeSettings(model_spec="tiny"),
     ]
     assert {settings.fingerprint() for settings in same} == {base.fingerprint()}
     others = [
         replace(base, model_spec="default"),
-        replace(base, no_reasoning=False),
+        replace(base, reasoning=True),
         replace(base, choices=(0.0, 1.0)),
         replace(base, model_options=ModelOptions.of({"temperature": 0.7})),
         replace(base, system="Be strict."),

@@ -160,3 +160,36 @@ def test_threads_share_a_fresh_cache_file(tmp_path):
         for thread in threads:
             thread.join()
         assert failures == [] and len(cache) == 120
+
+
+def test_the_same_request_asked_at_once_is_asked_of_the_model_once(tmp_path):
+    """Rows sharing a question ask for the judge's own answer together: one asks, the others wait for its answer."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    started, release = threading.Event(), threading.Event()
+
+    def slow(request):
+        started.set()
+        release.wait(5)
+        return "4"
+
+    inner = Identified([slow], repeat=True)
+    client = CachedClient(inner, ResultCache(tmp_path / "r.sqlite3"))
+    own = {"messages": [{"role": "user", "content": "2+2?"}], "temperature": 0}
+    with ThreadPoolExecutor(4) as pool:
+        answers = [pool.submit(client.chat.completions.create, **own) for _ in range(4)]
+        assert started.wait(5)
+        release.set()
+        texts = {future.result().choices[0].message.content for future in answers}
+    assert texts == {"4"} and len(inner.requests) == 1
+
+
+def test_a_request_in_flight_that_fails_is_asked_again_by_the_next_caller(tmp_path):
+    inner = Identified([RuntimeError("the model fell over"), "4"])
+    client = CachedClient(inner, ResultCache(tmp_path / "r.sqlite3"))
+    own = {"messages": [{"role": "user", "content": "2+2?"}], "temperature": 0}
+    with pytest.raises(RuntimeError):
+        client.chat.completions.create(**own)
+    assert client.chat.completions.create(**own).choices[0].message.content == "4"
+    assert not client._flights  # nothing left waiting

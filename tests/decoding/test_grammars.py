@@ -1,4 +1,4 @@
-"""grammars/ is current, and its regex and GBNF accept exactly the valid answers."""
+"""grammars/ is current, and its regex and GBNF accept exactly the valid answers, the verdict decoded first."""
 
 from __future__ import annotations
 
@@ -17,41 +17,41 @@ GRAMMARS_DIR = Path(__file__).resolve().parents[2] / "grammars"
 
 VALID = {
     "boolean": [
-        '{"reasoning":"Fine. Thus, the score should be: true.","score":true}',
-        '{"reasoning":"","score":false}',
-        '{"reasoning":"quote \\" and \\\\ and 名将","score":false}',
+        '{"score":true,"reasoning":"Fine. Thus, the score should be: true."}',
+        '{"score":false,"reasoning":""}',
+        '{"score":false,"reasoning":"quote \\" and \\\\ and 名将"}',
     ],
     "boolean-no-reasoning": ['{"score":true}', '{"score":false}'],
     "continuous": [
-        '{"reasoning":"ok","score":0.75}',
-        '{"reasoning":"ok","score":1}',
-        '{"reasoning":"ok","score":0}',
-        '{"reasoning":"ok","score":1.0}',
+        '{"score":0.75,"reasoning":"ok"}',
+        '{"score":1,"reasoning":"ok"}',
+        '{"score":0,"reasoning":"ok"}',
+        '{"score":1.0,"reasoning":"ok"}',
     ],
     "continuous-no-reasoning": ['{"score":0.123456}', '{"score":1.000}'],
-    "choices": ['{"reasoning":"ok","score":0.5}', '{"reasoning":"ok","score":1.0}', '{"reasoning":"x","score":0.0}'],
+    "choices": ['{"score":0.5,"reasoning":"ok"}', '{"score":1.0,"reasoning":"ok"}', '{"score":0.0,"reasoning":"x"}'],
     "choices-no-reasoning": ['{"score":0.0}'],
 }
 INVALID = {
     "boolean": [
-        '{"reasoning":"ok","score":"true"}',
-        '{"score":true,"reasoning":"ok"}',
-        '{"reasoning":"ok","score":true',
-        '{"reasoning":"ok","score":true} ',
-        '{"reasoning":"line\nbreak","score":true}',
-        '{"reasoning":"ok","score":true,"x":1}',
-        '{ "reasoning":"ok","score":true}',
+        '{"score":"true","reasoning":"ok"}',
+        '{"reasoning":"ok","score":true}',  # the request's order: a local judge decodes the verdict first
+        '{"score":true,"reasoning":"ok"',
+        '{"score":true,"reasoning":"ok"} ',
+        '{"score":true,"reasoning":"line\nbreak"}',
+        '{"score":true,"reasoning":"ok","x":1}',
+        '{ "score":true,"reasoning":"ok"}',
     ],
     "boolean-no-reasoning": ['{"score":1}', '{"score":null}'],
     "continuous": [
-        '{"reasoning":"ok","score":1.5}',
-        '{"reasoning":"ok","score":-0.1}',
-        '{"reasoning":"ok","score":2}',
-        '{"reasoning":"ok","score":1.01}',
-        '{"reasoning":"ok","score":0.1234567}',
+        '{"score":1.5,"reasoning":"ok"}',
+        '{"score":-0.1,"reasoning":"ok"}',
+        '{"score":2,"reasoning":"ok"}',
+        '{"score":1.01,"reasoning":"ok"}',
+        '{"score":0.1234567,"reasoning":"ok"}',
     ],
     "continuous-no-reasoning": ['{"score":true}', '{"score":.5}'],
-    "choices": ['{"reasoning":"ok","score":0.25}', '{"reasoning":"ok","score":2.0}'],
+    "choices": ['{"score":0.25,"reasoning":"ok"}', '{"score":2.0,"reasoning":"ok"}'],
     "choices-no-reasoning": ['{"score":0.7}', '{"score":"0.5"}'],
 }
 

@@ -176,7 +176,7 @@ def test_the_command_line_ensemble_of_models(monkeypatch, tmp_path):
         lambda spec, *args, **kwargs: ScriptedClient([_answer(verdicts[spec])], repeat=True),
     )
     models = ["--model", "a.gguf", "--model", "b.gguf", "--model", "c.gguf"]
-    result = CliRunner().invoke(cli.main, ["score", "--outputs", "4", *models, "--ensemble"])
+    result = CliRunner().invoke(cli.main, ["score", "--outputs", "4", *models, "--ensemble", "--reasoning"])
     assert result.exit_code == 0, result.output
     combined = json.loads(result.stdout)
     assert combined["score"] is True and combined["metadata"]["votes"] == {"true": 2, "false": 1}
@@ -187,7 +187,8 @@ def test_the_command_line_ensemble_of_models(monkeypatch, tmp_path):
     data.write_text("".join(json.dumps({"id": str(i), "outputs": "4"}) + "\n" for i in range(4)), encoding="utf-8")
     summary = tmp_path / "summary.json"
     batch = CliRunner().invoke(
-        cli.main, ["batch", str(data), *models, "--ensemble", "--no-cache", "--summary", str(summary), "-j", "2"]
+        cli.main,
+        ["batch", str(data), *models, "--ensemble", "--no-cache", "--reasoning", "--summary", str(summary), "-j", "2"],
     )
     assert batch.exit_code == 0, batch.output
     assert json.loads(summary.read_text())["model_calls"] == 12  # three members, four rows

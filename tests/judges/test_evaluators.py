@@ -92,7 +92,9 @@ def test_score_takes_a_ready_made_evaluator_and_refuses_mismatches(monkeypatch):
 
     judge = ScriptedClient([json.dumps({"reasoning": "Brief.", "score": True})], repeat=True)
     monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: judge)
-    result = CliRunner().invoke(cli.main, ["score", "--evaluator", "conciseness", "--inputs", "2+2?", "--outputs", "4"])
+    result = CliRunner().invoke(
+        cli.main, ["score", "--evaluator", "conciseness", "--inputs", "2+2?", "--outputs", "4", "--reasoning"]
+    )
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["key"] == "conciseness"
     assert "Judge whether an answer is concise" in judge.requests[-1]["messages"][-1]["content"]

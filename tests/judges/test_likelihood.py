@@ -6,6 +6,7 @@ import asyncio
 import math
 
 import pytest
+from support.likelihood_readings import PAIR, scored
 
 from localjudge import ScriptedClient
 from localjudge.clients.formats import read_reply_logprobs
@@ -13,24 +14,6 @@ from localjudge.errors import ConnectError, JudgeRuntimeError, OptionError, Outp
 from localjudge.judges.likelihood import calibrated_winner, check_readings, likelihood_gain, pick_by_gain
 from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
 from localjudge.trust.correction import Correction, gain_readout
-
-PAIR = {"inputs": "Name the capital of France.", "outputs_a": "Rome is lovely.", "outputs_b": "Paris."}
-#: log-probabilities of each reply's tokens, after the instruction and after an empty request
-FIGURES = {
-    ("Name the capital of France.", "Rome is lovely."): [-2.0, -1.0, -3.0],
-    ("", "Rome is lovely."): [-2.0, -1.5, -3.0],  # the instruction helps it a little: +0.5 over 3 tokens
-    ("Name the capital of France.", "Paris."): [-0.5, -0.5],
-    ("", "Paris."): [-4.0, -1.0],  # and this one a lot: +4.0 over 2 tokens
-}
-
-
-def scored(request):
-    """A client that scores replies, by the table above."""
-    assert request["score_reply"] is True
-    user, reply = (m["content"] for m in request["messages"][-2:])
-    tokens = [{"token": f"t{i}", "logprob": f, "top_logprobs": []} for i, f in enumerate(FIGURES[user, reply])]
-    return {"choices": [{"index": 0, "message": {"role": "assistant", "content": ""}, "finish_reason": "stop",
-                         "logprobs": {"content": tokens}}]}  # fmt: skip
 
 
 def test_the_gain_is_nats_per_token_and_the_larger_one_wins():
@@ -173,7 +156,6 @@ def test_options_that_shape_a_question_are_refused_by_name(option, value):
         ({**PAIR, "outputs_a": ""}, "outputs_a is empty"),
         ({**PAIR, "outputs_b": "  "}, "outputs_b is empty"),
         ({**PAIR, "reference_outputs": "Paris"}, "shows no reference"),
-        ({**PAIR, "context": "France is in Europe."}, "no place: context"),
     ],
 )
 def test_a_call_without_what_it_scores_is_refused_before_any_request(call, message):
@@ -322,3 +304,12 @@ def test_calibrate_then_compare_by_likelihood_on_the_command_line(tmp_path, monk
     refused = CliRunner().invoke(cli.main, ["calibrate", str(too_few), "--pairwise", "--likelihood", "--folds", "2"])
     assert refused.exit_code == 2 and "needs at least 4 labelled rows" in refused.output, refused.output
     assert client.requests == []  # refused before any row was judged
+
+
+def test_values_a_reading_does_not_show_are_data_not_errors():
+    """A labelled file's label, a row's source: the model reads the instruction and the replies alone."""
+    client = ScriptedClient([scored], repeat=True)
+    result = create_pairwise_judge(judge=client, likelihood=True)(**PAIR, label="B", source="survey")
+    assert result["metadata"]["winner"] == "B"
+    shown = "".join(m["content"] for request in client.requests for m in request["messages"])
+    assert "survey" not in shown and len(client.requests) == 4

@@ -172,7 +172,9 @@ def test_compare_prints_the_verdict(rule_judge):
 
     from localjudge import cli
 
-    result = CliRunner().invoke(cli.main, ["compare", "--inputs", "Capital?", "--output-a", BAD, "--output-b", GOOD])
+    result = CliRunner().invoke(
+        cli.main, ["compare", "--inputs", "Capital?", "--output-a", BAD, "--output-b", GOOD, "--reasoning"]
+    )
     assert result.exit_code == 0, result.output
     verdict = json.loads(result.stdout)
     assert (verdict["key"], verdict["score"], verdict["metadata"]["winner"]) == ("preference", 0.0, "B")
@@ -191,7 +193,7 @@ def test_batch_judges_pairs_and_refuses_single_output_options(rule_judge, tmp_pa
                 for i, (a, b) in enumerate(pairs)),
         encoding="utf-8",
     )  # fmt: skip
-    result = CliRunner().invoke(cli.main, ["batch", str(data), "--pairwise", "-j", "2", "--no-cache"])
+    result = CliRunner().invoke(cli.main, ["batch", str(data), "--pairwise", "-j", "2", "--no-cache", "--reasoning"])
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in (tmp_path / "pairs.results.jsonl").read_text().splitlines()]
     assert [r["result"]["metadata"]["winner"] for r in records] == ["A", "B", "A"]
@@ -222,7 +224,7 @@ def test_compare_without_inputs_and_a_batch_row_missing_an_output(rule_judge, tm
 
     from localjudge import cli
 
-    result = CliRunner().invoke(cli.main, ["compare", "--output-a", GOOD, "--output-b", BAD])
+    result = CliRunner().invoke(cli.main, ["compare", "--output-a", GOOD, "--output-b", BAD, "--reasoning"])
     assert result.exit_code == 0, result.output
     assert "<request>" not in rule_judge.requests[-1]["messages"][-1]["content"]
     data = tmp_path / "pairs.jsonl"
@@ -231,7 +233,7 @@ def test_compare_without_inputs_and_a_batch_row_missing_an_output(rule_judge, tm
         + json.dumps({"id": "half", "inputs": "q", "outputs_a": GOOD}) + "\n",
         encoding="utf-8",
     )  # fmt: skip
-    batch = CliRunner().invoke(cli.main, ["batch", str(data), "--pairwise", "--no-cache"])
+    batch = CliRunner().invoke(cli.main, ["batch", str(data), "--pairwise", "--no-cache", "--reasoning"])
     assert batch.exit_code == 1, batch.output  # one row failed; the run went on
     records = {r["id"]: r for r in map(json.loads, (tmp_path / "pairs.results.jsonl").read_text().splitlines())}
     assert records["ok"]["result"]["metadata"]["winner"] == "A"
@@ -271,7 +273,8 @@ def test_compare_takes_few_shot_pairs(rule_judge, tmp_path):
     shots = tmp_path / "shots.jsonl"
     shots.write_text(json.dumps({"inputs": "1+1?", "outputs_a": "3", "outputs_b": "2", "winner": "B"}) + "\n")
     result = CliRunner().invoke(
-        cli.main, ["compare", "--output-a", GOOD, "--output-b", BAD, "--few-shot", str(shots), "--few-shot-first"]
+        cli.main,
+        ["compare", "--output-a", GOOD, "--output-b", BAD, "--few-shot", str(shots), "--few-shot-first", "--reasoning"],
     )
     assert result.exit_code == 0, result.output
     assert "<output_b>2</output_b>\n<winner>B</winner>" in rule_judge.requests[-1]["messages"][-1]["content"]

@@ -165,8 +165,10 @@ def test_batch_with_the_flag_writes_references_only_for_rows_without_one(monkeyp
     result = CliRunner().invoke(cli.main, ["batch", str(data), "--self-reference", "--no-reasoning", "--no-cache"])
     assert result.exit_code == 0, result.output
     records = {r["id"]: r for r in map(json.loads, (tmp_path / "rows.results.jsonl").read_text().splitlines())}
-    assert records["own"]["result"]["metadata"] == {"self_reference": "Paris"}
-    assert records["given"]["result"]["score"] is True and not records["given"]["result"]["metadata"]
+    way = {"way": "self-reference+uncalibrated"}
+    assert records["own"]["result"]["metadata"] == {"self_reference": "Paris", **way, "requests": 2}
+    assert records["given"]["result"]["score"] is True  # judged against the reference given: nothing written
+    assert records["given"]["result"]["metadata"] == {**way, "requests": 1}
     assert sum("response_format" not in request for request in client.requests) == 1
     assert "<expected_answer>" in client.requests[1]["messages"][-1]["content"]  # the same-answer prompt
 

@@ -38,7 +38,7 @@ def _write(tmp_path, rows):
 
 def test_rows_of_messages_are_judged_as_trajectories_and_bad_ones_are_their_rows_errors(judge, tmp_path):
     data = _write(tmp_path, ROWS)
-    result = CliRunner().invoke(cli.main, ["batch", str(data), "--trajectory", "--no-cache"])
+    result = CliRunner().invoke(cli.main, ["batch", str(data), "--trajectory", "--no-cache", "--reasoning"])
     assert result.exit_code == 1, result.output  # some rows failed; the others were scored
     records = {r["id"]: r for r in map(json.loads, (tmp_path / "runs.results.jsonl").read_text().splitlines())}
     assert list(records) == [row["id"] for row in ROWS]
@@ -60,7 +60,7 @@ def test_rows_of_messages_are_judged_as_trajectories_and_bad_ones_are_their_rows
 
 def test_without_the_flag_a_message_list_is_an_answer_as_json(judge, tmp_path):
     data = _write(tmp_path, ROWS[:1])
-    result = CliRunner().invoke(cli.main, ["batch", str(data), "--no-cache"])
+    result = CliRunner().invoke(cli.main, ["batch", str(data), "--no-cache", "--reasoning"])
     assert result.exit_code == 0, result.output
     prompt = judge.requests[0]["messages"][-1]["content"]
     assert json.dumps(GOOD) in prompt and "<tool_call>" not in prompt
@@ -68,7 +68,15 @@ def test_without_the_flag_a_message_list_is_an_answer_as_json(judge, tmp_path):
 
 def test_a_prompt_of_ones_own_and_a_mapped_column_work_with_trajectories(judge, tmp_path):
     data = _write(tmp_path, [{"id": "m", "messages": GOOD}])
-    options = ["--trajectory", "--map", "outputs=messages", "--prompt", "Steps:\n{outputs}", "--no-cache"]
+    options = [
+        "--trajectory",
+        "--map",
+        "outputs=messages",
+        "--prompt",
+        "Steps:\n{outputs}",
+        "--no-cache",
+        "--reasoning",
+    ]
     result = CliRunner().invoke(cli.main, ["batch", str(data), *options])
     assert result.exit_code == 0, result.output
     assert judge.requests[0]["messages"][-1]["content"] == "Steps:\n" + trajectory_text(GOOD)

@@ -54,7 +54,7 @@ def test_a_registered_engine_is_parsed_resolved_checked_and_judged_with(toy_engi
         models.resolve_model("x.gguf", loudness=3)
     chain = models.resolve_model(f"toy:{model},openai:m", base_url="http://127.0.0.1:9/v1", loudness=2)
     assert chain.clients[0]._load.keywords == {"loudness": 2}  # to the member that takes it
-    result = CliRunner().invoke(cli.main, ["score", "--outputs", "4", "-m", f"toy:{model}"])
+    result = CliRunner().invoke(cli.main, ["score", "--outputs", "4", "-m", f"toy:{model}", "--reasoning"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["score"] is True
 

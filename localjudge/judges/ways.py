@@ -1,0 +1,237 @@
+"""Ways of judging as values: how a judge is asked, named, checked, and chosen per question by measurement.
+
+A :class:`Way` says what the judge writes before its verdict (its own
+answer, its checks), how a pair is asked (both orders side by side, each
+answer alone, or by likelihood), what a pair whose orders disagree becomes,
+and whether the verdict's probabilities are calibrated. It checks its own
+parts when it is made, so a combination that cannot work is refused in one
+place, and it names itself (:attr:`Way.label`) for results and reports.
+
+:data:`WAYS` holds the named ways (``--way NAME``); :func:`default_way`
+gives, for each kind of question (:class:`Question`), the way measured
+best for it on held-out labelled rows: the command line and the
+ready-made evaluators use it when no way is named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Literal, Optional
+
+from ..errors import OptionError
+from .plan import Step
+
+__all__ = [
+    "DEFAULT_WAYS",
+    "PAIR_METHODS",
+    "WAYS",
+    "Question",
+    "Way",
+    "default_way",
+    "find_way",
+    "question_of",
+    "stamp",
+    "stamped",
+]
+
+PairMethod = Literal["both-orders", "pointwise", "likelihood", "weighed"]
+#: how a pair can be asked: both orders side by side, each answer alone, no question (likelihood), or
+#: the judge's checks side by side and likelihood at once, weighed (:mod:`localjudge.judges.weighed`)
+PAIR_METHODS: tuple[PairMethod, ...] = ("both-orders", "pointwise", "likelihood", "weighed")
+ON_DISAGREEMENT = ("tie", "probabilities")
+
+
+class Question(Enum):
+    """The kinds of question a judge is asked, each with its own measured default way."""
+
+    ANSWER = "is this answer right, with no reference"
+    ANSWER_WITH_REFERENCE = "is this answer right, against a reference"
+    OWN_PROMPT = "a prompt, score or schema of the caller's own"
+    PAIR = "which of two answers does what was asked"
+    TRAJECTORY = "an agent's trajectory"
+
+
+@dataclass(frozen=True)
+class Way:
+    """How the judge is asked, apart from the prompt and the model.
+
+    ``self_reference``: the judge first answers the question itself and
+    judges against its own answer. ``checklist``: it first writes yes/no
+    checks from the request (pairs). ``pairs``: how a pair is asked.
+    ``on_disagreement``: what a pair whose two orders disagree becomes.
+    ``calibrated``: the verdict's probabilities corrected by the fit kept for
+    this judge (a default way uses one only where it exists).
+    """
+
+    self_reference: bool = False
+    checklist: bool = False
+    pairs: PairMethod = "both-orders"
+    on_disagreement: str = "tie"
+    calibrated: bool = False
+
+    def __post_init__(self) -> None:
+        if self.pairs not in PAIR_METHODS:
+            raise OptionError(f"a pair is asked one of these ways: {', '.join(PAIR_METHODS)}; got {self.pairs!r}")
+        if self.on_disagreement not in ON_DISAGREEMENT:
+            raise OptionError(
+                f"{{on_disagreement}} is one of {', '.join(ON_DISAGREEMENT)}, got {self.on_disagreement!r}"
+            )
+        if self.pairs != "both-orders" and self.on_disagreement != "tie":
+            raise OptionError(f"{{on_disagreement}} settles a pair's two orders, and {{{self.pairs}}} has none")
+        if self.pairs == "likelihood" and (self.self_reference or self.checklist):
+            given = [f"{{{name}}}" for name in ("self_reference", "checklist") if getattr(self, name)]
+            raise OptionError(f"{{likelihood}} does not go with {', '.join(given)}: it asks the judge nothing")
+        if self.pairs == "weighed" and (self.self_reference or self.calibrated or not self.checklist):
+            given = [f"{{{name}}}" for name in ("self_reference", "calibrated") if getattr(self, name)]
+            raise OptionError(
+                f"the weighed way does not go with {', '.join(given) or 'no checklist'}: it weighs the judge's "
+                "checks side by side against likelihood, and its weights are its calibration"
+            )
+        if self.pairs == "pointwise" and self.calibrated:
+            raise OptionError("{calibrated} corrects a pair's positions, and {pointwise} has none")
+
+    @property
+    def pairs_only(self) -> bool:
+        """Whether only a pair can be asked this way (its checks, its method, its settling of orders)."""
+        return self.checklist or self.pairs != "both-orders" or self.on_disagreement != "tie"
+
+    @property
+    def label(self) -> str:
+        """The way's name, as results and reports give it: a named way's name, else its parts joined by ``+``."""
+        for name, way in WAYS.items():
+            if way == self:
+                return name
+        parts: list[str] = [self.pairs] if self.pairs != "both-orders" else []
+        parts += [name.replace("_", "-") for name in ("self_reference", "checklist") if getattr(self, name)]
+        if self.on_disagreement != "tie":
+            parts.append(f"ties-to-{self.on_disagreement}")
+        if self.calibrated:
+            parts.append("calibrated")
+        label = "+".join(parts) or "plain"
+        return f"{label}+uncalibrated" if label in WAYS else label  # a named way's parts, less its calibration
+
+    def describe(self, *, pair: bool) -> str:
+        """The way in a few words, for a judgement of one output or of a pair."""
+        parts = []
+        if pair:
+            settled = "to the likelier side" if self.on_disagreement == "probabilities" else "a tie"
+            parts.append(
+                {
+                    "both-orders": f"both orders side by side, a disagreement {settled}",
+                    "pointwise": "each answer judged alone",
+                    "likelihood": "no verdict asked: the answer the instruction makes likelier wins",
+                    "weighed": "both orders side by side after the judge's own checks, and the likelihood gain, "
+                    "weighed by a fit on labelled pairs",
+                }[self.pairs]
+            )
+        if self.self_reference:
+            parts.append("against the judge's own answer, written first")
+        if self.checklist and self.pairs != "weighed":
+            parts.append("after the judge's own checks")
+        if self.calibrated:
+            parts.append("calibrated")
+        return ", ".join(parts) or "the prompt as written"
+
+    def requests_per_row(self, *, pair: bool) -> int:
+        """Model requests one row costs: what the judge writes first, then the verdict (a pair: per its method)."""
+        written = int(self.self_reference) + int(self.checklist)
+        if not pair:
+            return written + 1
+        return written + {"both-orders": 2, "pointwise": 2, "likelihood": 4, "weighed": 6}[self.pairs]
+
+    def settings_fields(self) -> dict[str, Any]:
+        """The judge options (:class:`~localjudge.commands.settings.JudgeSettings` fields) this way sets."""
+        return {
+            "self_reference": self.self_reference,
+            "checklist": self.checklist,
+            "pointwise": self.pairs == "pointwise",
+            "likelihood": self.pairs == "likelihood",
+            "on_disagreement": self.on_disagreement if self.on_disagreement != "tie" else None,
+            "calibrated": self.calibrated,
+        }
+
+
+#: the named ways, for ``--way NAME``; ``plain`` is OpenEvals' own (a pair: both orders, a disagreement a tie)
+WAYS: dict[str, Way] = {
+    "plain": Way(),
+    "self-reference": Way(self_reference=True, calibrated=True),
+    "checklist": Way(checklist=True, on_disagreement="probabilities"),
+    "pointwise": Way(pairs="pointwise"),
+    "likelihood": Way(pairs="likelihood"),
+    "weighed": Way(pairs="weighed", checklist=True),
+}
+
+#: each question's default way, chosen on the shipped sets' dev rows and reported on their test rows
+#: (README, "How the defaults were chosen")
+DEFAULT_WAYS: dict[Question, Way] = {
+    Question.ANSWER: WAYS["self-reference"],
+    Question.ANSWER_WITH_REFERENCE: WAYS["plain"],
+    Question.OWN_PROMPT: WAYS["plain"],
+    Question.PAIR: WAYS["plain"],
+    Question.TRAJECTORY: WAYS["plain"],
+}
+
+
+def find_way(name: str) -> Way:
+    """The way called ``name``, or an error that lists them."""
+    if name not in WAYS:
+        raise OptionError(f"no way of judging named {name!r}; the ways: {', '.join(WAYS)} (or leave {{way}} out)")
+    return WAYS[name]
+
+
+def default_way(question: Question) -> Way:
+    """The way measured best for ``question``: what runs when none is named."""
+    return DEFAULT_WAYS[question]
+
+
+def question_of(
+    *,
+    pairwise: bool,
+    trajectory: bool,
+    has_inputs: bool,
+    has_reference: bool,
+    own_question: bool,
+    evaluator: Optional[str] = None,
+) -> Question:
+    """The kind of question a judgement asks: what its default way depends on.
+
+    ``own_question``: the caller gave a prompt, a score's shape or a schema of
+    their own, which is judged as they wrote it. The ``correctness`` and
+    ``same_answer`` evaluators ask whether an answer is right, with or
+    without a reference; any other evaluator asks its own question.
+    """
+    if trajectory:
+        return Question.TRAJECTORY
+    if pairwise:
+        return Question.PAIR if evaluator in (None, "pairwise_preference") else Question.OWN_PROMPT
+    if own_question or evaluator not in (None, "correctness", "same_answer"):
+        return Question.OWN_PROMPT
+    if has_reference:
+        return Question.ANSWER_WITH_REFERENCE
+    return Question.ANSWER if has_inputs else Question.OWN_PROMPT
+
+
+def stamp(result: Any, way: Way, requests: int) -> Any:
+    """The result with the way it was judged (``way``) and the model requests it took (``requests``) in its metadata.
+
+    A result without metadata (a custom schema's answer) is returned as it is.
+    """
+    if not isinstance(result, dict) or "metadata" not in result:
+        return result
+    return {**result, "metadata": {**(result["metadata"] or {}), "way": way.label, "requests": requests}}
+
+
+def stamped(plan: Step, way: Optional[Way]) -> Step:
+    """``plan``, its result stamped (:func:`stamp`) with ``way`` and the requests it sent; as it is for no way."""
+    if way is None:
+        return (yield from plan)
+    sent = 0
+    requests = next(plan)
+    while True:
+        sent += len(requests)
+        responses = yield requests
+        try:
+            requests = plan.send(responses)
+        except StopIteration as done:
+            return stamp(done.value, way, sent)

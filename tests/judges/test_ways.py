@@ -1,0 +1,158 @@
+"""Ways of judging as values: each checks itself, names itself, costs what it says; defaults by question."""
+
+from __future__ import annotations
+
+import pytest
+
+from localjudge.commands.judging import resolve_way
+from localjudge.commands.settings import JudgeSettings
+from localjudge.errors import OptionError
+from localjudge.judges.ways import (
+    DEFAULT_WAYS,
+    WAYS,
+    Question,
+    Way,
+    default_way,
+    find_way,
+    question_of,
+    stamp,
+    stamped,
+)
+
+
+def test_named_ways_are_named_by_their_label_and_others_by_their_parts():
+    for name, way in WAYS.items():
+        assert way.label == name
+    assert Way(self_reference=True).label == "self-reference+uncalibrated"  # not the named way
+    assert Way(pairs="pointwise", checklist=True).label == "pointwise+checklist"
+    assert Way(on_disagreement="probabilities").label == "ties-to-probabilities"
+    assert Way(calibrated=True).label == "calibrated"
+
+
+@pytest.mark.parametrize(
+    ("parts", "words"),
+    [
+        ({"pairs": "pointwise", "on_disagreement": "probabilities"}, "on_disagreement"),
+        ({"pairs": "likelihood", "checklist": True}, "likelihood"),
+        ({"pairs": "pointwise", "calibrated": True}, "calibrated"),
+        ({"pairs": "sideways"}, "one of these ways"),
+        ({"on_disagreement": "coin"}, "on_disagreement"),
+    ],
+)
+def test_a_way_that_cannot_work_is_refused_where_it_is_made(parts, words):
+    with pytest.raises(OptionError, match=words):
+        Way(**parts)
+
+
+def test_requests_per_row_count_what_is_written_first_and_the_verdicts():
+    assert WAYS["plain"].requests_per_row(pair=False) == 1
+    assert WAYS["self-reference"].requests_per_row(pair=False) == 2
+    assert WAYS["plain"].requests_per_row(pair=True) == 2
+    assert WAYS["checklist"].requests_per_row(pair=True) == 3
+    assert WAYS["likelihood"].requests_per_row(pair=True) == 4
+
+
+def test_each_question_has_a_default_and_an_answer_without_reference_is_judged_against_the_judges_own():
+    assert set(DEFAULT_WAYS) == set(Question)
+    assert default_way(Question.ANSWER) == Way(self_reference=True, calibrated=True)
+    assert default_way(Question.OWN_PROMPT) == WAYS["plain"]
+
+
+def test_find_way_lists_the_ways_when_the_name_is_unknown():
+    assert find_way("likelihood") is WAYS["likelihood"]
+    with pytest.raises(OptionError, match="plain, self-reference"):
+        find_way("best")
+
+
+@pytest.mark.parametrize(
+    ("shape", "question"),
+    [
+        ({"has_inputs": True, "has_reference": False}, Question.ANSWER),
+        ({"has_inputs": False, "has_reference": False}, Question.OWN_PROMPT),
+        ({"has_inputs": True, "has_reference": True}, Question.ANSWER_WITH_REFERENCE),
+        ({"has_inputs": True, "has_reference": False, "own_question": True}, Question.OWN_PROMPT),
+        ({"has_inputs": True, "has_reference": False, "evaluator": "correctness"}, Question.ANSWER),
+        ({"has_inputs": True, "has_reference": False, "evaluator": "conciseness"}, Question.OWN_PROMPT),
+        ({"has_inputs": True, "has_reference": False, "pairwise": True}, Question.PAIR),
+        ({"has_inputs": True, "has_reference": False, "trajectory": True}, Question.TRAJECTORY),
+    ],
+)
+def test_the_question_follows_what_the_rows_give_and_what_the_caller_wrote(shape, question):
+    arguments = {"pairwise": False, "trajectory": False, "own_question": False, **shape}
+    assert question_of(**arguments) is question
+
+
+def resolved(settings: JudgeSettings, *, has_inputs: bool = True, has_reference: bool = False):
+    return resolve_way(settings, has_inputs=has_inputs, has_reference=has_reference)
+
+
+def test_no_way_named_and_no_way_flag_is_the_questions_default():
+    settings, way, defaulted = resolved(JudgeSettings())
+    assert defaulted and way == WAYS["self-reference"]
+    assert settings.self_reference and settings.calibrated
+    _, way, defaulted = resolved(JudgeSettings(), has_reference=True)
+    assert defaulted and way == WAYS["plain"]
+    _, way, _ = resolved(JudgeSettings(prompt="Is {outputs} polite?"))
+    assert way == WAYS["plain"]  # the caller's own question, asked as written
+
+
+def test_a_default_that_needs_the_question_judges_rows_without_one_as_it_can():
+    settings, way, defaulted = resolved(JudgeSettings(), has_inputs=False)
+    assert defaulted and not way.self_reference and not settings.self_reference
+
+
+def test_way_flags_describe_the_way_exactly_as_they_always_have():
+    _, way, defaulted = resolved(JudgeSettings(self_reference=True))
+    assert not defaulted and way == Way(self_reference=True)  # uncalibrated unless --calibrated
+    _, way, _ = resolved(JudgeSettings(pairwise=True, checklist=True, on_disagreement="probabilities"))
+    assert way == WAYS["checklist"]
+    _, way, _ = resolved(JudgeSettings(calibrated=True))
+    assert way == Way(calibrated=True)
+
+
+def test_a_named_way_takes_the_flags_given_beside_it():
+    settings, way, defaulted = resolved(JudgeSettings(way=WAYS["plain"], calibrated=True))
+    assert not defaulted and way == Way(calibrated=True) and settings.calibrated
+    _, way, _ = resolved(JudgeSettings(way=WAYS["plain"]))
+    assert way == WAYS["plain"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "words"),
+    [
+        (JudgeSettings(way=WAYS["likelihood"]), "the likelihood way judges pairs"),
+        (JudgeSettings(checklist=True), "checklist= is for pairs"),
+        (JudgeSettings(on_disagreement="tie"), "on_disagreement= is for pairs"),
+        (JudgeSettings(pairwise=True, pointwise=True, likelihood=True), "likelihood= does not go with pointwise="),
+        (JudgeSettings(pairwise=True, way=WAYS["likelihood"], checklist=True), "does not go with"),
+    ],
+)
+def test_ways_that_do_not_fit_are_refused(settings, words):
+    with pytest.raises(OptionError, match=words):
+        resolved(settings)
+
+
+def test_a_named_way_that_needs_the_question_is_refused_for_rows_without_one():
+    with pytest.raises(OptionError, match="self_reference= has the judge answer"):
+        resolved(JudgeSettings(way=WAYS["self-reference"]), has_inputs=False)
+
+
+def test_a_stamp_names_the_way_and_the_requests_and_leaves_other_results_alone():
+    result = {"key": "score", "score": True, "comment": None, "metadata": None}
+    assert stamp(result, WAYS["plain"], 1)["metadata"] == {"way": "plain", "requests": 1}
+    custom = {"answer": "yes"}
+    assert stamp(custom, WAYS["plain"], 1) is custom
+
+
+def test_a_stamped_plan_counts_every_request_it_sent():
+    def plan():
+        first = yield [{"n": 1}, {"n": 2}]
+        second = yield [{"n": 3}]
+        return {"score": True, "comment": None, "metadata": {"seen": first + second}}
+
+    steps = stamped(plan(), WAYS["self-reference"])
+    assert len(next(steps)) == 2
+    assert steps.send(["a", "b"]) == [{"n": 3}]
+    with pytest.raises(StopIteration) as done:
+        steps.send(["c"])
+    assert done.value.value["metadata"] == {"seen": ["a", "b", "c"], "way": "self-reference", "requests": 3}
