@@ -75,13 +75,14 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="ship the weights fitted on the dev pairs")
     args = parser.parse_args()
 
-    data = {name: samples(args.checklist, args.likelihood, name) for name in SETS}
-    dev = [(signals, a_won) for name in SETS for _, signals, a_won in data[name]["dev"]]
-    about = {"fitted_on": "the dev pairs of " + ", ".join(SETS), "judge": "default"}
+    sets = [name for name in SETS if (args.checklist / f"{name}.results.jsonl").is_file()]
+    data = {name: samples(args.checklist, args.likelihood, name) for name in sets}
+    dev = [(signals, a_won) for name in sets for _, signals, a_won in data[name]["dev"]]
+    about = {"fitted_on": "the dev pairs of " + ", ".join(sets), "judge": "default"}
     weights = fit_pair_weights(dev, about=about)
     print(f"weights fitted on {len(dev)} dev pairs: checks {weights.checks:.4f}, gain {weights.gain:.4f}")
     print(f"{'set':<20}{'split':<7}{'pairs':>6}" + "".join(f"{name:>12}" for name in picks(weights)))
-    for name in SETS:
+    for name in sets:
         for split in ("dev", "test"):
             rows = data[name][split]
             cells = "".join(f"{right(rows, pick) / len(rows):>12.2f}" for pick in picks(weights).values())
@@ -91,7 +92,7 @@ def main() -> None:
     natural = sorted(data["llmbar-natural"]["dev"] + data["llmbar-natural"]["test"], key=lambda sample: sample[0])
     random.Random(0).shuffle(natural)
     folds = [natural[start::5] for start in range(5)]
-    adversarial_dev = [(s, w) for name in SETS[1:] for _, s, w in data[name]["dev"]]
+    adversarial_dev = [(s, w) for name in sets if name != "llmbar-natural" for _, s, w in data[name]["dev"]]
     held_out = 0
     for place, fold in enumerate(folds):
         rest = [(s, w) for other, rows in enumerate(folds) if other != place for _, s, w in rows]

@@ -30,6 +30,7 @@ from pathlib import Path
 from localjudge.commands.check import CHECK_SETS, load_set
 from localjudge.commands.runs import plan_calibration
 from localjudge.commands.settings import JudgeSettings
+from localjudge.judges.ways import WAYS
 from localjudge.trust.fit import SHIPPED, calibration_key
 
 
@@ -54,6 +55,7 @@ def main() -> None:
             pairwise=pairwise,
             likelihood=args.likelihood,
             checklist=args.checklist,
+            way=None if (args.self_reference or pairwise) else WAYS["plain"],  # not the question's default
         )
         plan = plan_calibration(settings, data, pairwise=pairwise, concurrency=args.j)
         result = plan.run()

@@ -40,11 +40,15 @@ def _check_result(result: dict, score_check) -> None:
     assert isinstance(result["comment"], str)
 
 
-@pytest.mark.usefixtures("tiny_gguf")
-def test_readme_command_scores_offline():
-    process = _run([*LOCALJUDGE, "score", "--inputs", "What is 2+2?", "--outputs", "4"])
+@pytest.mark.parametrize(("answer", "right"), [("4", True), ("5", False)])
+def test_the_readme_command_and_its_twin_are_judged_right_by_the_default_judge(answer, right):
+    """The README's first command, as a new user runs it: no flag, the default judge (not the tests' tiny one)."""
+    process = _run([*LOCALJUDGE, "score", "--inputs", "What is 2+2?", "--outputs", answer], LOCALJUDGE_MODEL="")
     assert process.returncode == 0, process.stderr
-    _check_result(json.loads(process.stdout), lambda score: isinstance(score, bool))
+    result = json.loads(process.stdout)
+    _check_result(result, lambda score: score is right)
+    assert result["metadata"]["way"] == "self-reference" and result["metadata"]["calibrated"] is True
+    assert "way: self-reference (against the judge's own answer, written first, calibrated)" in process.stderr
 
 
 @pytest.mark.usefixtures("tiny_gguf")

@@ -275,7 +275,8 @@ def way_record(settings: JudgeSettings, way: Any, shape: tuple[bool, bool]) -> d
     """How a set was judged: the way's name, whether it was the question's default, and the options it set."""
     from .judging import resolve_way
 
-    resolved, _, defaulted = resolve_way(settings, has_inputs=shape[0], has_reference=shape[1])
+    resolved, resolved_way, defaulted = resolve_way(settings, has_inputs=shape[0], has_reference=shape[1])
+    way = way or resolved_way  # an ensemble's members each judge the way resolved here
     return {
         "name": way.label,
         "default": defaulted,

@@ -127,7 +127,7 @@ def resolve_way(settings: JudgeSettings, *, has_inputs: bool, has_reference: boo
     if written and not has_inputs:
         if not defaulted:
             raise OptionError(f"{{{written[0]}}} {_NEEDS_INPUTS[written[0]]}, and these rows give no inputs")
-        way = replace(way, self_reference=False, checklist=False)  # a default judges such rows as it can
+        way = Way()  # what the default writes first needs the question: such rows are judged as asked
     return replace(settings, way=way, **way.settings_fields()), way, defaulted
 
 
@@ -313,7 +313,7 @@ def make_evaluator(
                 raise
             # a named or default way is calibrated where a fit exists for this judge; elsewhere as the model says
             correction, note = None, "note: no calibration is kept for this judge, so its verdicts are not calibrated"
-            way = replace(way, calibrated=False)
+            way = way.uncalibrated()
         evaluator.core.use_calibration(correction)
         if notify is not None:
             notify(note)
@@ -449,7 +449,7 @@ class RowJudge:
 
                     self._cache = ResultCache(self.cache_file)
                 if shape not in self._evaluators:
-                    self._evaluators[shape] = make_evaluator(
+                    evaluator = make_evaluator(
                         self.settings,
                         has_inputs=shape[0],
                         has_reference=shape[1],
@@ -457,6 +457,11 @@ class RowJudge:
                         build=self._metered,
                         notify=self.notify,
                     )
+                    self._evaluators[shape] = evaluator
+                    if self.notify is not None and evaluator.way is not None:
+                        described = evaluator.way.describe(pair=self.settings.pairwise)
+                        given = " and ".join(("inputs",) * shape[0] + ("reference_outputs",) * shape[1]) or "no inputs"
+                        self.notify(f"way for rows with {given}: {evaluator.way.label} ({described})")
             except LocalJudgeError as exc:
                 self._failure = exc
                 raise

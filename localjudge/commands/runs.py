@@ -272,6 +272,8 @@ def plan_calibration(
     (shape,) = shapes
     # the way these rows are judged (a question's default too), fitted as it judges before any calibration
     settings, way, _ = resolve_way(settings, has_inputs=shape[0], has_reference=shape[1])
+    if way.pairs in ("pointwise", "weighed"):
+        raise OptionError(f"calibrate does not fit the {way.pairs} way: it has no one verdict's positions to correct")
     settings = replace(settings, way=replace(way, calibrated=False), calibrated=False).with_parallel_for(concurrency)
     judge = RowJudge(settings, use_cache=use_cache)
     evaluator = judge.evaluator(shape)

@@ -74,6 +74,8 @@ class JudgeSettings:
         pairs = None
         if self.pairwise:
             pairs = "likelihood" if self.likelihood else "pointwise" if self.pointwise else "both orders"
+            if self.way is not None and self.way.pairs == "weighed":
+                pairs = "weighed"
         asked = pairs != "likelihood"
         return {
             "pairs": pairs,

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, template_fields
+from .single import Evaluator as EvaluatorBase
 
 __all__ = [
     "ANSWER_RELEVANCE_PROMPT",
@@ -31,6 +32,7 @@ __all__ = [
     "HELPFULNESS_PROMPT",
     "RETRIEVAL_RELEVANCE_PROMPT",
     "SAME_ANSWER_PROMPT",
+    "AnswerJudge",
     "Evaluator",
     "answer_relevance",
     "conciseness",
@@ -179,7 +181,15 @@ class Evaluator:
         return tuple(template_fields(self.prompt))
 
     def create(self, **options: Any) -> Callable[..., Any]:
-        """The evaluator (``options`` as for create_llm_as_judge, or create_pairwise_judge for a pair)."""
+        """The evaluator (``options`` as for create_llm_as_judge, or create_pairwise_judge for a pair).
+
+        ``correctness`` and ``same_answer`` ask whether an answer is right. Given
+        no way of their own (``self_reference``, ``calibration``,
+        ``use_reasoning``), a call without ``reference_outputs`` is judged the
+        way measured best for it: against the judge's own answer, written
+        first, verdict only, calibrated where a fit ships for the judge
+        (:class:`AnswerJudge`).
+        """
         if "prompt" in options:
             raise UsageError(f"the {self.name} evaluator brings its own prompt; use create_llm_as_judge for another")
         options.setdefault("feedback_key", self.name)
@@ -191,7 +201,42 @@ class Evaluator:
 
         if self.continuous:
             options.setdefault("continuous", True)
-        return create_llm_as_judge(prompt=self.prompt, **options)
+        given = create_llm_as_judge(prompt=self.prompt, **options)
+        if self.name not in ("correctness", "same_answer") or options.keys() & _WAY_OPTIONS:
+            return given
+        return AnswerJudge(given, _own_answer_judge(options))
+
+
+#: options that choose how an answer is judged: given any, the ready-made evaluator judges as they say
+_WAY_OPTIONS = {"self_reference", "calibration", "use_reasoning", "output_schema", "few_shot_examples", "checklist"}
+
+
+def _own_answer_judge(options: dict[str, Any]) -> Callable[..., Any]:
+    """The default way for an answer without a reference: the judge's own answer first, then compared."""
+    from ..errors import LocalJudgeError
+    from .single import create_llm_as_judge
+    from .ways import WAYS
+
+    own = {**options, "self_reference": True, "use_reasoning": False}
+    try:
+        judge = create_llm_as_judge(prompt=SAME_ANSWER_PROMPT, calibration="stored", **own)
+        judge.way = WAYS["self-reference"]
+    except LocalJudgeError:  # no fit for this judge (another model, a server): its verdicts as they come
+        judge = create_llm_as_judge(prompt=SAME_ANSWER_PROMPT, **own)
+        judge.way = WAYS["self-reference"].uncalibrated()
+    return judge
+
+
+class AnswerJudge(EvaluatorBase):
+    """Is this answer right? Against ``reference_outputs`` when a call gives one, else against the judge's own."""
+
+    def __init__(self, given: Callable[..., Any], own: Callable[..., Any]) -> None:
+        self.given, self.own = given, own
+
+    def __call__(self, *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any) -> Any:
+        if reference_outputs is not None or inputs is None:  # no question to answer: as the prompt says
+            return self.given(inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **kwargs)
+        return self.own(inputs=inputs, outputs=outputs, **kwargs)
 
 
 EVALUATORS: dict[str, Evaluator] = {

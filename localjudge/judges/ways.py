@@ -15,7 +15,7 @@ ready-made evaluators use it when no way is named.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Any, Literal, Optional
 
@@ -109,7 +109,12 @@ class Way:
         if self.calibrated:
             parts.append("calibrated")
         label = "+".join(parts) or "plain"
-        return f"{label}+uncalibrated" if label in WAYS else label  # a named way's parts, less its calibration
+        if label not in WAYS:
+            return label
+        # the parts spell a named way that differs: say how
+        if replace(self, calibrated=True) == WAYS[label]:
+            return f"{label}+uncalibrated"
+        return f"{label}+ties-to-{self.on_disagreement}"
 
     def describe(self, *, pair: bool) -> str:
         """The way in a few words, for a judgement of one output or of a pair."""
@@ -132,6 +137,10 @@ class Way:
         if self.calibrated:
             parts.append("calibrated")
         return ", ".join(parts) or "the prompt as written"
+
+    def uncalibrated(self) -> Way:
+        """This way without its calibration: what runs where no fit exists for the judge."""
+        return replace(self, calibrated=False)
 
     def requests_per_row(self, *, pair: bool) -> int:
         """Model requests one row costs: what the judge writes first, then the verdict (a pair: per its method)."""

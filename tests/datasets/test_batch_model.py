@@ -1,4 +1,7 @@
-"""`localjudge batch` on the real default model: side-by-side rows, and a cached re-run without model calls."""
+"""`localjudge batch` on a real model (the tests' tiny one): side-by-side rows, a cached re-run without model calls.
+
+Asked plainly: the tiny base model writes no own answer short enough for the default way.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from localjudge.clients.local import LocalClient
 
 pytestmark = pytest.mark.model
 
+PLAIN = ["--way", "plain", "--reasoning"]
 ROWS = [
     {"id": "a", "inputs": "What is 2+2?", "outputs": "4"},
     {"id": "b", "inputs": "Capital of France?", "outputs": "Paris"},
@@ -30,14 +34,15 @@ def test_a_rerun_into_a_new_file_is_answered_from_the_cache(tmp_path, monkeypatc
 
     summary = tmp_path / "summary.json"
     first = CliRunner().invoke(
-        cli.main, ["batch", str(data), "-o", str(tmp_path / "one.jsonl"), "-j", "3", *cache, "--summary", str(summary)]
+        cli.main,
+        ["batch", str(data), "-o", str(tmp_path / "one.jsonl"), "-j", "3", *PLAIN, *cache, "--summary", str(summary)],
     )
     assert first.exit_code == 0, first.output
     assert len(calls) == 3
     counted = json.loads(summary.read_text())
     assert counted["model_calls"] == 3 and counted["tokens"]["prompt"] > 3 * 20 and counted["tokens"]["completion"] > 3
     again = CliRunner().invoke(
-        cli.main, ["batch", str(data), "-o", str(tmp_path / "two.jsonl"), *cache, "--summary", str(summary)]
+        cli.main, ["batch", str(data), "-o", str(tmp_path / "two.jsonl"), *PLAIN, *cache, "--summary", str(summary)]
     )
     assert again.exit_code == 0, again.output
     assert len(calls) == 3  # no model call
@@ -46,7 +51,9 @@ def test_a_rerun_into_a_new_file_is_answered_from_the_cache(tmp_path, monkeypatc
     assert recounted["model_calls"] == 0 and recounted["tokens"] == {"prompt": 0, "completion": 0}
     assert (tmp_path / "one.jsonl").read_text() == (tmp_path / "two.jsonl").read_text()
 
-    fresh = CliRunner().invoke(cli.main, ["batch", str(data), "-o", str(tmp_path / "three.jsonl"), "--no-cache"])
+    fresh = CliRunner().invoke(
+        cli.main, ["batch", str(data), "-o", str(tmp_path / "three.jsonl"), *PLAIN, "--no-cache"]
+    )
     assert fresh.exit_code == 0 and len(calls) == 6
     assert (tmp_path / "three.jsonl").read_text() == (tmp_path / "one.jsonl").read_text()  # -j 3 gave what -j 1 gives
 
@@ -68,7 +75,7 @@ def test_ctrl_c_stops_the_command_with_what_it_wrote_and_exit_130(tmp_path):
     )
     results = tmp_path / "results.jsonl"
     process = subprocess.Popen(
-        [sys.executable, "-m", "localjudge", "batch", str(data), "-o", str(results), "-j", "4", "--no-cache"],
+        [sys.executable, "-m", "localjudge", "batch", str(data), "-o", str(results), "-j", "4", *PLAIN, "--no-cache"],
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "COLUMNS": "100"},

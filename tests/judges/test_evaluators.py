@@ -58,7 +58,24 @@ def test_a_constructor_builds_a_judge_with_its_prompt_key_and_scale():
     scored = groundedness(judge=ScriptedClient([json.dumps({"reasoning": "Half.", "score": 0.5})]))
     assert scored(context="Paris is in France.", outputs="Paris is in France and has 3 million people.")["score"] == 0.5
     with pytest.raises(MissingTemplateVariableError, match="reference_outputs"):
-        correctness(judge=judge)(inputs="2+2?", outputs="4")
+        correctness(judge=judge, use_reasoning=False)(inputs="2+2?", outputs="4")  # a way of one's own
+
+
+def test_is_it_right_without_a_reference_is_judged_against_the_judges_own_answer():
+    judge = ScriptedClient(["4", '{"score": false}'])
+    result = correctness(judge=judge)(inputs="2+2?", outputs="5")
+    own, verdict = judge.requests
+    assert own["messages"][-1]["content"] == "2+2?" and "response_format" not in own
+    assert "<expected_answer>\n4\n</expected_answer>" in verdict["messages"][-1]["content"]
+    assert result == {
+        "key": "correctness",
+        "score": False,
+        "comment": "A different result from the judge's own answer: 4",
+        "metadata": {"self_reference": "4", "way": "self-reference+uncalibrated", "requests": 2},
+    }  # a scripted judge has no calibration: said in the way's name
+    with_reference = ScriptedClient([json.dumps({"reasoning": "It matches.", "score": True})])
+    assert correctness(judge=with_reference)(inputs="2+2?", outputs="4", reference_outputs="4")["score"] is True
+    assert len(with_reference.requests) == 1
 
 
 def test_the_pairwise_one_is_a_pairwise_judge_and_names_are_checked():

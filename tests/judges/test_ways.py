@@ -27,6 +27,7 @@ def test_named_ways_are_named_by_their_label_and_others_by_their_parts():
     assert Way(pairs="pointwise", checklist=True).label == "pointwise+checklist"
     assert Way(on_disagreement="probabilities").label == "ties-to-probabilities"
     assert Way(calibrated=True).label == "calibrated"
+    assert Way(checklist=True).label == "checklist+ties-to-tie"  # --checklist alone: a disagreement a tie
 
 
 @pytest.mark.parametrize(
