@@ -108,7 +108,7 @@ def test_cli_ray_engine_gives_the_local_engine_results_and_shares_its_cache(tmp_
     )
     env = {**os.environ, "RAY_ADDRESS": ""}
     common = [sys.executable, "-m", "localjudge", "batch", str(data), "--model", "tiny", "--max-tokens", "48"]
-    common += ["--way", "plain", "--reasoning"]  # the tiny base model writes no own answer short enough
+    common += ["--way", "plain"]  # the tiny base model writes no own answer short enough
     cache = ["--cache-file", str(tmp_path / "cache.sqlite3")]
 
     def run(*extra: str) -> dict:
