@@ -58,7 +58,7 @@ class SelfReference:
             backend=backend,
             cut=f"The judge's own answer, written to judge against, was cut at its bound (at most {self.max_tokens} "
             "tokens, fewer where the context was full); a cut answer is no reference. Give reference_outputs, "
-            "ask a question with a shorter answer, or judge without an own answer (--way plain).",
+            "ask a question with a shorter answer, or judge without an own answer (the plain way).",
             empty="The judge wrote an empty answer to judge against",
         )
 

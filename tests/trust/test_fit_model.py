@@ -40,7 +40,7 @@ def test_calibrate_then_score_with_what_it_kept(home, tmp_path, tiny_gguf):
     data.write_text("".join(json.dumps(row) + "\n" for row in _rows(12)), encoding="utf-8")
     model = ["--model", str(tiny_gguf), "--no-reasoning"]
 
-    fitted = _run("calibrate", str(data), *model, "-j", "2", "--folds", "3")
+    fitted = _run("calibrate", str(data), *model, "--way", "plain", "-j", "2", "--folds", "3")  # tiny: no own answer
     assert fitted.exit_code == 0, fitted.output
     assert "12 readouts from 12 labelled rows (0 rows gave none); held out over 3 folds" in fitted.stdout
     for candidate in CANDIDATES:
