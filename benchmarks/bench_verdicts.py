@@ -15,14 +15,19 @@ Side by side in one process, on the same judge prompts, medians over repeats:
   prefill of a warm call (the kept prefix resumed) against the first, cold one;
 - requests in flight: the same requests from 1, 2, 4 and 8 threads on a
   client with 8 slots, requests/s against one at a time, and whether every
-  answer matched the one-at-a-time answer; 8 judge calls through
-  ``create_async_llm_as_judge`` and ``asyncio.gather``; and the limits, on
+  answer matched the one-at-a-time answer; and the limits, on
   the same runtime: for free-text answers, raw ``llama_decode`` doing the
   same work (the same prompts read one by one, then one-token steps of 8
   sequences per round, in runs of at most ``SHARED_STEP_LIMIT`` as ours
   must, or of one sequence), and for judge calls the prefill of their
   prompts alone, which no batching shortens on a CPU (they reason first, so
   the rest of their time is decoding);
+- 8 judge calls through ``create_async_llm_as_judge(model=...)``, resolved as a
+  library user's are, gathered against one by one, and against raw
+  ``llama_decode`` doing the same work;
+- the default way of judging an answer (the judge's own answer first), model
+  loaded: one answer's time, and a run of three answers to each question
+  against the same run judged verdict only;
 - a pairwise judgement: its two orders sent side by side, as the pairwise
   judge sends them, the second's prefill against the first's (they share
   the prompt up to the first answer);
@@ -186,21 +191,100 @@ def in_flight_rows(prompt: str, model_path: Path) -> list[tuple[str, float, str,
     # these calls reason first (up to 48 tokens): the figure says how much of their time is decoding, not a limit
     rows.append(("judge calls, 8 in flight / their prefill", walls["judge calls", 8] / prefill, "-", note))
 
-    async_evaluator = create_async_llm_as_judge(prompt=prompt, judge=client)
-    cases = (CASES + CASES[:2]) * 2
-
-    async def one_at_a_time():
-        return [await async_evaluator(inputs=q, outputs=a) for q, a in cases]
-
-    async def gathered():
-        return await asyncio.gather(*(async_evaluator(inputs=q, outputs=a) for q, a in cases))
-
-    sequential, _ = timed(lambda: asyncio.run(one_at_a_time()), 1)
-    concurrent_wall, _ = timed(lambda: asyncio.run(gathered()), 1)
-    note = f"{len(cases)} calls: {sequential:.2f} s awaited one by one, {concurrent_wall:.2f} s gathered"
-    rows.append(("async judge, asyncio.gather vs one by one", sequential / concurrent_wall, "-", note))
     client.close()
     return rows
+
+
+def gathered_rows(prompt: str, spec: str) -> list[tuple[str, float, str, str]]:
+    """8 judge calls through ``create_async_llm_as_judge(model=spec)`` gathered, against one by one, and raw decode.
+
+    The evaluator resolves its model as a library user's does (no client
+    given: :data:`~localjudge.specs.options.LIBRARY_PARALLEL` slots), asks
+    OpenEvals' way (reasoning, which a local judge decodes after the
+    verdict), and is set against raw ``llama_decode`` doing the same work:
+    the same prompts and answer lengths, 8 sequences a round against one at
+    a time.
+    """
+    evaluator = create_async_llm_as_judge(prompt=prompt, model=spec)
+    client = evaluator.core.client
+    cases = CASES + CASES[:2]
+
+    async def one_at_a_time():
+        return [await evaluator(inputs=q, outputs=a) for q, a in cases]
+
+    async def gathered():
+        return await asyncio.gather(*(evaluator(inputs=q, outputs=a) for q, a in cases))
+
+    alone_results = asyncio.run(one_at_a_time())  # the shared prompt starts are kept, as in any run
+    sequential, _ = timed(lambda: asyncio.run(one_at_a_time()), 1)
+    concurrent_wall, gathered_results = timed(lambda: asyncio.run(gathered()), 1)
+    same = sum(a == b for a, b in zip(alone_results, gathered_results, strict=True))
+    ours = sequential / concurrent_wall
+
+    requests = [evaluator.core.build_request(q, a, None, {}) for q, a in cases]
+    lengths = [client.chat.completions.create(**r).usage.completion_tokens for r in requests]
+    prompts = [client.runtime.prompt_tokens(client.template.render_parts(r["messages"])) for r in requests]
+    raw = raw_decode_seconds(client.runtime, prompts, lengths, together=False) / raw_decode_seconds(
+        client.runtime, prompts, lengths, together=True
+    )
+    slots = client.runtime.slots
+    note = (
+        f"{sequential:.2f} s one by one, {concurrent_wall:.2f} s gathered on {slots} slots; {same}/8 results as alone"
+    )
+    return [
+        ("async judge, asyncio.gather vs one by one", ours, "-", note),
+        ("  the same work in raw llama_decode, 8 vs 1", raw, "-", f"{sum(lengths)} tokens decoded"),
+        ("async judge gathered: ours / raw", ours / raw, ">= 0.85", f"ours {ours:.2f}x against raw {raw:.2f}x"),
+    ]
+
+
+def default_way_rows(spec: str) -> list[tuple[str, float, str, str]]:
+    """What a short answer judged the default way costs, model loaded: one at a time, and in a run that shares questions.
+
+    The default for an answer without a reference writes the judge's own
+    answer first. Rows that share a question share it (the result cache
+    answers the same request once), so a run of several answers to each
+    question is set against the same run judged verdict only (``--way plain``).
+    """
+    import tempfile
+
+    from localjudge.commands.judging import make_evaluator
+    from localjudge.commands.settings import JudgeSettings
+    from localjudge.datasets.result_cache import ResultCache
+    from localjudge.judges.ways import WAYS
+
+    answers = ["4", "Paris", "Jupiter", "366", "Leonardo da Vinci", "100 degrees"]
+    rows = [(q, a) for (q, given), right in zip(CASES, answers, strict=True) for a in (given, right, "I do not know.")]
+    with tempfile.TemporaryDirectory() as folder:
+        walls = {}
+        for name, way in (("default", None), ("plain", WAYS["plain"])):
+            cache = ResultCache(Path(folder) / f"{name}.sqlite3")
+            settings = JudgeSettings(model_spec=spec, way=way)
+            evaluator = make_evaluator(settings, has_inputs=True, has_reference=False, cache=cache)
+            evaluator(inputs="What is 3+3?", outputs="6")  # loaded, and the prompt's shared start kept
+            firsts = []
+            started = time.perf_counter()
+            for index, (question, answer) in enumerate(rows):
+                call = time.perf_counter()
+                evaluator(inputs=question, outputs=answer)
+                if index % 3 == 0:
+                    firsts.append(time.perf_counter() - call)
+            walls[name] = time.perf_counter() - started, firsts
+    default_wall, firsts = walls["default"]
+    return [
+        (
+            "default way, one answer (own answer + verdict)",
+            max(firsts),
+            "<= 4",
+            f"seconds, the slowest of {len(firsts)}",
+        ),
+        (
+            "default way, 3 answers per question / plain",
+            default_wall / walls["plain"][0],
+            "<= 1.3",
+            f"{len(rows)} rows: {default_wall:.1f} s against {walls['plain'][0]:.1f} s verdict only",
+        ),
+    ]
 
 
 def pairwise_rows(client) -> list[tuple[str, float, str, str]]:
@@ -299,9 +383,10 @@ def main() -> int:
     rows += pairwise_rows(client)
     client.close()
     rows += in_flight_rows(prompt, model_path)
-
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     rows.append(("peak RSS of this run", peak_mb, "<= 700", "MB, with the 8-slot client"))
+    rows += gathered_rows(prompt, args.model)
+    rows += default_way_rows(args.model)
 
     started = time.perf_counter()
     subprocess.run(

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.commands.check import CHECK_SETS, load_set
+from localjudge.specs.cards import find_card
 from localjudge.trust.pair_weights import SHIPPED_PAIR_WEIGHTS, PairSignals, PairWeights, fit_pair_weights
 
 SETS = ("llmbar-natural", "adversarial", "llmbar-adversarial")
@@ -78,7 +79,8 @@ def main() -> None:
     sets = [name for name in SETS if (args.checklist / f"{name}.results.jsonl").is_file()]
     data = {name: samples(args.checklist, args.likelihood, name) for name in sets}
     dev = [(signals, a_won) for name in sets for _, signals, a_won in data[name]["dev"]]
-    about = {"fitted_on": "the dev pairs of " + ", ".join(sets), "judge": "default"}
+    card = find_card("default")
+    about = {"fitted_on": "the dev pairs of " + ", ".join(sets), "model": card.name, "model_sha256": card.sha256}
     weights = fit_pair_weights(dev, about=about)
     print(f"weights fitted on {len(dev)} dev pairs: checks {weights.checks:.4f}, gain {weights.gain:.4f}")
     print(f"{'set':<20}{'split':<7}{'pairs':>6}" + "".join(f"{name:>12}" for name in picks(weights)))

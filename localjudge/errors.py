@@ -7,6 +7,7 @@ hiding the other::
     LocalJudgeError
     ├── UsageError (ValueError)            a bad argument; fix the call
     │   ├── OptionError                    options that do not fit together (named so a CLI can show its flags)
+    │   │   └── NoCalibrationError         a calibration asked for and none fitted for this judge
     │   ├── MissingTemplateVariableError   a {placeholder} has no value (also a KeyError, as in OpenEvals)
     │   ├── InvalidTrajectoryError (TypeError)  a trajectory's message or tool call is malformed
     │   ├── UnsupportedSchemaError         a schema keyword cannot be enforced
@@ -71,6 +72,7 @@ __all__ = [
     "ModelLoadError",
     "ModelNotFoundError",
     "ModelSpecError",
+    "NoCalibrationError",
     "OptionError",
     "OutputParseError",
     "RequestCancelledError",
@@ -127,6 +129,10 @@ class OptionError(UsageError):
         message = Message(template, **values)
         self.template, self.values, self.options = template, values, message.options
         super().__init__(message)
+
+
+class NoCalibrationError(OptionError):
+    """A calibration was asked for and none was fitted for this judge (a damaged one is another error)."""
 
 
 class MissingTemplateVariableError(UsageError, KeyError):

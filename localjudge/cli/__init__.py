@@ -8,6 +8,8 @@ imports click or names a flag.
 
 from __future__ import annotations
 
+import warnings
+
 import click
 
 from .batch import batch
@@ -33,6 +35,12 @@ def main(debug: bool) -> None:
     localjudge compare --output-a "Paris." --output-b "Lyon."
     localjudge COMMAND --help
     """
+    if not debug:  # the library's warnings as one line each, as the commands' notes are
+        warnings.showwarning = _warning_line
+
+
+def _warning_line(message: Warning | str, category: type[Warning], *args: object, **kwargs: object) -> None:
+    click.echo(f"warning: {message}", err=True)
 
 
 for _command in (

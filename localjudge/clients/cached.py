@@ -8,7 +8,9 @@ cannot say who it is cannot be cached (its answers could come from anything).
 
 from __future__ import annotations
 
+import copy
 import threading
+from concurrent.futures import Future
 from typing import Any
 
 from ..datasets.result_cache import ResultCache, request_key
@@ -38,38 +40,41 @@ class CachedClient(WrappingClient):
         super().__init__(client)
         self.cache = cache
         self.identity = identity
-        self._flights: dict[str, threading.Event] = {}  # requests being asked now, by key
+        self._flights: dict[str, Future[dict[str, Any]]] = {}  # requests being asked now, by key
         self._flights_lock = threading.Lock()
 
     def _complete(self, request: dict[str, Any]) -> ChatCompletion:
         """The stored answer, else the model's; a request already in flight is waited for, not asked twice.
 
         Rows of a run that share a question ask the same request for the judge's
-        own answer (or its checks) at once: one asks the model, the others take
-        its stored answer. If it fails, the next of them asks.
+        own answer (or its checks) at once: one asks the model, the others get
+        what it got, its answer or its error (an answer cut short included,
+        which is not stored).
         """
         key = request_key(self.identity, request)
-        while True:
-            stored = self.cache.get(key, accept=lambda response: _answers(request, response))
-            if stored is not None:
-                return ChatCompletion(stored)
-            with self._flights_lock:
-                waiting = self._flights.get(key)
-                if waiting is None:
-                    flight = self._flights[key] = threading.Event()
-            if waiting is None:
-                break
-            waiting.wait()
+        stored = self.cache.get(key, accept=lambda response: _answers(request, response))
+        if stored is not None:
+            return ChatCompletion(stored)
+        with self._flights_lock:
+            flight = self._flights.get(key)
+            leading = flight is None
+            if flight is None:
+                flight = self._flights[key] = Future()
+        if not leading:
+            return ChatCompletion(copy.deepcopy(flight.result()))
         try:
             response = call_create(self.client, request)
             data = plain_data(response.model_dump() if hasattr(response, "model_dump") else response)
             if data.get("choices") and data["choices"][0].get("finish_reason") == "stop":
                 self.cache.put(key, data)
+            flight.set_result(data)
             return response
+        except BaseException as exc:
+            flight.set_exception(exc)
+            raise
         finally:
             with self._flights_lock:
                 del self._flights[key]
-            flight.set()
 
     def cache_identity(self) -> dict[str, Any]:
         return self.identity

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from .. import bounded_json
-from ..errors import LocalJudgeError, OptionError, UsageError
+from ..errors import LocalJudgeError, NoCalibrationError, OptionError, UsageError
 from ..judges.evaluators import SAME_ANSWER_PROMPT, default_prompt
 from ..judges.ways import Way, default_way, question_of
 from ..prompts.prompting import template_fields
@@ -113,7 +113,7 @@ def resolve_way(settings: JudgeSettings, *, has_inputs: bool, has_reference: boo
     if settings.way is not None:
         base = settings.way
     elif defaulted:
-        base = default_way(question)
+        base = default_way(question, reads_replies=_reads_replies(settings), allow_ties=settings.allow_ties)
     else:
         base = Way()
     way = with_flags(base, flags)
@@ -129,6 +129,16 @@ def resolve_way(settings: JudgeSettings, *, has_inputs: bool, has_reference: boo
             raise OptionError(f"{{{written[0]}}} {_NEEDS_INPUTS[written[0]]}, and these rows give no inputs")
         way = Way()  # what the default writes first needs the question: such rows are judged as asked
     return replace(settings, way=way, **way.settings_fields()), way, defaulted
+
+
+def _reads_replies(settings: JudgeSettings) -> bool:
+    """Whether every model the settings name runs here, and so can score a reply (likelihood needs it)."""
+    from ..specs.parse import parse_spec
+
+    try:
+        return parse_spec(settings.model_spec).all_here
+    except UsageError:  # reported where the judge is built
+        return True
 
 
 def with_flags(base: Way, flags: Mapping[str, Any]) -> Way:
@@ -308,7 +318,7 @@ def make_evaluator(
 
         try:
             correction, note = stored_correction(evaluator)
-        except UsageError:
+        except NoCalibrationError:
             if calibration_asked:
                 raise
             # a named or default way is calibrated where a fit exists for this judge; elsewhere as the model says

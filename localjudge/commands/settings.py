@@ -96,12 +96,13 @@ class JudgeSettings:
         threads, timeouts) leave it as it is, so a run resumed with another
         ``-j`` is the same judge.
         """
-        from ..judges.ways import DEFAULT_WAYS
+        from ..judges.ways import ASKING_PAIR_DEFAULT, DEFAULT_WAYS
         from ..specs.registry import identity_options
 
         shaping = identity_options()
         # the defaults judge when no way is named: a release that changes them is another judge
-        described: dict[str, Any] = {"default_ways": [(q.name, w.label) for q, w in DEFAULT_WAYS.items()]}
+        defaults = [(q.name, w.label) for q, w in DEFAULT_WAYS.items()] + [("ASKING_PAIR", ASKING_PAIR_DEFAULT.label)]
+        described: dict[str, Any] = {"default_ways": defaults}
         for name, value in vars(self).items():
             if name == "model_options":
                 value = sorted((key, repr(option)) for key, option in value.items() if key in shaping)

@@ -463,8 +463,13 @@ def _schema_from_prompt(prompt: Any) -> Any:
 def _resolve_client(judge: Any, model: Optional[str]) -> Any:
     if judge is None:
         from ..clients.resolve import default_model_spec, resolve_model
+        from ..specs.options import LIBRARY_PARALLEL
+        from ..specs.parse import parse_spec
 
-        return resolve_model(model or default_model_spec())
+        spec = model or default_model_spec()
+        # calls gathered by the caller decode side by side, as `batch -j` rows do
+        batching: dict[str, Any] = {"parallel": LIBRARY_PARALLEL} if parse_spec(spec).runs_here else {}
+        return resolve_model(spec, **batching)
     if _is_langchain_chat_model(judge):
         from ..clients.langchain import LangChainClient
 

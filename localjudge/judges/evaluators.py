@@ -195,7 +195,11 @@ class Evaluator:
         options.setdefault("feedback_key", self.name)
         if self.pairwise:
             from .pairwise import create_pairwise_judge
+            from .ways import Question, default_way
 
+            if not options.keys() & _PAIR_WAY_OPTIONS:  # the way measured best for pairs that this judge can run
+                way = default_way(Question.PAIR, reads_replies=_reads_replies(options), allow_ties=False)
+                options.update(way=way, use_reasoning=False)
             return create_pairwise_judge(**options)
         from .single import create_llm_as_judge
 
@@ -211,9 +215,28 @@ class Evaluator:
 _WAY_OPTIONS = {"self_reference", "calibration", "use_reasoning", "output_schema", "few_shot_examples", "checklist"}
 
 
+#: options that choose how a pair is judged: given any, the pairwise evaluator judges as they say
+_PAIR_WAY_OPTIONS = {
+    "way", "self_reference", "checklist", "pointwise", "likelihood", "on_disagreement", "calibration",
+    "allow_ties", "use_reasoning", "few_shot_examples",
+}  # fmt: skip
+
+
+def _reads_replies(options: dict[str, Any]) -> bool:
+    """Whether the judge these options name scores replies (a local model), which the weighed way needs."""
+    from ..clients.local import LocalClient
+    from ..clients.resolve import default_model_spec
+    from ..specs.parse import parse_spec
+
+    judge = options.get("judge")
+    if judge is not None:
+        return isinstance(judge, LocalClient)
+    return parse_spec(options.get("model") or default_model_spec()).all_here
+
+
 def _own_answer_judge(options: dict[str, Any]) -> Callable[..., Any]:
     """The default way for an answer without a reference: the judge's own answer first, then compared."""
-    from ..errors import LocalJudgeError
+    from ..errors import NoCalibrationError
     from .single import create_llm_as_judge
     from .ways import WAYS
 
@@ -221,7 +244,7 @@ def _own_answer_judge(options: dict[str, Any]) -> Callable[..., Any]:
     try:
         judge = create_llm_as_judge(prompt=SAME_ANSWER_PROMPT, calibration="stored", **own)
         judge.way = WAYS["self-reference"]
-    except LocalJudgeError:  # no fit for this judge (another model, a server): its verdicts as they come
+    except NoCalibrationError:  # no fit for this judge (another model, a server): its verdicts as they come
         judge = create_llm_as_judge(prompt=SAME_ANSWER_PROMPT, **own)
         judge.way = WAYS["self-reference"].uncalibrated()
     return judge

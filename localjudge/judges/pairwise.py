@@ -10,9 +10,10 @@ is better, 0.0 when B is, 0.5 for a tie or an inconsistent pair.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, TypeVar
 
 from ..errors import OptionError, UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, PAIR_EXAMPLE, SCORES, SWAP, template_fields
@@ -251,6 +252,9 @@ class AsyncPairwiseEvaluator(AsyncEvaluator):
         return await arun_plan(self.core.client, stamped(plan, self.way))
 
 
+_Pairwise = TypeVar("_Pairwise", PairwiseEvaluator, AsyncPairwiseEvaluator)
+
+
 def _pairwise_core(
     *,
     prompt: Any,
@@ -361,6 +365,7 @@ def _pairwise_core(
 
 def _weighed_pair(*, calibration: Any, allow_ties: bool, **options: Any) -> WeighedPair:
     """The checks side by side and the likelihood readings of one pair, sharing one client, weighed."""
+    from ..clients.cached import cache_identity
     from ..trust.pair_weights import read_pair_weights
 
     if calibration is not None or allow_ties:
@@ -401,7 +406,17 @@ def _weighed_pair(*, calibration: Any, allow_ties: bool, **options: Any) -> Weig
         )
     )
     assert isinstance(side, _PairwiseCore)
-    return WeighedPair(side, reading, read_pair_weights())
+    weights = read_pair_weights()
+    identity = cache_identity(side.core.client) or {}
+    if not weights.fitted_for(identity.get("model")):
+        warnings.warn(
+            f"the weighed way's weights were fitted on {weights.about.get('model', 'another model')}'s verdicts, "
+            "not this judge's: its pairs are weighed by them all the same (benchmarks/fit_pair_weights.py fits "
+            "them for another judge)",
+            UserWarning,
+            stacklevel=4,
+        )
+    return WeighedPair(side, reading, weights)
 
 
 def _check_pointwise(
@@ -494,9 +509,10 @@ def create_pairwise_judge(
     ``way`` (a :class:`~localjudge.judges.ways.Way`, such as ``WAYS["weighed"]``)
     asks the pair that way, in place of ``checklist``, ``self_reference``,
     ``pointwise``, ``likelihood`` and ``on_disagreement``; ``calibration``
-    stays as given. The weighed way (:mod:`.weighed`) is reached only so.
+    stays as given, and each result's metadata names the way (``way``). The weighed way
+    (:mod:`.weighed`) is reached only so.
     """
-    return PairwiseEvaluator(_pairwise_core(**_options(locals())))
+    return _named(PairwiseEvaluator(_pairwise_core(**_options(locals()))), way)
 
 
 def create_async_pairwise_judge(
@@ -521,7 +537,13 @@ def create_async_pairwise_judge(
     way: Optional[Way] = None,
 ) -> AsyncPairwiseEvaluator:
     """The async twin of :func:`create_pairwise_judge`: both orders are asked at once."""
-    return AsyncPairwiseEvaluator(_pairwise_core(**_options(locals())))
+    return _named(AsyncPairwiseEvaluator(_pairwise_core(**_options(locals()))), way)
+
+
+def _named(evaluator: _Pairwise, way: Optional[Way]) -> _Pairwise:
+    """The evaluator, stamping its results with the way it was asked for (none: as the flags describe, unstamped)."""
+    evaluator.way = way
+    return evaluator
 
 
 def _options(local_vars: Mapping[str, Any]) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from ..errors import OptionError
 from .plan import Step
 
 __all__ = [
+    "ASKING_PAIR_DEFAULT",
     "DEFAULT_WAYS",
     "PAIR_METHODS",
     "WAYS",
@@ -177,9 +178,12 @@ DEFAULT_WAYS: dict[Question, Way] = {
     Question.ANSWER: WAYS["self-reference"],
     Question.ANSWER_WITH_REFERENCE: WAYS["plain"],
     Question.OWN_PROMPT: WAYS["plain"],
-    Question.PAIR: WAYS["plain"],
+    Question.PAIR: WAYS["weighed"],
     Question.TRAJECTORY: WAYS["plain"],
 }
+#: a pair's default where the weighed way cannot run (a judge that does not read replies, such as a server, or
+#: ties asked for): the best measured way that only asks questions
+ASKING_PAIR_DEFAULT = WAYS["checklist"]
 
 
 def find_way(name: str) -> Way:
@@ -189,9 +193,16 @@ def find_way(name: str) -> Way:
     return WAYS[name]
 
 
-def default_way(question: Question) -> Way:
-    """The way measured best for ``question``: what runs when none is named."""
-    return DEFAULT_WAYS[question]
+def default_way(question: Question, *, reads_replies: bool = True, allow_ties: bool = False) -> Way:
+    """The way measured best for ``question`` that this judge can run: what runs when none is named.
+
+    ``reads_replies``: the judge scores replies (a local model), which likelihood
+    needs; ``allow_ties``: the judge may answer a tie, which weighed odds never are.
+    """
+    way = DEFAULT_WAYS[question]
+    if way.pairs == "weighed" and (allow_ties or not reads_replies):
+        return ASKING_PAIR_DEFAULT
+    return way
 
 
 def question_of(

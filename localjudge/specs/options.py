@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_PREFIX_CACHE_BYTES",
     "DEFAULT_READOUT_TOLERANCE",
     "DEFAULT_REASONING_BUDGET",
+    "LIBRARY_PARALLEL",
     "LLAMACPP_OPTIONS",
     "LOCAL_OPTIONS",
     "MAX_DEFAULT_PARALLEL",
@@ -39,6 +40,9 @@ DEFAULT_READOUT_TOLERANCE = 0.01
 DEFAULT_PREFIX_CACHE_BYTES = 256 * 1024 * 1024
 #: the most sequences ``batch -j N`` gives a local model unless --parallel says otherwise (each costs n_ctx of memory)
 MAX_DEFAULT_PARALLEL = 16
+#: the sequences a local model named to the library (``model="..."``) decodes side by side: an OpenEvals
+#: user's loop gathers async calls, and each slot costs n_ctx of memory (about 100 MB for the default judge)
+LIBRARY_PARALLEL = 8
 #: JSON whitespace outlines may write between tokens: at most one space
 WHITESPACE_PATTERN = r"[ ]?"
 

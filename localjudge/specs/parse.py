@@ -53,6 +53,11 @@ class Spec:
         return any(m.kind == "local" for m in (self.members or (self,)))
 
     @property
+    def all_here(self) -> bool:
+        """Whether every model named runs in this process (so each can score a reply, as likelihood needs)."""
+        return all(m.kind == "local" for m in (self.members or (self,)))
+
+    @property
     def names_a_path(self) -> bool:
         """Whether a local target is a file or directory rather than a model card's name."""
         path = Path(self.target).expanduser()

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..clients.cached import cache_identity
-from ..errors import OptionError, UsageError
+from ..errors import NoCalibrationError, UsageError
 from ..prompts.prompting import SWAP, template_fields
 from .agreement import label_text
 from .correction import Fit, choose_correction, gain_readout, value_key
@@ -50,7 +50,7 @@ def calibration_key(evaluator: Any) -> str:
     core = getattr(evaluator, "core", evaluator)
     identity = cache_identity(core.client)
     if identity is None:
-        raise UsageError("this judge cannot say which model answers, so no calibration can be kept for it")
+        raise NoCalibrationError("this judge cannot say which model answers, so no calibration can be kept for it")
     identity = {name: value for name, value in identity.items() if name != "decoder"}  # outlives a release
     if getattr(core, "reads_replies", False):  # a likelihood pair: what it reads depends on its system message alone
         return _digest({"model": identity, "likelihood": {"system": core.system}})
@@ -218,7 +218,7 @@ def stored_correction(evaluator: Any) -> tuple[Any, str]:
             stored = read_calibration(shipped)
             where = f"shipped with localjudge, fitted on {stored.about.get('data', 'labelled rows')}"
             return stored.correction, f"calibrated: {stored.chosen} ({where}; localjudge calibrate fits your own)"
-        raise OptionError(
+        raise NoCalibrationError(
             "{calibrated:calibration='stored'}: no calibration was fitted for this judge. A calibration belongs to one local model "
             "and one prompt: the same {model}, prompt options ({prompt}, {evaluator}, {system}, {reasoning}, "
             "{choices}, {self_reference}, {checklist}, ...) and the same fields (whether {inputs} and {reference_outputs} are given). Fit one "

@@ -58,6 +58,11 @@ class PairWeights:
         z = self.checks * log_odds + self.gain * gain
         return 1 / (1 + math.exp(-z)) if z >= 0 else math.exp(z) / (1 + math.exp(z))
 
+    def fitted_for(self, model: str | None) -> bool:
+        """Whether these weights were fitted on the verdicts of the model whose identity (sha256) is ``model``."""
+        fitted = self.about.get("model_sha256")
+        return fitted is None or fitted == model
+
     def write(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=2, sort_keys=True) + "\n", encoding="utf-8")
 

@@ -76,6 +76,17 @@ def test_score_judges_an_answer_against_its_own_by_default_and_says_so(scripted)
     assert "way: self-reference+uncalibrated (against the judge's own answer" in result.stderr
 
 
+def test_a_damaged_calibration_file_is_an_error_not_a_missing_fit(scripted, tmp_path, monkeypatch):
+    """The default way goes uncalibrated only where no fit exists: a fit it cannot read is reported, not skipped."""
+    damaged = tmp_path / "fit.json"
+    damaged.write_text("{not json", encoding="utf-8")
+    monkeypatch.setattr("localjudge.trust.calibration_file.calibration_path", lambda key: damaged)
+    monkeypatch.setattr(scripted, "cache_identity", lambda: {"model": "scripted"}, raising=False)
+    result = run("score", "--inputs", "What is 2+2?", "--outputs", "4")
+    assert result.exit_code != 0
+    assert "not JSON" in result.stderr and str(damaged) in result.stderr
+
+
 def test_way_plain_with_reasoning_is_openevals_judgement(scripted):
     result = run("score", "--inputs", "What is 2+2?", "--outputs", "4", "--way", "plain", "--reasoning")
     assert result.exit_code == 0, result.output
@@ -669,7 +680,7 @@ def test_compare_reads_each_of_its_texts_from_a_file_too(scripted, tmp_path):
         (tmp_path / name).write_text(text + "\n", encoding="utf-8")
     files = {"--inputs": "q.txt", "--output-a": "a.txt", "--output-b": "b.txt", "--reference-outputs": "ref.txt"}
     arguments = [item for flag, name in files.items() for item in (flag, f"@{tmp_path / name}")]
-    result = run("compare", *arguments, "--no-reasoning")
+    result = run("compare", *arguments, "--no-reasoning", "--way", "plain")
     assert result.exit_code == 0, result.output
     shown = scripted.requests[0]["messages"][-1]["content"]
     assert all(text in shown for text in ["Name a prime.", "2, 3, 5 or 7"]) and "@" not in shown
@@ -762,3 +773,12 @@ def test_a_prompt_that_leaves_out_the_given_question_says_so_and_judges(scripted
     assert result.exit_code == 0, result.output
     assert "note: the prompt shows no {inputs}: what was given for it is not shown to the judge" in result.stderr
     assert "2+2?" not in scripted.requests[0]["messages"][-1]["content"]
+
+
+def test_a_library_warning_is_one_line_on_stderr(scripted, tmp_path):
+    examples = tmp_path / "few.jsonl"
+    examples.write_text(json.dumps({"inputs": "2+2?", "outputs": "4", "score": 7}) + "\n", encoding="utf-8")
+    result = run("score", "--inputs", "2+2?", "--outputs", "4", "--way", "plain", "--few-shot", str(examples))
+    assert result.exit_code == 0, result.output
+    (line,) = [line for line in result.stderr.splitlines() if "few_shot_examples[0]" in line]
+    assert line.startswith("warning: few_shot_examples[0] has score 7") and "UserWarning" not in result.stderr

@@ -148,7 +148,8 @@ def test_a_report_names_the_way_each_set_was_judged():
         "self-reference (the default), verdict only, against the judge's own answer, written first, calibrated"
     )
     assert describe_way(way("adversarial")) == (
-        "plain (the default), verdict only, both orders side by side, a disagreement a tie"
+        "weighed (the default), verdict only, both orders side by side after the judge's own checks, "
+        "and the likelihood gain, weighed by a fit on labelled pairs"
     )
     settled = way("llmbar-natural", on_disagreement="probabilities", calibrated=True)
     assert describe_way(settled) == (

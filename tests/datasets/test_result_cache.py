@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -193,3 +194,39 @@ def test_a_request_in_flight_that_fails_is_asked_again_by_the_next_caller(tmp_pa
         client.chat.completions.create(**own)
     assert client.chat.completions.create(**own).choices[0].message.content == "4"
     assert not client._flights  # nothing left waiting
+
+
+@pytest.mark.parametrize("outcome", ["error", "cut"])
+def test_callers_waiting_on_a_request_get_what_it_got_without_asking_again(tmp_path, outcome):
+    """A failure or an answer cut short is not stored, yet the callers that waited for it are not each asked anew."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    started, release = threading.Event(), threading.Event()
+
+    def slow(request):
+        started.set()
+        release.wait(5)
+        if outcome == "error":
+            raise RuntimeError("the model fell over")
+        return make_chat_completion("4", model="m", finish_reason="length")
+
+    inner = Identified([slow], repeat=True)
+    client = CachedClient(inner, ResultCache(tmp_path / "r.sqlite3"))
+    own = {"messages": [{"role": "user", "content": "2+2?"}], "temperature": 0}
+    with ThreadPoolExecutor(4) as pool:
+        calls = [pool.submit(client.chat.completions.create, **own)]
+        assert started.wait(5)
+        calls += [pool.submit(client.chat.completions.create, **own) for _ in range(3)]
+        (flight,) = client._flights.values()
+        deadline = time.monotonic() + 5
+        while len(flight._condition._waiters) < 3 and time.monotonic() < deadline:  # the three wait on the first
+            time.sleep(0.01)
+        release.set()
+        if outcome == "error":
+            errors = {str(call.exception(5)) for call in calls}
+            assert errors == {"the model fell over"}
+        else:
+            reasons = {call.result(5).choices[0].finish_reason for call in calls}
+            assert reasons == {"length"}
+    assert len(inner.requests) == 1 and len(client.cache) == 0 and not client._flights

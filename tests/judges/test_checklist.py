@@ -279,7 +279,9 @@ def test_batch_refuses_a_rows_checks_that_the_judge_would_not_be_shown(monkeypat
     monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: answers('{"winner": "A"}'))
     data = tmp_path / "pairs.jsonl"
     data.write_text(json.dumps({"id": "1", **PAIR, "checks": "Is it one word?"}) + "\n", encoding="utf-8")
-    result = CliRunner().invoke(cli.main, ["batch", str(data), "--pairwise", "--no-reasoning", "--no-cache"])
+    result = CliRunner().invoke(
+        cli.main, ["batch", str(data), "--pairwise", "--no-reasoning", "--no-cache", "--way", "plain"]
+    )
     assert result.exit_code == 1
     (record,) = map(json.loads, (tmp_path / "pairs.results.jsonl").read_text().splitlines())
     assert "checklist=True" in record["error"]["message"] and "result" not in record

@@ -9,6 +9,7 @@ import pytest
 from localjudge.clients.base import ScriptedClient
 from localjudge.errors import MissingTemplateVariableError, UsageError
 from localjudge.judges.evaluators import EVALUATORS, correctness, groundedness, make_evaluator, pairwise_preference
+from localjudge.judges.ways import WAYS
 from localjudge.prompts.prompting import DATA_NOT_INSTRUCTIONS
 
 REQUIRED = {
@@ -80,13 +81,27 @@ def test_is_it_right_without_a_reference_is_judged_against_the_judges_own_answer
 
 def test_the_pairwise_one_is_a_pairwise_judge_and_names_are_checked():
     answer = json.dumps({"reasoning": "A is right.", "winner": "A"})
-    result = pairwise_preference(judge=ScriptedClient([answer], repeat=True))(inputs="q", outputs_a="x", outputs_b="y")
+    evaluator = pairwise_preference(judge=ScriptedClient([answer], repeat=True), use_reasoning=True)
+    result = evaluator(inputs="q", outputs_a="x", outputs_b="y")
     assert result["metadata"]["verdicts"] == ["A", "B"]  # "A" both times: position, not preference
     assert result["key"] == "pairwise_preference"
     with pytest.raises(UsageError, match="no evaluator named 'nope'"):
         make_evaluator("nope")
     with pytest.raises(UsageError, match="brings its own prompt"):
         make_evaluator("correctness", prompt="{outputs}")
+
+
+def test_the_pairwise_one_asks_the_way_measured_best_that_its_judge_can_run(monkeypatch):
+    """Weighed for a local model; a judge that cannot score replies gets its checks side by side."""
+    server = ScriptedClient(["Does it answer?", '{"winner": "A"}', '{"winner": "B"}'])
+    result = pairwise_preference(judge=server)(inputs="q", outputs_a="x", outputs_b="y")
+    assert result["metadata"]["way"] == "checklist" and result["metadata"]["checklist"] == "Does it answer?"
+    built = []
+    monkeypatch.setattr("localjudge.judges.pairwise.create_pairwise_judge", lambda **options: built.append(options))
+    pairwise_preference(model="tiny")
+    pairwise_preference(model="openai:gpt-4o-mini")
+    pairwise_preference(model="tiny", use_reasoning=True)  # a way option given: judged as it says
+    assert [options.get("way") for options in built] == [WAYS["weighed"], WAYS["checklist"], None]
 
 
 def test_the_list_command_prints_one_line_each():

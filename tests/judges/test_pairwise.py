@@ -173,7 +173,8 @@ def test_compare_prints_the_verdict(rule_judge):
     from localjudge import cli
 
     result = CliRunner().invoke(
-        cli.main, ["compare", "--inputs", "Capital?", "--output-a", BAD, "--output-b", GOOD, "--reasoning"]
+        cli.main,
+        ["compare", "--inputs", "Capital?", "--output-a", BAD, "--output-b", GOOD, "--reasoning", "--way", "plain"],
     )
     assert result.exit_code == 0, result.output
     verdict = json.loads(result.stdout)
@@ -193,7 +194,9 @@ def test_batch_judges_pairs_and_refuses_single_output_options(rule_judge, tmp_pa
                 for i, (a, b) in enumerate(pairs)),
         encoding="utf-8",
     )  # fmt: skip
-    result = CliRunner().invoke(cli.main, ["batch", str(data), "--pairwise", "-j", "2", "--no-cache", "--reasoning"])
+    result = CliRunner().invoke(
+        cli.main, ["batch", str(data), "--pairwise", "-j", "2", "--no-cache", "--reasoning", "--way", "plain"]
+    )
     assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in (tmp_path / "pairs.results.jsonl").read_text().splitlines()]
     assert [r["result"]["metadata"]["winner"] for r in records] == ["A", "B", "A"]
@@ -233,7 +236,9 @@ def test_compare_without_inputs_and_a_batch_row_missing_an_output(rule_judge, tm
         + json.dumps({"id": "half", "inputs": "q", "outputs_a": GOOD}) + "\n",
         encoding="utf-8",
     )  # fmt: skip
-    batch = CliRunner().invoke(cli.main, ["batch", str(data), "--pairwise", "--no-cache", "--reasoning"])
+    batch = CliRunner().invoke(
+        cli.main, ["batch", str(data), "--pairwise", "--no-cache", "--reasoning", "--way", "plain"]
+    )
     assert batch.exit_code == 1, batch.output  # one row failed; the run went on
     records = {r["id"]: r for r in map(json.loads, (tmp_path / "pairs.results.jsonl").read_text().splitlines())}
     assert records["ok"]["result"]["metadata"]["winner"] == "A"

@@ -29,6 +29,7 @@ from localjudge.clients.base import make_chat_completion
 from localjudge.errors import JudgeRuntimeError, MissingTemplateVariableError
 from localjudge.prompts.prompting import format_few_shot_examples
 from localjudge.prompts.schema import default_output_schema
+from localjudge.specs.options import LIBRARY_PARALLEL
 from localjudge.trust.correction import Correction
 
 PROMPT = "Is the answer correct?\nQuestion: {inputs}\nAnswer: {outputs}"
@@ -484,10 +485,16 @@ def test_the_factories_take_keyword_arguments_only():
 
 
 @pytest.mark.parametrize(
-    ("model", "environment", "spec"),
-    [(None, None, "default"), (None, "tiny", "tiny"), ("my-card", "tiny", "my-card")],
+    ("model", "environment", "spec", "options"),
+    [
+        (None, None, "default", {"parallel": LIBRARY_PARALLEL}),
+        (None, "tiny", "tiny", {"parallel": LIBRARY_PARALLEL}),
+        ("my-card", "tiny", "my-card", {"parallel": LIBRARY_PARALLEL}),
+        ("openai:gpt-4o-mini", "tiny", "openai:gpt-4o-mini", {}),  # a server batches as it will
+    ],
 )
-def test_without_a_judge_the_model_spec_is_resolved(monkeypatch, model, environment, spec):
+def test_without_a_judge_the_model_spec_is_resolved(monkeypatch, model, environment, spec, options):
+    """A local model named to the library decodes gathered calls side by side, as `batch -j` rows are."""
     if environment is None:
         monkeypatch.delenv("LOCALJUDGE_MODEL")
     else:
@@ -496,12 +503,12 @@ def test_without_a_judge_the_model_spec_is_resolved(monkeypatch, model, environm
     client = ScriptedClient([answer(True)])
 
     def fake_resolve(name, **kwargs):
-        resolved.append(name)
+        resolved.append((name, kwargs))
         return client
 
     monkeypatch.setattr(localjudge.clients.resolve, "resolve_model", fake_resolve)
     result = create_llm_as_judge(prompt=PROMPT, model=model)(inputs="q", outputs="a")
-    assert resolved == [spec]
+    assert resolved == [(spec, options)]
     assert result["score"] is True
     assert "model" not in client.requests[0], "a spec names what to load, not a model to ask for"
 

@@ -97,6 +97,24 @@ def test_no_way_named_and_no_way_flag_is_the_questions_default():
     assert way == WAYS["plain"]  # the caller's own question, asked as written
 
 
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        (JudgeSettings(pairwise=True, model_spec="tiny"), "weighed"),
+        (JudgeSettings(pairwise=True, model_spec="tiny,default"), "weighed"),  # a chain of local models
+        # what cannot score a reply, or a judge that may answer a tie, gets the best way that only asks
+        (JudgeSettings(pairwise=True, model_spec="openai:gpt-4o-mini"), "checklist"),
+        (JudgeSettings(pairwise=True, model_spec="tiny,openai:gpt-4o-mini"), "checklist"),
+        (JudgeSettings(pairwise=True, model_spec="tiny", allow_ties=True), "checklist"),
+    ],
+)
+def test_a_pairs_default_is_weighed_where_the_judge_can_run_it(settings, expected):
+    settings, way, defaulted = resolved(settings)
+    assert defaulted and way == WAYS[expected] and settings.checklist
+    assert default_way(Question.PAIR) == WAYS["weighed"]
+    assert default_way(Question.PAIR, reads_replies=False) == WAYS["checklist"]
+
+
 def test_a_default_that_needs_the_question_judges_rows_without_one_as_it_can():
     settings, way, defaulted = resolved(JudgeSettings(), has_inputs=False)
     assert defaulted and not way.self_reference and not settings.self_reference

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 import pytest
 from support.likelihood_readings import PAIR, scored
@@ -57,6 +58,7 @@ async def test_the_weighed_probability_is_the_weights_over_both_figures(factory)
     expected = read_pair_weights().probability_a(PairSignals(0.5, 0.5 / 3, 2.0))
     assert metadata["probabilities"]["A"] == pytest.approx(expected)
     assert metadata["winner"] == "B" and result["score"] == 0.0  # the likelihood decides where the checks cannot
+    assert metadata["way"] == "weighed" and metadata["requests"] == 7
     assert metadata["checklist"] == "Does the response name the capital?"
     assert metadata["verdicts"] == ["A", "B"] and metadata["consistent"] is False and "decided_by" not in metadata
     kinds = [
@@ -90,3 +92,15 @@ def test_the_shipped_weights_say_what_they_were_fitted_on():
     weights = read_pair_weights()
     assert weights.about.get("fitted_on") and weights.about.get("pairs", 0) > 0
     assert json.dumps(weights.about)  # plain data
+
+
+def test_weights_fitted_on_another_models_verdicts_are_used_with_a_warning(monkeypatch):
+    client = judged(0.7)
+    shipped = read_pair_weights()
+    monkeypatch.setattr(client, "cache_identity", lambda: {"model": shipped.about["model_sha256"]}, raising=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        create_pairwise_judge(judge=client, way=WAYS["weighed"], use_reasoning=False)  # the model they were fitted on
+    monkeypatch.setattr(client, "cache_identity", lambda: {"model": "0" * 64}, raising=False)
+    with pytest.warns(UserWarning, match="fitted on qwen2.5-coder-1.5b-instruct's verdicts, not this judge's"):
+        create_pairwise_judge(judge=client, way=WAYS["weighed"], use_reasoning=False)
