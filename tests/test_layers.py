@@ -36,6 +36,8 @@ LAYERS = [
     "trust",
     "judges",
     "commands",
+    # the page over results files: reads results, figures and check sets from the layers below
+    "view",
     "testing",
     FACE,
     # the command line: it parses, calls the layers below, prints; nothing below imports it

@@ -19,6 +19,7 @@ from .info import doctor, evaluators, grammar, models
 from .judging import compare, score
 from .serve import serve
 from .trust import agreement, check_judge
+from .view import report, view
 
 __all__ = ["main"]
 
@@ -52,6 +53,8 @@ for _command in (
     choose,
     check_judge,
     serve,
+    view,
+    report,
     grammar,
     evaluators,
     models,

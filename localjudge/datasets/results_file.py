@@ -45,7 +45,7 @@ from ..wording import Message
 
 Record = TypeVar("Record", bound=Mapping[str, Any])
 
-__all__ = ["ResultsFile", "latest_records", "read_results", "replace_atomically"]
+__all__ = ["ResultsFile", "latest_records", "parse_line", "read_results", "replace_atomically"]
 
 
 @contextlib.contextmanager
@@ -212,6 +212,11 @@ def _record(line: bytes) -> dict[str, Any] | None:
     if not isinstance(record, dict) or "id" not in record or not ("result" in record or "error" in record):
         return None
     return record
+
+
+def parse_line(line: bytes) -> dict[str, Any] | None:
+    """One line of a results file as the record it holds, or None where it holds none (as a run reads it)."""
+    return _record(line)
 
 
 def _keep(records: dict[str, Record], record: Record) -> None:
