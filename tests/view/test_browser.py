@@ -1,0 +1,216 @@
+"""``localjudge view`` as a user meets it: the command on a free port, a real headless Chromium on its page.
+
+Each test opens a kind of page, works it (filters, pages, a row, two runs
+side by side, a run that grows), and checks that no hostile row ran any
+script and that the page asked nothing of any server but its own. The
+screenshots land in build/view-screenshots/ (the README's is one of them).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.browser import chromium_path
+from support.process_helpers import die_with_parent
+from support.results_files import HOSTILE, answer, answers_run
+
+from localjudge.datasets.results_file import ResultsFile
+
+pytestmark = pytest.mark.browser
+playwright_api = pytest.importorskip("playwright.sync_api", reason="the browser tests need playwright (the dev extra)")
+expect = playwright_api.expect
+
+SHOTS = Path(__file__).resolve().parents[2] / "build" / "view-screenshots"
+HUGE = "5 MB: " + "x" * (5 << 20)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> tuple[Path, Path, Path]:
+    folder = tmp_path_factory.mktemp("runs")
+    (folder / "second").mkdir()
+    first, data = answers_run(folder)
+    second, _ = answers_run(folder / "second", flip=["q005", "q010", "q015"])
+    out = ResultsFile(second).open()
+    out.append(answer("huge", True, 0.9, comment=HUGE))
+    out.close()
+    return first, second, data
+
+
+@pytest.fixture(scope="module")
+def server(runs) -> Iterator[str]:
+    """``localjudge view`` on port 0, as typed; its address read from what it prints."""
+    first, second, data = runs
+    command = [sys.executable, "-m", "localjudge.cli", "view", str(first), str(second), "--labels", str(data)]
+    process = subprocess.Popen(
+        [*command, "--port", "0"], stderr=subprocess.PIPE, text=True, preexec_fn=die_with_parent
+    )
+    try:
+        address = None
+        deadline = time.monotonic() + 60
+        while address is None and time.monotonic() < deadline:
+            line = process.stderr.readline()
+            if not line and process.poll() is not None:
+                pytest.fail(f"localjudge view exited with {process.returncode}")
+            found = re.search(r"on (http://127\.0\.0\.1:\d+/)", line)
+            address = found.group(1) if found else None
+        assert address, "localjudge view never printed its address"
+        yield address
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    executable = chromium_path()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+class Watched:
+    """A page whose requests, dialogs and errors are kept for the test to check."""
+
+    def __init__(self, browser, origin: str) -> None:
+        self.page = browser.new_page(viewport={"width": 1280, "height": 900})
+        self.origin = origin
+        self.requests: list[str] = []
+        self.dialogs: list[str] = []
+        self.errors: list[str] = []
+        self.page.on("request", lambda request: self.requests.append(request.url))
+        self.page.on("dialog", lambda dialog: (self.dialogs.append(dialog.message), dialog.dismiss()))
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+
+    def check_nothing_ran_and_nothing_left(self) -> None:
+        assert self.page.evaluate("window.__pwned") is None  # no hostile payload ran
+        assert self.dialogs == [] and self.errors == []
+        assert [url for url in self.requests if not url.startswith(self.origin)] == []
+
+    def shot(self, name: str) -> None:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=name != "overview")
+
+
+@pytest.fixture
+def watched(browser, server):
+    page = Watched(browser, server)
+    yield page
+    page.page.close()
+
+
+def test_the_overview_and_its_rows_filter_search_and_page(watched, server):
+    page = watched.page
+    started = time.monotonic()
+    page.goto(server + "#/run/0")
+    page.wait_for_selector("#rows tr >> nth=1")
+    print(f"\nfirst page shown in {time.monotonic() - started:.2f} s")
+    assert "Against the labels" in page.inner_text("main")
+    assert "rows 1–50 of 120" in page.inner_text("#table")
+    watched.shot("overview")
+    page.get_by_role("button", name="Failed", exact=True).click()
+    expect(page.locator("#table")).to_contain_text("of 3")
+    assert [cell.inner_text() for cell in page.query_selector_all("#rows tr td:nth-child(2)")] == [
+        "q007",
+        "q050",
+        "q099",
+    ]
+    page.get_by_role("button", name="All", exact=True).click()
+    page.fill("input[type=search]", "question 77")
+    page.press("input[type=search]", "Enter")
+    expect(page.locator("#table")).to_contain_text("of 1")
+    page.fill("input[type=search]", "")
+    page.press("input[type=search]", "Enter")
+    expect(page.locator("#table")).to_contain_text("of 120")
+    page.get_by_role("button", name="next →").click()
+    expect(page.locator("#table")).to_contain_text("rows 51–100 of 120")
+    page.select_option("select", "confidence")
+    page.wait_for_url(re.compile("sort=confidence"))
+    watched.check_nothing_ran_and_nothing_left()
+
+
+def test_a_hostile_row_is_shown_as_text_and_runs_nothing(watched, server):
+    page = watched.page
+    page.goto(server + "#/run/0")
+    page.wait_for_selector("#rows tr >> nth=1")
+    page.click("text=q003")
+    page.wait_for_selector("text=What was judged")
+    shown = page.inner_text("main")
+    assert HOSTILE[3] in shown  # </textarea><script>... as its own characters
+    page.goto(server + "#/run/0/row?id=q050")  # a failed row: its error and the raw output
+    page.wait_for_selector("text=The model's raw output")
+    assert HOSTILE[1] in page.inner_text("main")
+    watched.shot("row")
+    page.goto(server + "#/run/0/row?id=" + "../../../etc/passwd")
+    page.wait_for_selector("text=Could not show this")
+    watched.check_nothing_ran_and_nothing_left()
+
+
+def test_a_five_megabyte_row_opens_and_the_page_stays_usable(watched, server):
+    page = watched.page
+    page.goto(server + "#/run/1/row?id=huge")
+    page.wait_for_selector("text=show all")
+    page.click("text=← the run")
+    page.wait_for_selector("#rows tr >> nth=1")
+    watched.check_nothing_ran_and_nothing_left()
+
+
+def test_two_runs_side_by_side(watched, server):
+    page = watched.page
+    page.goto(server + "#/compare/0/1")
+    page.wait_for_selector("#changed")
+    text = page.inner_text("main")
+    assert "verdicts that changed\n3" in text.replace("\t", "\n")
+    assert "McNemar's exact test" in text
+    assert [cell.inner_text() for cell in page.query_selector_all("#changed tr td:first-child")] == [
+        "q005",
+        "q010",
+        "q015",
+    ]
+    watched.shot("compare")
+    watched.check_nothing_ran_and_nothing_left()
+
+
+def test_a_run_in_progress_is_followed(watched, server, runs):
+    page = watched.page
+    page.goto(server + "#/run/0")
+    page.wait_for_selector("#rows tr >> nth=1")
+    out = ResultsFile(runs[0]).open()
+    try:
+        out.append(answer("late-row", True, 0.9, comment="written while the page was open"))
+    finally:
+        out.close()
+    expect(page.locator("#table")).to_contain_text("of 121", timeout=10000)
+    watched.check_nothing_ran_and_nothing_left()
+
+
+def test_the_report_opens_from_disk_with_every_view_and_no_network(browser, runs, tmp_path):
+    first, second, data = runs
+    target = tmp_path / "report.html"
+    subprocess.run(
+        [sys.executable, "-m", "localjudge.cli", "report", str(first), "--labels", str(data), "-o", str(target)],
+        check=True,
+        env={**os.environ},
+    )
+    watched = Watched(browser, target.as_uri())
+    page = watched.page
+    page.goto(target.as_uri() + "#/run/0")
+    page.wait_for_selector("#rows tr >> nth=1")
+    assert "Against the labels" in page.inner_text("main")
+    page.get_by_role("button", name="Wrong against the label", exact=True).click()
+    expect(page.locator("#table")).to_contain_text("of 23")
+    page.goto(target.as_uri() + "#/run/0/row?id=q003")
+    page.wait_for_selector("text=What was judged")
+    assert HOSTILE[3] in page.inner_text("main")
+    watched.shot("report-row")
+    watched.check_nothing_ran_and_nothing_left()
+    page.close()
