@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # DeepEval, which tests/peers drives through `localjudge serve`, in an environment of its own (see its requirements file)
 PEERS_VENV := .venv-peers
 
-.PHONY: install test test-fast lint demo check-judge calibrations pair-weights bench-judging bench bench-batch bench-threads bench-agreement bench-injection stress stress-faults agreement grammars clean
+.PHONY: install test test-fast lint demo check-judge calibrations pair-weights bench-judging bench bench-batch bench-threads bench-agreement bench-view bench-injection stress stress-faults agreement grammars clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,7 +25,7 @@ test: $(BIN)/python
 	$(BIN)/python -m pytest
 
 test-fast: $(BIN)/python  ## unit tests only: no model, no server
-	$(BIN)/python -m pytest -m "not model and not server"
+	$(BIN)/python -m pytest -m "not model and not server and not browser"
 
 lint: $(BIN)/python
 	$(BIN)/ruff check localjudge tests benchmarks examples
@@ -54,6 +54,9 @@ pair-weights: $(BIN)/python  ## the weighed way's weights: both ways on every pa
 
 bench-judging: $(BIN)/python  ## ways of judging on the dev split, a table of variants x figures (MODEL=SPEC)
 	$(BIN)/python benchmarks/bench_judging.py --model $(or $(MODEL),default) --split dev
+
+bench-view: $(BIN)/python  ## localjudge view on a 100,000-row results file: time to the first page and to a filtered page
+	$(BIN)/python benchmarks/bench_view.py --rows 100000
 
 bench: $(BIN)/python  ## decoding speed against outlines and llama.cpp's grammar path; what a verdict costs
 	$(BIN)/python benchmarks/bench_decoding.py --model $(or $(MODEL),default)

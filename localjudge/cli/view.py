@@ -27,11 +27,13 @@ LABEL_FIELD = click.option("--label-field", default="label", show_default=True, 
 ID_FIELD = click.option("--id-field", default="id", show_default=True, help="The labels' id column.")
 
 
-def _runs(results: tuple[Path, ...], labels_file: Optional[Path], label_field: str, id_field: str) -> list[Any]:
+def _runs(
+    results: tuple[Path, ...], labels_file: Optional[Path], label_field: str, id_field: str, background: bool = False
+) -> list[Any]:
     from ..view.sources import open_runs, read_data
 
     labels, values = read_data(labels_file, label_field=label_field, id_field=id_field) if labels_file else ({}, {})
-    runs = open_runs(results, labels, values)
+    runs = open_runs(results, labels, values, background=background)
     for index in runs:
         if index.invalid_lines:
             click.echo(
@@ -81,7 +83,7 @@ def view(
         raise MissingDependencyError("localjudge view", exc.name or "uvicorn", extra="server") from None
     from ..view.app import LOOPBACK, Viewer, create_app
 
-    runs = _runs(results, labels_file, label_field, id_field)
+    runs = _runs(results, labels_file, label_field, id_field, background=True)
     loopback = host in LOOPBACK
     if not loopback and not token:
         token = secrets.token_urlsafe(24)

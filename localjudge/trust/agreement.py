@@ -115,7 +115,7 @@ def label_text(value: Any) -> str:
         except ValueError:
             return value.strip()
     if isinstance(value, bool):
-        return json.dumps(value)
+        return "true" if value else "false"  # as JSON writes them
     if isinstance(value, float) and value.is_integer():
         return json.dumps(int(value))
     return json.dumps(value)

@@ -193,7 +193,8 @@ def create_app(
     def version(request: Request) -> Response:
         index = viewer.run(int(request.path_params["number"]))
         index.refresh()
-        return json_answer({"version": index.version, "rows": index.count()})
+        read, size = index.progress
+        return json_answer({"version": index.version, "rows": index.count(), "read": read, "size": size})
 
     def rows(request: Request) -> Response:
         index = viewer.run(int(request.path_params["number"]))

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from ..datasets.results_file import latest_records, parse_line
+from ..datasets.results_file import latest_records
 from ..errors import UsageError
 from ..trust.agreement import agreement
 from .records import LOW_CONFIDENCE, summarize
@@ -41,8 +41,8 @@ FILTERS = {
 }
 #: the columns a table sorts by
 SORTS = {"position": "position", "id": "id", "verdict": "verdict", "confidence": "confidence", "label": "label"}
-#: bytes read from a growing file at once
-CHUNK = 8 << 20
+#: bytes read from a file at once: the lock is held for one chunk, so pages answer between chunks
+CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,8 @@ class RunIndex:
     ``labels`` (id -> label) and ``values`` (id -> the row's prompt
     variables, from the data file) are optional; a record's own ``label``
     (``check-judge --results`` writes one) stands in for a missing label.
+    ``first``: read only about so many bytes now (a big file's first page
+    need not wait for its last row; :meth:`read_in_background` reads on).
     """
 
     def __init__(
@@ -92,6 +94,8 @@ class RunIndex:
         path: Path,
         labels: Optional[Mapping[str, Any]] = None,
         values: Optional[Mapping[str, Mapping[str, Any]]] = None,
+        *,
+        first: Optional[int] = None,
     ) -> None:
         self.path = Path(path)
         self.name = self.path.name  # as the page names the run (open_runs tells apart runs of one name)
@@ -100,13 +104,14 @@ class RunIndex:
         self.version = 0  # grows whenever the rows change
         self.invalid_lines = 0
         self._lock = threading.Lock()  # one connection, shared by the server's threads one at a time
+        self._reading = threading.Lock()  # one reader of the file at a time
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._identity: tuple[int, int] | None = None
         self._offset = 0
         self._create()
         if not self.path.is_file():
             raise UsageError(f"{self.path} is not a file; give a results file (a run's .results.jsonl)")
-        self.refresh()
+        self.refresh(first)  # all of it, or the first bytes: read_in_background reads the rest
         if self.invalid_lines and not self.count():
             raise UsageError(
                 f"{self.path} is not a results file: none of its lines is a record (a JSON object with an id "
@@ -128,37 +133,71 @@ class RunIndex:
 
     # reading the file
 
-    def refresh(self) -> bool:
-        """Read the whole lines written since the last read; True when the rows changed."""
-        with self._lock:
-            try:
-                status = os.stat(self.path)
-            except FileNotFoundError:
-                return False  # between a run's rewrite and its rename: the next refresh sees the new file
-            identity = (status.st_ino, status.st_dev)
-            if self._identity is not None and (identity != self._identity or status.st_size < self._offset):
+    def refresh(self, limit: Optional[int] = None) -> bool:
+        """Read the whole lines written since the last read (about ``limit`` bytes at most); True when rows changed.
+
+        One reader at a time: while another reads (the background reader of a
+        big file), this returns at once, and the page shows what is read so far.
+        """
+        if not self._reading.acquire(blocking=False):
+            return False
+        try:
+            return self._read(limit)
+        finally:
+            self._reading.release()
+
+    def read_all(self) -> None:
+        """Everything the file holds now, waiting for a background reader to finish first."""
+        with self._reading:
+            self._read(None)
+
+    def read_in_background(self) -> None:
+        """Read the rest of the file in a thread; pages answer meanwhile from what is read."""
+        threading.Thread(target=self.refresh, name=f"reading {self.name}", daemon=True).start()
+
+    @property
+    def progress(self) -> tuple[int, int]:
+        """Bytes read of the file's bytes: the page says how far a big file's reading has come."""
+        try:
+            return self._offset, os.stat(self.path).st_size
+        except FileNotFoundError:
+            return self._offset, self._offset
+
+    def _read(self, limit: Optional[int]) -> bool:
+        try:
+            status = os.stat(self.path)
+        except FileNotFoundError:
+            return False  # between a run's rewrite and its rename: the next refresh sees the new file
+        identity = (status.st_ino, status.st_dev)
+        if self._identity is not None and (identity != self._identity or status.st_size < self._offset):
+            with self._lock:
                 self._db.execute("DELETE FROM rows")  # replaced whole (a run's final rewrite): read it again
                 self._offset = 0
                 self.invalid_lines = 0
                 self.version += 1
-            self._identity = identity
-            changed = False
-            with open(self.path, "rb") as handle:
-                while True:
-                    handle.seek(self._offset)
-                    data = handle.read(CHUNK)
-                    end = data.rfind(b"\n") + 1
+        self._identity = identity
+        changed = False
+        read = 0
+        with open(self.path, "rb") as handle:
+            while limit is None or read < limit:
+                handle.seek(self._offset)
+                data = handle.read(CHUNK)
+                end = data.rfind(b"\n") + 1
+                if end == 0:
+                    if len(data) == CHUNK:  # one line longer than a chunk: read on until its newline
+                        data = self._whole_line(handle)
+                        end = len(data)
                     if end == 0:
-                        if len(data) == CHUNK:  # one line longer than a chunk: read on until its newline
-                            data = self._whole_line(handle)
-                            end = len(data)
-                        if end == 0:
-                            break
+                        break
+                lines = [line for line in data[:end].split(b"\n") if line.strip()]
+                with self._lock:
+                    added = self._add(lines)
                     self._offset += end
-                    changed |= self._add([line for line in data[:end].split(b"\n") if line.strip()])
-            if changed:
-                self.version += 1
-            return changed
+                    if added:
+                        self.version += 1
+                changed |= added
+                read += end
+        return changed
 
     def _whole_line(self, handle: Any) -> bytes:
         handle.seek(self._offset)
@@ -166,13 +205,14 @@ class RunIndex:
         return line if line.endswith(b"\n") else b""
 
     def _add(self, lines: list[bytes]) -> bool:
-        records = []
+        records, texts = [], {}
         for line in lines:
-            record = parse_line(line)
+            record = _parse(line)
             if record is None:
                 self.invalid_lines += 1
             else:
                 records.append(record)
+                texts[id(record)] = line.decode("utf-8")
         if not records:
             return False
         known = self._known([str(r["id"]) for r in records])
@@ -199,7 +239,7 @@ class RunIndex:
                     summary.error_type,
                     summary.way,
                     summary.excerpt,
-                    json.dumps(record, ensure_ascii=False),
+                    texts.get(id(record)) or json.dumps(record, ensure_ascii=False),
                     None if values is None else json.dumps(values, ensure_ascii=False),
                 )
             )
@@ -301,6 +341,21 @@ class RunIndex:
         """The labels the rows are measured against: the labels file's, else the records' own."""
         with self._lock:
             return {row_id: label for row_id, label in self._db.execute("SELECT id, label FROM rows") if label}
+
+
+def _parse(line: bytes) -> Optional[dict[str, Any]]:
+    """A line's record, as a run reads it (an object with an id and a result or an error), else None.
+
+    The C decoder, which a 100,000-row file needs: a structure nested too
+    deep for it is a RecursionError, and no record.
+    """
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(record, dict) or "id" not in record or not ("result" in record or "error" in record):
+        return None
+    return record
 
 
 def _text(value: Any) -> str:

@@ -56,8 +56,11 @@ def verdict_of(record: Mapping[str, Any]) -> Optional[str]:
     return None if value is None else label_text(value)
 
 
-def confidence_of(record: Mapping[str, Any]) -> Optional[float]:
-    """The probability the judge gave its verdict; where the verdict has none, the likeliest value's (as agreement reads it)."""
+def confidence_of(record: Mapping[str, Any], verdict: Optional[str] = None) -> Optional[float]:
+    """The probability the judge gave its verdict; where the verdict has none, the likeliest value's (as agreement reads it).
+
+    ``verdict``: the record's, where the caller has it already.
+    """
     result = record.get("result")
     if not isinstance(result, Mapping):
         return None
@@ -71,7 +74,7 @@ def confidence_of(record: Mapping[str, Any]) -> Optional[float]:
     }
     if not given:
         return None
-    verdict = verdict_of(record)
+    verdict = verdict if verdict is not None else verdict_of(record)
     return given[verdict] if verdict in given else max(given.values())
 
 
@@ -97,11 +100,12 @@ def summarize(record: Mapping[str, Any]) -> RowSummary:
         consistent = metadata.get("consistent")
         comment = result.get("comment")
         way = metadata.get("way")
+        verdict = verdict_of(record)
         return RowSummary(
             id=str(record.get("id")),
             failed=False,
-            verdict=verdict_of(record),
-            confidence=confidence_of(record),
+            verdict=verdict,
+            confidence=confidence_of(record, verdict),
             consistent=consistent if isinstance(consistent, bool) else None,
             contradicts=contradicts(result),
             error_type=None,

@@ -40,6 +40,7 @@ def report_data(runs: Sequence[RunIndex], *, pictures: bool = True, limit: int =
     """Every view's data: each run's overview, rows and records (up to ``limit``), and each pair of runs compared."""
     found: dict[str, Any] = {"runs": [], "comparisons": {}}
     for index in runs:
+        index.read_all()
         rows: list[dict[str, Any]] = []
         while len(rows) < limit:
             page = index.page(RowQuery(offset=len(rows), limit=min(500, limit - len(rows))))

@@ -17,7 +17,10 @@ from ..datasets.rows import read_rows
 from ..errors import UsageError
 from .index import RunIndex
 
-__all__ = ["open_runs", "read_data", "shipped_rows"]
+__all__ = ["FIRST_BYTES", "open_runs", "read_data", "shipped_rows"]
+
+#: what a page reads of a big file before it answers (about 5,000 rows); the rest is read behind it
+FIRST_BYTES = 2 << 20
 
 
 def read_data(path: Path, *, label_field: str = "label", id_field: str = "id") -> tuple[dict[str, Any], dict[str, Any]]:
@@ -50,13 +53,23 @@ def shipped_rows(results: Path) -> Optional[dict[str, Any]]:
 
 
 def open_runs(
-    paths: Sequence[Path], labels: Optional[Mapping[str, Any]] = None, values: Optional[Mapping[str, Any]] = None
+    paths: Sequence[Path],
+    labels: Optional[Mapping[str, Any]] = None,
+    values: Optional[Mapping[str, Any]] = None,
+    *,
+    background: bool = False,
 ) -> list[RunIndex]:
-    """Each results file indexed, with the rows from ``values`` or else the shipped set it is named after."""
+    """Each results file indexed, with the rows from ``values`` or else the shipped set it is named after.
+
+    ``background``: read the first megabytes now and the rest in a thread (a page opens at once on a big file).
+    """
     runs = []
     for path in paths:
         rows = values if values else shipped_rows(path)
-        runs.append(RunIndex(Path(path), labels=labels, values=rows))
+        index = RunIndex(Path(path), labels=labels, values=rows, first=FIRST_BYTES if background else None)
+        if background:
+            index.read_in_background()
+        runs.append(index)
     names = [index.name for index in runs]
     for index in runs:
         if names.count(index.name) > 1:  # two runs of one set: named by their folders too

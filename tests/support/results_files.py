@@ -19,7 +19,7 @@ from localjudge.datasets.results_file import ResultsFile
 HOSTILE = [
     "<script>window.__pwned = 'script'</script>",
     "<img src=x onerror=\"window.__pwned = 'img'\">",
-    '<a href="javascript:window.__pwned=\'link\'">click</a>',
+    "<a href=\"javascript:window.__pwned='link'\">click</a>",
     "</textarea><script>window.__pwned = 'textarea'</script>",
     "</script><script>window.__pwned = 'closing'</script>",
     "\u202eevil\u202c right-to-left \u2066isolate\u2069 and \u200f marks",

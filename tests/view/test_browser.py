@@ -48,9 +48,7 @@ def server(runs) -> Iterator[str]:
     """``localjudge view`` on port 0, as typed; its address read from what it prints."""
     first, second, data = runs
     command = [sys.executable, "-m", "localjudge.cli", "view", str(first), str(second), "--labels", str(data)]
-    process = subprocess.Popen(
-        [*command, "--port", "0"], stderr=subprocess.PIPE, text=True, preexec_fn=die_with_parent
-    )
+    process = subprocess.Popen([*command, "--port", "0"], stderr=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
     try:
         address = None
         deadline = time.monotonic() + 60
@@ -114,20 +112,23 @@ def test_the_overview_and_its_rows_filter_search_and_page(watched, server):
     page.goto(server + "#/run/0")
     page.wait_for_selector("#rows tr >> nth=1")
     print(f"\nfirst page shown in {time.monotonic() - started:.2f} s")
-    assert "Against the labels" in page.inner_text("main")
     assert "rows 1–50 of 120" in page.inner_text("#table")
+    expect(page.locator("#overview")).to_contain_text("Against the labels")
+    expect(page.locator("#overview")).to_contain_text("0.803 (95% interval 0.722 to 0.865)")
+    page.wait_for_selector("img.plot")
     watched.shot("overview")
     page.get_by_role("button", name="Failed", exact=True).click()
-    expect(page.locator("#table")).to_contain_text("of 3")
+    expect(page.locator("#table")).to_contain_text("rows 1–3 of 3")
     assert [cell.inner_text() for cell in page.query_selector_all("#rows tr td:nth-child(2)")] == [
         "q007",
         "q050",
         "q099",
     ]
     page.get_by_role("button", name="All", exact=True).click()
+    expect(page.locator("#table")).to_contain_text("rows 1–50 of 120")
     page.fill("input[type=search]", "question 77")
     page.press("input[type=search]", "Enter")
-    expect(page.locator("#table")).to_contain_text("of 1")
+    expect(page.locator("#table")).to_contain_text("rows 1–1 of 1")
     page.fill("input[type=search]", "")
     page.press("input[type=search]", "Enter")
     expect(page.locator("#table")).to_contain_text("of 120")
@@ -194,7 +195,7 @@ def test_a_run_in_progress_is_followed(watched, server, runs):
 
 
 def test_the_report_opens_from_disk_with_every_view_and_no_network(browser, runs, tmp_path):
-    first, second, data = runs
+    first, _, data = runs
     target = tmp_path / "report.html"
     subprocess.run(
         [sys.executable, "-m", "localjudge.cli", "report", str(first), "--labels", str(data), "-o", str(target)],
@@ -205,7 +206,7 @@ def test_the_report_opens_from_disk_with_every_view_and_no_network(browser, runs
     page = watched.page
     page.goto(target.as_uri() + "#/run/0")
     page.wait_for_selector("#rows tr >> nth=1")
-    assert "Against the labels" in page.inner_text("main")
+    expect(page.locator("#overview")).to_contain_text("Against the labels")
     page.get_by_role("button", name="Wrong against the label", exact=True).click()
     expect(page.locator("#table")).to_contain_text("of 23")
     page.goto(target.as_uri() + "#/run/0/row?id=q003")

@@ -48,7 +48,8 @@ def test_two_runs_compared_name_the_changed_rows_and_mcnemars_p(tmp_path):
     assert found["changed_count"] == 6
     assert [change["id"] for change in found["changed"]] == flipped
     expected = compare_runs(
-        agreement(read_results(first), labels, intervals=False), agreement(read_results(second), labels, intervals=False)
+        agreement(read_results(first), labels, intervals=False),
+        agreement(read_results(second), labels, intervals=False),
     )
     assert found["mcnemar"]["p_value"] == expected.p_value
     assert found["mcnemar"]["second_only"] == 6

@@ -79,7 +79,7 @@ def test_a_run_in_progress_is_followed_line_by_line(tmp_path):
         raw.write('{"id": "b", "result": {"score": tr')
     assert not index.refresh() and index.count() == 1
     with path.open("a", encoding="utf-8") as raw:
-        raw.write('ue}}\n')
+        raw.write("ue}}\n")
     assert index.refresh() and index.count() == 2
     out.append(failure("c"))
     out.append(answer("c", False, 0.2))  # the retried row supersedes its error, in its place
@@ -113,7 +113,7 @@ def test_pairs_whose_orders_disagree(tmp_path):
 def test_a_file_that_is_not_a_results_file_is_refused_with_what_to_do(tmp_path):
     data = tmp_path / "data.jsonl"
     data.write_text('{"inputs": "q", "outputs": "a"}\n', encoding="utf-8")
-    with pytest.raises(UsageError, match="not a results file.*give the results file"):
+    with pytest.raises(UsageError, match=r"not a results file.*give the results file"):
         RunIndex(data)
     with pytest.raises(UsageError, match="is not a file"):
         RunIndex(tmp_path / "missing.results.jsonl")

@@ -166,14 +166,18 @@
   // ---- one run: its overview and its rows
 
   async function showRun(n, params) {
-    await navigation(n);
+    const runs = await navigation(n);
     const query = {
       filter: params.get("filter") || "all", q: params.get("q") || "", sort: params.get("sort") || "position",
       desc: params.get("desc") === "1", offset: Math.max(0, Number(params.get("offset") || 0)),
     };
-    const [figures, page] = await Promise.all([api.overview(n), api.rows(n, query)]);
-    replace([el("h1", { cls: "data", text: figures.name }), overviewCards(n, figures), rowsSection(n, query, page)]);
-    if (api.follows) follow(n, figures.version);
+    const page = await api.rows(n, query); // the rows first: a big run's figures take longer
+    const run = runs.find((r) => r.number === n);
+    const figures = el("div", { cls: "cards", id: "overview" }, [el("p", { cls: "muted", text: "Computing the run's figures…" })]);
+    replace([el("h1", { cls: "data", text: run ? run.name : "run " + n }), figures, rowsSection(n, query, page)]);
+    if (api.follows) follow(n, page.version);
+    const shown = await api.overview(n);
+    if (figures.isConnected) figures.replaceWith(overviewCards(n, shown));
   }
 
   function follow(n, version) {
@@ -182,7 +186,8 @@
     followTimer = setInterval(async () => {
       try {
         const now = await api.version(n);
-        statusLine.textContent = "following the file: " + now.rows + " rows, checked " + new Date().toLocaleTimeString();
+        const reading = now.read < now.size ? "reading the file (" + Math.floor(100 * now.read / now.size) + "%): " : "following the file: ";
+        statusLine.textContent = reading + now.rows.toLocaleString() + " rows, checked " + new Date().toLocaleTimeString();
         const typing = document.activeElement && document.activeElement.tagName === "INPUT";
         if (now.version !== shownVersion && !typing) route();
       } catch (error) { statusLine.textContent = "the server does not answer"; }
@@ -190,7 +195,7 @@
   }
 
   function overviewCards(n, f) {
-    const cards = el("div", { cls: "cards" });
+    const cards = el("div", { cls: "cards", id: "overview" });
     cards.appendChild(card("Rows", [
       el("div", { cls: "figure", text: f.rows.toLocaleString() }),
       pairs([
