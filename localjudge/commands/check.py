@@ -115,6 +115,11 @@ CHECK_SETS: dict[str, CheckSet] = {
             drop=("reference_outputs",),
         ),
         CheckSet(
+            "answers-reference",
+            "answers.jsonl",
+            "the same 260 short answers, each with the right answer as its reference: true or false",
+        ),
+        CheckSet(
             "graded",
             "graded.jsonl",
             "36 answers to 12 questions, complete, partial or wrong: 1, 0.5 or 0 against a reference",

@@ -16,6 +16,7 @@ from localjudge.cli.output import handle_errors
 from localjudge.clients.base import ChatClient, ScriptedClient, make_chat_completion
 from localjudge.commands import judging as command_judge
 from localjudge.commands.settings import JudgeSettings
+from localjudge.judges.ways import WAYS
 from localjudge.specs import ModelOptions
 
 ANSWER = '{"reasoning": "Four is right. Thus, the score should be: true.", "score": true}'
@@ -782,3 +783,30 @@ def test_a_library_warning_is_one_line_on_stderr(scripted, tmp_path):
     assert result.exit_code == 0, result.output
     (line,) = [line for line in result.stderr.splitlines() if "few_shot_examples[0]" in line]
     assert line.startswith("warning: few_shot_examples[0] has score 7") and "UserWarning" not in result.stderr
+
+
+@pytest.mark.parametrize("name", list(WAYS))
+def test_every_way_judges_the_same_labelled_file_of_pairs(name, monkeypatch, tmp_path):
+    """Columns a way does not show the judge (a label, a source) are data: said once, never an error."""
+    from tests.support.likelihood_readings import PAIR, scored
+
+    def answer(request):
+        if request.get("score_reply"):
+            return scored(request)
+        if "response_format" not in request:  # what the way has the judge write first
+            return "Does the response name the capital?"
+        field = next(iter(request["response_format"]["json_schema"]["schema"]["properties"]))
+        value = {"winner": ('"B"', '"A"'), "score": ("true", "false")}[field]
+        readout = {field: {"probabilities": {value[0]: 0.7, value[1]: 0.3}}}
+        return make_chat_completion(f'{{"{field}": {value[0]}}}', model="m", extra={"readout": readout})
+
+    judge = ScriptedClient([answer], repeat=True)
+    monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: judge)
+    data = tmp_path / "pairs.jsonl"
+    data.write_text(json.dumps({"id": "p1", **PAIR, "label": "B", "source": "ours"}) + "\n", encoding="utf-8")
+    result = run("batch", str(data), "--pairwise", "--way", name, "--no-cache")
+    assert result.exit_code == 0, result.output
+    (record,) = map(json.loads, (tmp_path / "pairs.results.jsonl").read_text().splitlines())
+    assert record["result"]["metadata"]["way"].startswith(name), record
+    assert record["result"]["metadata"]["winner"] in ("A", "B", "tie")
+    assert result.stderr.count("not shown to the judge") == 1 and "source" in result.stderr
