@@ -1,7 +1,7 @@
 """Fit the calibrations that ship for the default judge, on the dev splits of the check sets only.
 
-Run: ``python benchmarks/fit_shipped_calibration.py [--model SPEC] [-j N] [--self-reference | --likelihood | --checklist]``
-(``make calibrations`` fits all four)
+Run: ``python benchmarks/fit_shipped_calibration.py [--model SPEC] [-j N] [--reference | --self-reference | --likelihood | --checklist]``
+(``make calibrations`` fits all six)
 
 It is ``localjudge calibrate`` on those rows, written into
 ``localjudge/trust/shipped/`` under the judge's calibration key, where
@@ -9,6 +9,9 @@ It is ``localjudge calibrate`` on those rows, written into
 
 - plain: the `answers` set's dev rows with ``--no-reasoning`` (the
   verdict-only prompt of a question and an answer, no reference);
+- ``--reference``: the `answers-reference` set's dev rows, verdict only,
+  each answer against the reference the row gives (with ``--evaluator
+  same_answer``, asked whether it gives the same result: the default);
 - ``--self-reference``: the same rows, with the same-answer prompt against
   the judge's own answer;
 - ``--likelihood``: the dev pairs of both pair sets (`llmbar-natural` and
@@ -38,19 +41,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="default")
     parser.add_argument("-j", type=int, default=2)
+    parser.add_argument("--evaluator", help="a ready-made evaluator's prompt instead of the command line's own")
     way = parser.add_mutually_exclusive_group()
+    way.add_argument("--reference", action="store_true", help="answers against the reference each row gives")
     way.add_argument("--self-reference", action="store_true", help="the judge writes its own reference first")
     way.add_argument("--likelihood", action="store_true", help="pairs read by likelihood")
     way.add_argument("--checklist", action="store_true", help="pairs side by side, after the judge's own checks")
     args = parser.parse_args()
     pairwise = args.likelihood or args.checklist
-    names = ["llmbar-natural", "adversarial"] if pairwise else ["answers"]
+    names = ["llmbar-natural", "adversarial"] if pairwise else ["answers-reference" if args.reference else "answers"]
     rows = [row for name in names for row in load_set(CHECK_SETS[name], "dev")]
     with tempfile.TemporaryDirectory() as work:
         data = Path(work) / "dev.jsonl"
         data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
         settings = JudgeSettings(
             model_spec=args.model,
+            evaluator=args.evaluator,
             self_reference=args.self_reference,
             pairwise=pairwise,
             likelihood=args.likelihood,

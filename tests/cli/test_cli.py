@@ -113,10 +113,14 @@ def test_localjudge_model_names_the_judge_whole_and_a_blank_one_means_default(sc
     assert run("score", "--outputs", "4", "-m", "given").exit_code == 0 and scripted.asked[-1][0] == "given"
 
 
-def test_score_uses_reference_prompt_when_reference_given(scripted):
+def test_score_with_a_reference_asks_whether_the_answer_gives_the_same_result(scripted):
     result = run("score", "--inputs", "q", "--outputs", "a", "--reference-outputs", "gold")
     assert result.exit_code == 0, result.output
-    assert "<reference>\ngold\n</reference>" in scripted.requests[0]["messages"][-1]["content"]
+    assert "<expected_answer>\ngold\n</expected_answer>" in scripted.requests[0]["messages"][-1]["content"]
+    assert "way: same-answer" in result.stderr
+    result = run("score", "--inputs", "q", "--outputs", "a", "--reference-outputs", "gold", "--way", "plain")
+    assert result.exit_code == 0, result.output
+    assert "<reference>\ngold\n</reference>" in scripted.requests[1]["messages"][-1]["content"]
 
 
 def test_score_passes_every_option_through(scripted, tmp_path):
@@ -723,7 +727,7 @@ def test_texts_come_from_standard_input_or_a_file(scripted, tmp_path):
     text = scripted.requests[-1]["messages"][-1]["content"]
     assert "<question>\n2+2?\n</question>" in text  # one final newline dropped, as $(...) does
     assert "<answer>\nFour.\nThe sum is four.\n</answer>" in text
-    assert "<reference>\n@4\n</reference>" in text
+    assert "<expected_answer>\n@4\n</expected_answer>" in text
     both = CliRunner().invoke(cli.main, ["score", "--inputs", "-", "--outputs", "-"], input="x")
     assert both.exit_code == 2 and "standard input (-) already feeds --inputs" in both.output
     missing = run("score", "--outputs", f"@{tmp_path / 'nope.txt'}")
@@ -785,7 +789,7 @@ def test_a_library_warning_is_one_line_on_stderr(scripted, tmp_path):
     assert line.startswith("warning: few_shot_examples[0] has score 7") and "UserWarning" not in result.stderr
 
 
-@pytest.mark.parametrize("name", list(WAYS))
+@pytest.mark.parametrize("name", [name for name, way in WAYS.items() if not way.same_answer])  # the rest: one answer
 def test_every_way_judges_the_same_labelled_file_of_pairs(name, monkeypatch, tmp_path):
     """Columns a way does not show the judge (a label, a source) are data: said once, never an error."""
     from tests.support.likelihood_readings import PAIR, scored
