@@ -333,10 +333,12 @@ def make_evaluator(
             if calibration_asked:
                 raise
             # a named or default way is calibrated where a fit exists for this judge; elsewhere as the model says
-            correction, note = None, "note: no calibration is kept for this judge, so its verdicts are not calibrated"
             way = way.uncalibrated()
+            correction, note = None, "note: no calibration is kept for this judge, so its verdicts are not calibrated"
+            if way == Way():  # a question of one's own, with no fit for it: as asked, nothing to say
+                note = None
         evaluator.core.use_calibration(correction)
-        if notify is not None:
+        if notify is not None and note is not None:
             notify(note)
     evaluator.way = way
     return evaluator

@@ -148,9 +148,11 @@ class Way:
             parts.append("whether it gives the same result as the reference")
         if self.checklist and self.pairs != "weighed":
             parts.append("after the judge's own checks")
+        if not (pair or self.self_reference or self.same_answer):
+            parts.insert(0, "the prompt as written")
         if self.calibrated:
             parts.append("calibrated")
-        return ", ".join(parts) or "the prompt as written"
+        return ", ".join(parts)
 
     def uncalibrated(self) -> Way:
         """This way without its calibration: what runs where no fit exists for the judge."""
@@ -184,7 +186,7 @@ WAYS: dict[str, Way] = {
 DEFAULT_WAYS: dict[Question, Way] = {
     Question.ANSWER: WAYS["self-reference"],
     Question.ANSWER_WITH_REFERENCE: WAYS["same-answer"],
-    Question.OWN_PROMPT: WAYS["plain"],
+    Question.OWN_PROMPT: Way(calibrated=True),  # as written; its probabilities corrected where a fit exists
     Question.PAIR: WAYS["weighed"],
     Question.TRAJECTORY: WAYS["plain"],
 }

@@ -113,6 +113,16 @@ def test_localjudge_model_names_the_judge_whole_and_a_blank_one_means_default(sc
     assert run("score", "--outputs", "4", "-m", "given").exit_code == 0 and scripted.asked[-1][0] == "given"
 
 
+def test_a_prompt_of_ones_own_is_asked_as_written_and_calibrated_only_where_a_fit_exists(scripted):
+    result = run("score", "--prompt", "Is {outputs} polite?", "--outputs", "Thanks")
+    assert result.exit_code == 0, result.output
+    assert scripted.requests[0]["messages"][-1]["content"].startswith("Is Thanks polite?")
+    assert "way: plain (the prompt as written)" in result.stderr  # no fit for this judge: nothing corrected
+    assert "no calibration" not in result.stderr  # and nothing to warn about: none was asked for
+    refused = run("score", "--prompt", "Is {outputs} polite?", "--outputs", "Thanks", "--calibrated")
+    assert refused.exit_code != 0 and "calibrat" in refused.output
+
+
 def test_score_with_a_reference_asks_whether_the_answer_gives_the_same_result(scripted):
     result = run("score", "--inputs", "q", "--outputs", "a", "--reference-outputs", "gold")
     assert result.exit_code == 0, result.output

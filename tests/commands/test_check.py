@@ -183,9 +183,11 @@ def test_a_report_names_the_way_each_set_was_judged():
         "after the judge's own checks"
     )
     shown = way("answers", few_shot="examples.jsonl", few_shot_first=True)
-    assert shown["few_shot_first"] is True and shown["name"] == "plain"  # examples of one's own: the prompt as asked
+    # examples of one's own: the prompt as asked, corrected where a fit exists for it (as judged, none does)
+    assert shown["few_shot_first"] is True and shown["name"] == "calibrated"
     assert (
-        describe_way(shown) == "plain (the default), verdict only, the prompt as written, examples from "
+        describe_way(shown)
+        == "calibrated (the default), verdict only, the prompt as written, calibrated, examples from "
         "examples.jsonl, before the prompt"
     )
 

@@ -50,7 +50,7 @@ def test_a_way_that_cannot_work_is_refused_where_it_is_made(parts, words):
 def test_each_question_has_a_default_and_an_answer_without_reference_is_judged_against_the_judges_own():
     assert set(DEFAULT_WAYS) == set(Question)
     assert default_way(Question.ANSWER) == Way(self_reference=True, calibrated=True)
-    assert default_way(Question.OWN_PROMPT) == WAYS["plain"]
+    assert default_way(Question.OWN_PROMPT) == Way(calibrated=True)  # as written, corrected where a fit exists
 
 
 def test_find_way_lists_the_ways_when_the_name_is_unknown():
@@ -90,7 +90,7 @@ def test_no_way_named_and_no_way_flag_is_the_questions_default():
     _, way, defaulted = resolved(JudgeSettings(), has_inputs=False, has_reference=True)
     assert defaulted and way == WAYS["plain"]  # "the same result?" needs the question
     _, way, _ = resolved(JudgeSettings(prompt="Is {outputs} polite?"))
-    assert way == WAYS["plain"]  # the caller's own question, asked as written
+    assert way == Way(calibrated=True)  # the caller's own question, asked as written, corrected where a fit exists
 
 
 @pytest.mark.parametrize(
