@@ -40,6 +40,9 @@ check-judge: $(BIN)/python  ## how far the judge can be trusted: every shipped l
 
 calibrations: $(BIN)/python  ## fit the calibrations that ship for the default judge, on the check sets' dev rows only
 	$(BIN)/python benchmarks/fit_shipped_calibration.py
+	$(BIN)/python benchmarks/fit_shipped_calibration.py --set answers-reference
+	$(BIN)/python benchmarks/fit_shipped_calibration.py --set graded --folds 3
+	$(BIN)/python benchmarks/fit_shipped_calibration.py --set answers-reference --evaluator same_answer
 	$(BIN)/python benchmarks/fit_shipped_calibration.py --self-reference
 	$(BIN)/python benchmarks/fit_shipped_calibration.py --likelihood
 	$(BIN)/python benchmarks/fit_shipped_calibration.py --checklist

@@ -1,16 +1,20 @@
 """Fit the calibrations that ship for the default judge, on the dev splits of the check sets only.
 
-Run: ``python benchmarks/fit_shipped_calibration.py [--model SPEC] [-j N] [--self-reference | --likelihood | --checklist]``
-(``make calibrations`` fits all four)
+Run: ``python benchmarks/fit_shipped_calibration.py [--model SPEC] [-j N] [--folds N]
+[--set NAME [--evaluator NAME] | --self-reference | --likelihood | --checklist]``
+(``make calibrations`` fits every one that ships)
 
 It is ``localjudge calibrate`` on those rows, written into
 ``localjudge/trust/shipped/`` under the judge's calibration key, where
-``--calibrated`` finds it when the user has fitted none of their own:
+``--calibrated`` (and every default way, where a fit exists) finds it when
+the user has fitted none of their own:
 
-- plain: the `answers` set's dev rows with ``--no-reasoning`` (the
-  verdict-only prompt of a question and an answer, no reference);
-- ``--self-reference``: the same rows, with the same-answer prompt against
-  the judge's own answer;
+- ``--set NAME``: a check set of single answers (default `answers`), verdict
+  only, asked as the set asks (its prompt and scale); with ``--evaluator``,
+  with that ready-made evaluator's prompt (``--set answers-reference
+  --evaluator same_answer`` is the default for an answer with a reference);
+- ``--self-reference``: the `answers` set's rows, with the same-answer prompt
+  against the judge's own answer;
 - ``--likelihood``: the dev pairs of both pair sets (`llmbar-natural` and
   `adversarial`), read by likelihood;
 - ``--checklist``: the same pairs, verdict only, both orders side by side
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from localjudge.commands.check import CHECK_SETS, load_set
@@ -38,32 +43,36 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="default")
     parser.add_argument("-j", type=int, default=2)
+    parser.add_argument("--folds", type=int, default=5, help="cross-validation folds (fewer for a small set)")
+    parser.add_argument("--evaluator", help="a ready-made evaluator's prompt instead of the set's own")
     way = parser.add_mutually_exclusive_group()
+    way.add_argument("--set", default="answers", help="a check set of single answers, asked as it asks")
     way.add_argument("--self-reference", action="store_true", help="the judge writes its own reference first")
     way.add_argument("--likelihood", action="store_true", help="pairs read by likelihood")
     way.add_argument("--checklist", action="store_true", help="pairs side by side, after the judge's own checks")
     args = parser.parse_args()
     pairwise = args.likelihood or args.checklist
-    names = ["llmbar-natural", "adversarial"] if pairwise else ["answers"]
+    names = ["llmbar-natural", "adversarial"] if pairwise else [args.set]
     rows = [row for name in names for row in load_set(CHECK_SETS[name], "dev")]
     with tempfile.TemporaryDirectory() as work:
         data = Path(work) / "dev.jsonl"
         data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-        settings = JudgeSettings(
+        base = JudgeSettings(
             model_spec=args.model,
             self_reference=args.self_reference,
-            pairwise=pairwise,
             likelihood=args.likelihood,
             checklist=args.checklist,
             way=None if (args.self_reference or pairwise) else WAYS["plain"],  # not the question's default
         )
-        plan = plan_calibration(settings, data, pairwise=pairwise, concurrency=args.j)
+        settings = replace(CHECK_SETS[names[0]].settings(base), evaluator=args.evaluator)
+        plan = plan_calibration(settings, data, pairwise=pairwise, concurrency=args.j, folds=args.folds)
         result = plan.run()
     document = json.loads(result.path.read_text(encoding="utf-8"))
     sets = " and ".join(f"the {name} check set" for name in names)
     document["about"]["data"] = f"the dev split of {sets} ({len(rows)} rows)"
     target = SHIPPED / f"{calibration_key(plan.evaluator)}.json"
     target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    result.path.unlink()  # the copy calibrate keeps for this user would stand in front of the shipped one
     for name, validation in result.fit.validations.items():
         print(f"{name:26} held-out ECE {validation.after_ece:.3f}, accuracy {validation.after_accuracy:.3f}")
     print(f"kept {result.fit.chosen}; written to {target}")

@@ -51,6 +51,20 @@ def test_the_readme_command_and_its_twin_are_judged_right_by_the_default_judge(a
     assert "way: self-reference (against the judge's own answer, written first, calibrated)" in process.stderr
 
 
+@pytest.mark.parametrize(("answer", "right"), [("four", True), ("22", False)])
+def test_an_answer_with_a_reference_is_judged_right_by_the_default_judge(answer, right):
+    """With a reference, the default asks whether the answer gives the same result, calibrated by the shipped fit."""
+    process = _run(
+        [*LOCALJUDGE, "score", "--inputs", "What is 2+2?", "--outputs", answer, "--reference-outputs", "4"],
+        LOCALJUDGE_MODEL="",
+    )
+    assert process.returncode == 0, process.stderr
+    result = json.loads(process.stdout)
+    assert result["score"] is right, result
+    assert result["metadata"]["way"] == "same-answer" and result["metadata"]["calibrated"] is True
+    assert "shipped with localjudge" in process.stderr
+
+
 @pytest.mark.usefixtures("tiny_gguf")
 def test_cli_choices_without_reasoning():
     process = _run(

@@ -206,8 +206,8 @@ def describe_comparison(comparison: PairedComparison, *, against: str) -> str:
     "set_names",
     multiple=True,
     metavar="NAME",
-    help="A labelled set to judge (repeatable; default: every set): answers, graded, llmbar-natural, adversarial, "
-    "llmbar-adversarial.",
+    help="A labelled set to judge (repeatable; default: every set): answers, answers-reference, graded, "
+    "llmbar-natural, adversarial, llmbar-adversarial.",
 )
 @click.option(
     "--split",

@@ -52,9 +52,6 @@ class CachedClient(WrappingClient):
         which is not stored).
         """
         key = request_key(self.identity, request)
-        stored = self.cache.get(key, accept=lambda response: _answers(request, response))
-        if stored is not None:
-            return ChatCompletion(stored)
         with self._flights_lock:
             flight = self._flights.get(key)
             leading = flight is None
@@ -63,6 +60,11 @@ class CachedClient(WrappingClient):
         if not leading:
             return ChatCompletion(copy.deepcopy(flight.result()))
         try:
+            # looked up by the one asking, so a caller that comes as the last flight lands finds its stored answer
+            stored = self.cache.get(key, accept=lambda response: _answers(request, response))
+            if stored is not None:
+                flight.set_result(stored)
+                return ChatCompletion(stored)
             response = call_create(self.client, request)
             data = plain_data(response.model_dump() if hasattr(response, "model_dump") else response)
             if data.get("choices") and data["choices"][0].get("finish_reason") == "stop":

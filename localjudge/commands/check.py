@@ -35,13 +35,16 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ..errors import UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS
 from ..trust.agreement import AgreementReport, agreement, label_text
 from ..trust.contradiction import contradicts
 from .settings import JudgeSettings
+
+if TYPE_CHECKING:
+    from ..judges.ways import Way
 
 __all__ = [
     "CHECK_SETS",
@@ -101,8 +104,14 @@ class CheckSet:
             pointwise=base.pointwise and self.pairwise,
             likelihood=base.likelihood and self.pairwise,
             checklist=base.checklist and self.pairwise,
-            way=base.way if self.pairwise or base.way is None or not base.way.pairs_only else None,
+            way=base.way if base.way is None or self.fits(base.way) else None,
         )
+
+    def fits(self, way: Way) -> bool:
+        """Whether ``way`` can judge this set's rows; the others are judged by their own default."""
+        if self.pairwise:
+            return not way.same_answer
+        return not way.pairs_only and not (way.same_answer and (self.prompt or "reference_outputs" in self.drop))
 
 
 CHECK_SETS: dict[str, CheckSet] = {
@@ -113,6 +122,11 @@ CHECK_SETS: dict[str, CheckSet] = {
             "answers.jsonl",
             "260 short answers to 130 questions, each right once and wrong once: true or false, no reference",
             drop=("reference_outputs",),
+        ),
+        CheckSet(
+            "answers-reference",
+            "answers.jsonl",
+            "the same 260 short answers, each with the right answer as its reference: true or false",
         ),
         CheckSet(
             "graded",

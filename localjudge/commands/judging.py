@@ -97,16 +97,16 @@ def resolve_way(settings: JudgeSettings, *, has_inputs: bool, has_reference: boo
     flags = {name: getattr(settings, name) for name in WAY_FLAGS if getattr(settings, name)}
     if "on_disagreement" in flags and not settings.pairwise:
         raise OptionError("{on_disagreement} is for pairs: use it with a pairwise judge ({pairwise})")
+    own_question = settings.continuous or any(
+        getattr(settings, name) is not None
+        for name in ("prompt", "prompt_file", "output_schema", "few_shot", "choices")
+    )
     question = question_of(
         pairwise=settings.pairwise,
         trajectory=settings.trajectory,
         has_inputs=has_inputs,
         has_reference=has_reference,
-        own_question=any(
-            getattr(settings, name) is not None
-            for name in ("prompt", "prompt_file", "output_schema", "few_shot", "choices")
-        )
-        or settings.continuous,
+        own_question=own_question,
         evaluator=settings.evaluator,
     )
     defaulted = settings.way is None and not flags
@@ -123,6 +123,18 @@ def resolve_way(settings: JudgeSettings, *, has_inputs: bool, has_reference: boo
         fields = way.settings_fields()
         name = next((name for name in ("checklist", "pointwise", "likelihood") if fields[name]), "way")
         raise OptionError(f"{{{name}}} is for pairs: use it with a pairwise judge ({{pairwise}})")
+    if way.same_answer and (own_question or settings.evaluator not in (None, "correctness", "same_answer")):
+        raise OptionError(
+            "the same-answer way asks a question of its own: it does not go with a prompt, a scale "
+            "or an evaluator of yours"
+        )
+    if way.same_answer and (settings.pairwise or settings.trajectory or not (has_inputs and has_reference)):
+        if not defaulted:
+            raise OptionError(
+                "the same-answer way asks whether an answer gives the same result as its row's reference: "
+                "use it on rows with inputs and reference_outputs, not pairs or trajectories"
+            )
+        way = Way()  # rows without the question are judged as asked
     written = [name for name in ("self_reference", "checklist") if getattr(way, name)]
     if written and not has_inputs:
         if not defaulted:
@@ -224,6 +236,8 @@ def make_evaluator(
         context = ["inputs"] * has_inputs + ["reference_outputs"] * has_reference
         check_shown(prompt, answers, context, notify)
     feedback_key, continuous = settings.feedback_key, settings.continuous
+    writes_reference = settings.self_reference and not has_reference  # a reference given with the rows is used
+    compares = writes_reference or way.same_answer  # is it the same result as the reference (or the judge's own)?
     if settings.evaluator:
         from ..judges.evaluators import EVALUATORS
 
@@ -243,9 +257,8 @@ def make_evaluator(
         prompt = ready.prompt or None
         feedback_key = feedback_key or ready.name
         continuous = ready.continuous
-        if settings.self_reference and not has_reference and ready.name == "correctness":
-            prompt = SAME_ANSWER_PROMPT  # is it right, with no reference: the judge's own answer, compared
-    writes_reference = settings.self_reference and not has_reference  # a reference given with the rows is used
+        if compares and ready.name == "correctness":
+            prompt = SAME_ANSWER_PROMPT  # "is it right?" asked as "the same result as the reference?": measured better
     judge = build(settings)
     if cache is not None:
         from ..clients.cached import cache_identity
@@ -300,9 +313,7 @@ def make_evaluator(
     else:
         if prompt is None:
             prompt = (
-                SAME_ANSWER_PROMPT
-                if writes_reference
-                else default_prompt(has_inputs=has_inputs, has_reference=has_reference)
+                SAME_ANSWER_PROMPT if compares else default_prompt(has_inputs=has_inputs, has_reference=has_reference)
             )
         evaluator = create_llm_as_judge(
             prompt=prompt,
@@ -322,10 +333,12 @@ def make_evaluator(
             if calibration_asked:
                 raise
             # a named or default way is calibrated where a fit exists for this judge; elsewhere as the model says
-            correction, note = None, "note: no calibration is kept for this judge, so its verdicts are not calibrated"
             way = way.uncalibrated()
+            correction, note = None, "note: no calibration is kept for this judge, so its verdicts are not calibrated"
+            if way == Way():  # a question of one's own, with no fit for it: as asked, nothing to say
+                note = None
         evaluator.core.use_calibration(correction)
-        if notify is not None:
+        if notify is not None and note is not None:
             notify(note)
     evaluator.way = way
     return evaluator

@@ -20,6 +20,7 @@ from typing import Any, Optional
 from ..datasets.batch import BatchSummary, run_batch, score_rows, write_csv
 from ..datasets.rows import Row, parse_mapping, read_rows
 from ..errors import OptionError, UsageError
+from ..judges.ways import WAYS
 from ..specs import parse_spec
 from .judging import Notify, RowJudge, absolute_paths, resolve_way
 from .settings import JudgeSettings
@@ -271,7 +272,10 @@ def plan_calibration(
         )
     (shape,) = shapes
     # the way these rows are judged (a question's default too), fitted as it judges before any calibration
-    settings, way, _ = resolve_way(settings, has_inputs=shape[0], has_reference=shape[1])
+    asked, shown = settings, {"has_inputs": shape[0], "has_reference": shape[1]}
+    settings, way, defaulted = resolve_way(asked, **shown)
+    if defaulted and way.pairs in ("pointwise", "weighed"):  # pairs' default has its own fit: calibrate the plain
+        settings, way, _ = resolve_way(replace(asked, way=WAYS["plain"]), **shown)  # way, as --calibrated asks it
     if way.pairs in ("pointwise", "weighed"):
         raise OptionError(f"calibrate does not fit the {way.pairs} way: it has no one verdict's positions to correct")
     settings = replace(settings, way=replace(way, calibrated=False), calibrated=False).with_parallel_for(concurrency)

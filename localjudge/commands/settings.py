@@ -98,11 +98,14 @@ class JudgeSettings:
         """
         from ..judges.ways import ASKING_PAIR_DEFAULT, DEFAULT_WAYS
         from ..specs.registry import identity_options
+        from ..trust.fit import SHIPPED
 
         shaping = identity_options()
         # the defaults judge when no way is named: a release that changes them is another judge
         defaults = [(q.name, w.label) for q, w in DEFAULT_WAYS.items()] + [("ASKING_PAIR", ASKING_PAIR_DEFAULT.label)]
         described: dict[str, Any] = {"default_ways": defaults}
+        # so are the fits that ship (calibrations, the weighed way's weights): a refit one judges otherwise
+        described["shipped_fits"] = {path.name: _file_digest(path) for path in sorted(SHIPPED.glob("*.json"))}
         for name, value in vars(self).items():
             if name == "model_options":
                 value = sorted((key, repr(option)) for key, option in value.items() if key in shaping)

@@ -185,10 +185,10 @@ class Evaluator:
 
         ``correctness`` and ``same_answer`` ask whether an answer is right. Given
         no way of their own (``self_reference``, ``calibration``,
-        ``use_reasoning``), a call without ``reference_outputs`` is judged the
-        way measured best for it: against the judge's own answer, written
-        first, verdict only, calibrated where a fit ships for the judge
-        (:class:`AnswerJudge`).
+        ``use_reasoning``), a call is judged the way measured best for it:
+        whether the answer gives the same result as ``reference_outputs``, or
+        without one as the judge's own answer, written first; verdict only,
+        calibrated where a fit ships for the judge (:class:`AnswerJudge`).
         """
         if "prompt" in options:
             raise UsageError(f"the {self.name} evaluator brings its own prompt; use create_llm_as_judge for another")
@@ -205,10 +205,9 @@ class Evaluator:
 
         if self.continuous:
             options.setdefault("continuous", True)
-        given = create_llm_as_judge(prompt=self.prompt, **options)
         if self.name not in ("correctness", "same_answer") or options.keys() & _WAY_OPTIONS:
-            return given
-        return AnswerJudge(given, _own_answer_judge(options))
+            return create_llm_as_judge(prompt=self.prompt, **options)
+        return AnswerJudge(_compared_judge(options, own=False), _compared_judge(options, own=True))
 
 
 #: options that choose how an answer is judged: given any, the ready-made evaluator judges as they say
@@ -234,19 +233,23 @@ def _reads_replies(options: dict[str, Any]) -> bool:
     return parse_spec(options.get("model") or default_model_spec()).all_here
 
 
-def _own_answer_judge(options: dict[str, Any]) -> Callable[..., Any]:
-    """The default way for an answer without a reference: the judge's own answer first, then compared."""
+def _compared_judge(options: dict[str, Any], *, own: bool) -> Callable[..., Any]:
+    """The default way for an answer: "the same result as the reference?", verdict only, calibrated where a fit ships.
+
+    ``own``: the judge writes the reference itself first (a call without one).
+    """
     from ..errors import NoCalibrationError
     from .single import create_llm_as_judge
     from .ways import WAYS
 
-    own = {**options, "self_reference": True, "use_reasoning": False}
+    way = WAYS["self-reference" if own else "same-answer"]
+    compared = {**options, "self_reference": own, "use_reasoning": False}
     try:
-        judge = create_llm_as_judge(prompt=SAME_ANSWER_PROMPT, calibration="stored", **own)
-        judge.way = WAYS["self-reference"]
+        judge = create_llm_as_judge(prompt=SAME_ANSWER_PROMPT, calibration="stored", **compared)
+        judge.way = way
     except NoCalibrationError:  # no fit for this judge (another model, a server): its verdicts as they come
-        judge = create_llm_as_judge(prompt=SAME_ANSWER_PROMPT, **own)
-        judge.way = WAYS["self-reference"].uncalibrated()
+        judge = create_llm_as_judge(prompt=SAME_ANSWER_PROMPT, **compared)
+        judge.way = way.uncalibrated()
     return judge
 
 

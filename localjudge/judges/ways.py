@@ -58,7 +58,10 @@ class Way:
     """How the judge is asked, apart from the prompt and the model.
 
     ``self_reference``: the judge first answers the question itself and
-    judges against its own answer. ``checklist``: it first writes yes/no
+    judges against its own answer. ``same_answer``: the judge is asked
+    whether the answer gives the same result as the reference the row
+    gives, not whether it is right (a way with ``self_reference`` always
+    asks so, of the judge's own answer). ``checklist``: it first writes yes/no
     checks from the request (pairs). ``pairs``: how a pair is asked.
     ``on_disagreement``: what a pair whose two orders disagree becomes.
     ``calibrated``: the verdict's probabilities corrected by the fit kept for
@@ -66,6 +69,7 @@ class Way:
     """
 
     self_reference: bool = False
+    same_answer: bool = False
     checklist: bool = False
     pairs: PairMethod = "both-orders"
     on_disagreement: str = "tie"
@@ -80,6 +84,11 @@ class Way:
             )
         if self.pairs != "both-orders" and self.on_disagreement != "tie":
             raise OptionError(f"{{on_disagreement}} settles a pair's two orders, and {{{self.pairs}}} has none")
+        if self.same_answer and (self.self_reference or self.pairs_only):
+            raise OptionError(
+                "the same-answer way compares one answer with the reference its row gives: "
+                "it does not go with pairs or {self_reference}, which compares with the judge's own"
+            )
         if self.pairs == "likelihood" and (self.self_reference or self.checklist):
             given = [f"{{{name}}}" for name in ("self_reference", "checklist") if getattr(self, name)]
             raise OptionError(f"{{likelihood}} does not go with {', '.join(given)}: it asks the judge nothing")
@@ -104,7 +113,9 @@ class Way:
             if way == self:
                 return name
         parts: list[str] = [self.pairs] if self.pairs != "both-orders" else []
-        parts += [name.replace("_", "-") for name in ("self_reference", "checklist") if getattr(self, name)]
+        parts += [
+            name.replace("_", "-") for name in ("self_reference", "same_answer", "checklist") if getattr(self, name)
+        ]
         if self.on_disagreement != "tie":
             parts.append(f"ties-to-{self.on_disagreement}")
         if self.calibrated:
@@ -133,22 +144,19 @@ class Way:
             )
         if self.self_reference:
             parts.append("against the judge's own answer, written first")
+        if self.same_answer:
+            parts.append("whether it gives the same result as the reference")
         if self.checklist and self.pairs != "weighed":
             parts.append("after the judge's own checks")
+        if not (pair or self.self_reference or self.same_answer):
+            parts.insert(0, "the prompt as written")
         if self.calibrated:
             parts.append("calibrated")
-        return ", ".join(parts) or "the prompt as written"
+        return ", ".join(parts)
 
     def uncalibrated(self) -> Way:
         """This way without its calibration: what runs where no fit exists for the judge."""
         return replace(self, calibrated=False)
-
-    def requests_per_row(self, *, pair: bool) -> int:
-        """Model requests one row costs: what the judge writes first, then the verdict (a pair: per its method)."""
-        written = int(self.self_reference) + int(self.checklist)
-        if not pair:
-            return written + 1
-        return written + {"both-orders": 2, "pointwise": 2, "likelihood": 4, "weighed": 6}[self.pairs]
 
     def settings_fields(self) -> dict[str, Any]:
         """The judge options (:class:`~localjudge.commands.settings.JudgeSettings` fields) this way sets."""
@@ -166,6 +174,7 @@ class Way:
 WAYS: dict[str, Way] = {
     "plain": Way(),
     "self-reference": Way(self_reference=True, calibrated=True),
+    "same-answer": Way(same_answer=True, calibrated=True),
     "checklist": Way(checklist=True, on_disagreement="probabilities"),
     "pointwise": Way(pairs="pointwise"),
     "likelihood": Way(pairs="likelihood"),
@@ -176,8 +185,8 @@ WAYS: dict[str, Way] = {
 #: (README, "How the defaults were chosen")
 DEFAULT_WAYS: dict[Question, Way] = {
     Question.ANSWER: WAYS["self-reference"],
-    Question.ANSWER_WITH_REFERENCE: WAYS["plain"],
-    Question.OWN_PROMPT: WAYS["plain"],
+    Question.ANSWER_WITH_REFERENCE: WAYS["same-answer"],
+    Question.OWN_PROMPT: Way(calibrated=True),  # as written; its probabilities corrected where a fit exists
     Question.PAIR: WAYS["weighed"],
     Question.TRAJECTORY: WAYS["plain"],
 }

@@ -16,6 +16,7 @@ from localjudge.cli.output import handle_errors
 from localjudge.clients.base import ChatClient, ScriptedClient, make_chat_completion
 from localjudge.commands import judging as command_judge
 from localjudge.commands.settings import JudgeSettings
+from localjudge.judges.ways import WAYS
 from localjudge.specs import ModelOptions
 
 ANSWER = '{"reasoning": "Four is right. Thus, the score should be: true.", "score": true}'
@@ -112,10 +113,24 @@ def test_localjudge_model_names_the_judge_whole_and_a_blank_one_means_default(sc
     assert run("score", "--outputs", "4", "-m", "given").exit_code == 0 and scripted.asked[-1][0] == "given"
 
 
-def test_score_uses_reference_prompt_when_reference_given(scripted):
+def test_a_prompt_of_ones_own_is_asked_as_written_and_calibrated_only_where_a_fit_exists(scripted):
+    result = run("score", "--prompt", "Is {outputs} polite?", "--outputs", "Thanks")
+    assert result.exit_code == 0, result.output
+    assert scripted.requests[0]["messages"][-1]["content"].startswith("Is Thanks polite?")
+    assert "way: plain (the prompt as written)" in result.stderr  # no fit for this judge: nothing corrected
+    assert "no calibration" not in result.stderr  # and nothing to warn about: none was asked for
+    refused = run("score", "--prompt", "Is {outputs} polite?", "--outputs", "Thanks", "--calibrated")
+    assert refused.exit_code != 0 and "calibrat" in refused.output
+
+
+def test_score_with_a_reference_asks_whether_the_answer_gives_the_same_result(scripted):
     result = run("score", "--inputs", "q", "--outputs", "a", "--reference-outputs", "gold")
     assert result.exit_code == 0, result.output
-    assert "<reference>\ngold\n</reference>" in scripted.requests[0]["messages"][-1]["content"]
+    assert "<expected_answer>\ngold\n</expected_answer>" in scripted.requests[0]["messages"][-1]["content"]
+    assert "way: same-answer" in result.stderr
+    result = run("score", "--inputs", "q", "--outputs", "a", "--reference-outputs", "gold", "--way", "plain")
+    assert result.exit_code == 0, result.output
+    assert "<reference>\ngold\n</reference>" in scripted.requests[1]["messages"][-1]["content"]
 
 
 def test_score_passes_every_option_through(scripted, tmp_path):
@@ -722,7 +737,7 @@ def test_texts_come_from_standard_input_or_a_file(scripted, tmp_path):
     text = scripted.requests[-1]["messages"][-1]["content"]
     assert "<question>\n2+2?\n</question>" in text  # one final newline dropped, as $(...) does
     assert "<answer>\nFour.\nThe sum is four.\n</answer>" in text
-    assert "<reference>\n@4\n</reference>" in text
+    assert "<expected_answer>\n@4\n</expected_answer>" in text
     both = CliRunner().invoke(cli.main, ["score", "--inputs", "-", "--outputs", "-"], input="x")
     assert both.exit_code == 2 and "standard input (-) already feeds --inputs" in both.output
     missing = run("score", "--outputs", f"@{tmp_path / 'nope.txt'}")
@@ -782,3 +797,30 @@ def test_a_library_warning_is_one_line_on_stderr(scripted, tmp_path):
     assert result.exit_code == 0, result.output
     (line,) = [line for line in result.stderr.splitlines() if "few_shot_examples[0]" in line]
     assert line.startswith("warning: few_shot_examples[0] has score 7") and "UserWarning" not in result.stderr
+
+
+@pytest.mark.parametrize("name", [name for name, way in WAYS.items() if not way.same_answer])  # the rest: one answer
+def test_every_way_judges_the_same_labelled_file_of_pairs(name, monkeypatch, tmp_path):
+    """Columns a way does not show the judge (a label, a source) are data: said once, never an error."""
+    from tests.support.likelihood_readings import PAIR, scored
+
+    def answer(request):
+        if request.get("score_reply"):
+            return scored(request)
+        if "response_format" not in request:  # what the way has the judge write first
+            return "Does the response name the capital?"
+        field = next(iter(request["response_format"]["json_schema"]["schema"]["properties"]))
+        value = {"winner": ('"B"', '"A"'), "score": ("true", "false")}[field]
+        readout = {field: {"probabilities": {value[0]: 0.7, value[1]: 0.3}}}
+        return make_chat_completion(f'{{"{field}": {value[0]}}}', model="m", extra={"readout": readout})
+
+    judge = ScriptedClient([answer], repeat=True)
+    monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: judge)
+    data = tmp_path / "pairs.jsonl"
+    data.write_text(json.dumps({"id": "p1", **PAIR, "label": "B", "source": "ours"}) + "\n", encoding="utf-8")
+    result = run("batch", str(data), "--pairwise", "--way", name, "--no-cache")
+    assert result.exit_code == 0, result.output
+    (record,) = map(json.loads, (tmp_path / "pairs.results.jsonl").read_text().splitlines())
+    assert record["result"]["metadata"]["way"].startswith(name), record
+    assert record["result"]["metadata"]["winner"] in ("A", "B", "tie")
+    assert result.stderr.count("not shown to the judge") == 1 and "source" in result.stderr

@@ -10,7 +10,9 @@ from click.testing import CliRunner
 
 from localjudge.cli import main
 from localjudge.commands.check import CHECK_SETS, load_set, measure, readout_verdict
+from localjudge.commands.settings import JudgeSettings
 from localjudge.errors import UsageError
+from localjudge.judges.ways import WAYS
 
 
 @pytest.mark.parametrize("name", list(CHECK_SETS))
@@ -117,7 +119,6 @@ def test_a_report_names_the_way_each_set_was_judged():
     from localjudge.cli.trust import describe_way
     from localjudge.commands.check import load_set, way_record
     from localjudge.commands.judging import RowJudge, resolve_way
-    from localjudge.commands.settings import JudgeSettings
 
     def way(set_name: str, **options) -> dict:
         settings = CHECK_SETS[set_name].settings(JudgeSettings(**options))
@@ -156,6 +157,14 @@ def test_a_report_names_the_way_each_set_was_judged():
         "ties-to-probabilities+calibrated (as asked), verdict only, both orders side by side, "
         "a disagreement to the likelier side, calibrated"
     )
+    assert describe_way(way("answers-reference")) == (
+        "same-answer (the default), verdict only, whether it gives the same result as the reference, calibrated"
+    )
+    # a way for one kind of row leaves the others to their default: one flag judges every set
+    compared = JudgeSettings(way=WAYS["same-answer"])
+    assert CHECK_SETS["answers-reference"].settings(compared).way == WAYS["same-answer"]
+    for other in ("answers", "graded", "adversarial"):
+        assert CHECK_SETS[other].settings(compared).way is None
     assert way("adversarial", pointwise=True)["pairs"] == "pointwise"
     read = way("adversarial", likelihood=True, system="Be exact.")
     assert read["pairs"] == "likelihood" and read["reasoning"] is None and read["system"] == "Be exact."
@@ -174,9 +183,11 @@ def test_a_report_names_the_way_each_set_was_judged():
         "after the judge's own checks"
     )
     shown = way("answers", few_shot="examples.jsonl", few_shot_first=True)
-    assert shown["few_shot_first"] is True and shown["name"] == "plain"  # examples of one's own: the prompt as asked
+    # examples of one's own: the prompt as asked, corrected where a fit exists for it (as judged, none does)
+    assert shown["few_shot_first"] is True and shown["name"] == "calibrated"
     assert (
-        describe_way(shown) == "plain (the default), verdict only, the prompt as written, examples from "
+        describe_way(shown)
+        == "calibrated (the default), verdict only, the prompt as written, calibrated, examples from "
         "examples.jsonl, before the prompt"
     )
 

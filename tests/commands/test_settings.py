@@ -33,3 +33,14 @@ def test_a_file_option_is_fingerprinted_by_its_contents_not_its_name(tmp_path):
     assert JudgeSettings(prompt_file=tmp_path / "." / "prompt.txt").fingerprint() == here  # named another way
     prompt.write_text("Is {outputs} wrong?", encoding="utf-8")
     assert JudgeSettings(prompt_file=prompt).fingerprint() != here
+
+
+def test_a_refit_that_ships_is_another_judge(tmp_path, monkeypatch):
+    """The default ways use the fits that ship; a release that refits one must not resume an older run's rows."""
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    (shipped / "pair-weights.json").write_text('{"checks": 2.0, "gain": 1.0}', encoding="utf-8")
+    monkeypatch.setattr("localjudge.trust.fit.SHIPPED", shipped)
+    before = JudgeSettings(model_spec="tiny").fingerprint()
+    (shipped / "pair-weights.json").write_text('{"checks": 1.5, "gain": 1.0}', encoding="utf-8")
+    assert JudgeSettings(model_spec="tiny").fingerprint() != before

@@ -52,7 +52,7 @@ def test_each_prompt_states_its_scale_uses_its_variables_and_guards(name):
 
 def test_a_constructor_builds_a_judge_with_its_prompt_key_and_scale():
     judge = ScriptedClient([json.dumps({"reasoning": "It matches.", "score": True})])
-    evaluator = correctness(judge=judge)
+    evaluator = correctness(judge=judge, use_reasoning=True)  # a way of one's own: the evaluator's prompt as written
     result = evaluator(inputs="2+2?", outputs="4", reference_outputs="4")
     assert (result["key"], result["score"]) == ("correctness", True)
     assert "<reference_answer>\n4\n</reference_answer>" in judge.requests[0]["messages"][-1]["content"]
@@ -74,9 +74,15 @@ def test_is_it_right_without_a_reference_is_judged_against_the_judges_own_answer
         "comment": "A different result from the judge's own answer: 4",
         "metadata": {"self_reference": "4", "way": "self-reference+uncalibrated", "requests": 2},
     }  # a scripted judge has no calibration: said in the way's name
-    with_reference = ScriptedClient([json.dumps({"reasoning": "It matches.", "score": True})])
-    assert correctness(judge=with_reference)(inputs="2+2?", outputs="4", reference_outputs="4")["score"] is True
-    assert len(with_reference.requests) == 1
+
+
+def test_is_it_right_against_a_reference_asks_whether_it_is_the_same_result():
+    judge = ScriptedClient(['{"score": true}'])
+    result = correctness(judge=judge)(inputs="2+2?", outputs="four", reference_outputs="4")
+    (verdict,) = judge.requests
+    assert "<expected_answer>\n4\n</expected_answer>" in verdict["messages"][-1]["content"]
+    assert "reasoning" not in json.dumps(verdict["response_format"])  # verdict only
+    assert result["score"] is True and result["metadata"]["way"] == "same-answer+uncalibrated"
 
 
 def test_the_pairwise_one_is_a_pairwise_judge_and_names_are_checked():

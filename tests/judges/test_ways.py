@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from localjudge.commands.judging import resolve_way
@@ -45,18 +47,10 @@ def test_a_way_that_cannot_work_is_refused_where_it_is_made(parts, words):
         Way(**parts)
 
 
-def test_requests_per_row_count_what_is_written_first_and_the_verdicts():
-    assert WAYS["plain"].requests_per_row(pair=False) == 1
-    assert WAYS["self-reference"].requests_per_row(pair=False) == 2
-    assert WAYS["plain"].requests_per_row(pair=True) == 2
-    assert WAYS["checklist"].requests_per_row(pair=True) == 3
-    assert WAYS["likelihood"].requests_per_row(pair=True) == 4
-
-
 def test_each_question_has_a_default_and_an_answer_without_reference_is_judged_against_the_judges_own():
     assert set(DEFAULT_WAYS) == set(Question)
     assert default_way(Question.ANSWER) == Way(self_reference=True, calibrated=True)
-    assert default_way(Question.OWN_PROMPT) == WAYS["plain"]
+    assert default_way(Question.OWN_PROMPT) == Way(calibrated=True)  # as written, corrected where a fit exists
 
 
 def test_find_way_lists_the_ways_when_the_name_is_unknown():
@@ -91,10 +85,12 @@ def test_no_way_named_and_no_way_flag_is_the_questions_default():
     settings, way, defaulted = resolved(JudgeSettings())
     assert defaulted and way == WAYS["self-reference"]
     assert settings.self_reference and settings.calibrated
-    _, way, defaulted = resolved(JudgeSettings(), has_reference=True)
-    assert defaulted and way == WAYS["plain"]
+    settings, way, defaulted = resolved(JudgeSettings(), has_reference=True)
+    assert defaulted and way == WAYS["same-answer"] and settings.calibrated
+    _, way, defaulted = resolved(JudgeSettings(), has_inputs=False, has_reference=True)
+    assert defaulted and way == WAYS["plain"]  # "the same result?" needs the question
     _, way, _ = resolved(JudgeSettings(prompt="Is {outputs} polite?"))
-    assert way == WAYS["plain"]  # the caller's own question, asked as written
+    assert way == Way(calibrated=True)  # the caller's own question, asked as written, corrected where a fit exists
 
 
 @pytest.mark.parametrize(
@@ -113,6 +109,35 @@ def test_a_pairs_default_is_weighed_where_the_judge_can_run_it(settings, expecte
     assert defaulted and way == WAYS[expected] and settings.checklist
     assert default_way(Question.PAIR) == WAYS["weighed"]
     assert default_way(Question.PAIR, reads_replies=False) == WAYS["checklist"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "shape"),
+    [
+        (JudgeSettings(way=WAYS["same-answer"]), {"has_reference": False}),
+        (JudgeSettings(way=WAYS["same-answer"]), {"has_inputs": False, "has_reference": True}),
+        (JudgeSettings(way=WAYS["same-answer"], pairwise=True), {"has_reference": True}),
+    ],
+)
+def test_the_same_answer_way_named_needs_a_question_and_a_reference_for_one_answer(settings, shape):
+    with pytest.raises(OptionError, match=r"same-answer way .* rows with inputs and reference_outputs"):
+        resolved(settings, **shape)
+
+
+def test_the_same_answer_way_named_does_not_go_with_a_question_of_ones_own():
+    for settings in (JudgeSettings(prompt="Is {outputs} polite?"), JudgeSettings(evaluator="conciseness")):
+        with pytest.raises(OptionError, match="asks a question of its own"):
+            resolved(replace(settings, way=WAYS["same-answer"]), has_reference=True)
+    _, way, _ = resolved(JudgeSettings(way=WAYS["same-answer"], evaluator="correctness"), has_reference=True)
+    assert way == WAYS["same-answer"]
+
+
+def test_the_same_answer_way_does_not_go_with_the_judges_own_answer_or_a_pairs_method():
+    for fields in ({"self_reference": True}, {"checklist": True}, {"pairs": "likelihood"}):
+        with pytest.raises(OptionError, match="same-answer way compares one answer"):
+            Way(same_answer=True, **fields)
+    assert Way(same_answer=True).label == "same-answer+uncalibrated"
+    assert "same result as the reference" in WAYS["same-answer"].describe(pair=False)
 
 
 def test_a_default_that_needs_the_question_judges_rows_without_one_as_it_can():
