@@ -19,6 +19,12 @@ split so that a way of judging can be chosen on one and reported on the other:
   adversarial sets (Neighbor, GPTInst, GPTOut, Manual; MIT), the first
   12 or 13 of each in ``dev``: built by others to fool judges, so a way
   chosen on ``adversarial`` is checked on pairs it was not made from.
+- ``conciseness``, ``hallucination`` and ``answer-relevance``: 32
+  questions each (16 dev, 16 test) of our own, each answered once so that
+  the ready-made evaluator of that name should say true and once false,
+  asked with that evaluator's own prompt: an answer that is correct but
+  padded, one that adds a single claim its context does not support, one
+  that is on topic but answers another question or dodges it.
 
 Each set is scored by :func:`~localjudge.datasets.batch.score_rows` and measured by
 :func:`~localjudge.trust.agreement.agreement`; on top of that a report says what
@@ -92,6 +98,7 @@ class CheckSet:
     choices: Optional[tuple[float, ...]] = None
     prompt: Optional[str] = None  # None: the command line's default prompt for what the rows hold
     drop: tuple[str, ...] = ()  # fields the rows carry that the judge is not shown
+    evaluator: Optional[str] = None  # a ready-made evaluator (EVALUATORS) that asks: its prompt, scale and feedback key
 
     def settings(self, base: JudgeSettings) -> JudgeSettings:
         """The judge options for this set: the caller's model and way of judging, this set's question."""
@@ -100,6 +107,9 @@ class CheckSet:
             pairwise=self.pairwise,
             choices=self.choices or None,
             prompt=self.prompt,
+            evaluator=self.evaluator,
+            # an evaluator's prompt has no place for the judge's own answer
+            self_reference=base.self_reference and not self.evaluator,
             on_disagreement=base.on_disagreement if self.pairwise else None,
             pointwise=base.pointwise and self.pairwise,
             likelihood=base.likelihood and self.pairwise,
@@ -111,6 +121,8 @@ class CheckSet:
         """Whether ``way`` can judge this set's rows; the others are judged by their own default."""
         if self.pairwise:
             return not way.same_answer
+        if self.evaluator:  # it asks its own question: not whether the answer is right
+            return not (way.pairs_only or way.same_answer or way.self_reference)
         return not way.pairs_only and not (way.same_answer and (self.prompt or "reference_outputs" in self.drop))
 
 
@@ -155,6 +167,27 @@ CHECK_SETS: dict[str, CheckSet] = {
             "does not follow the instruction; both orders",
             pairwise=True,
             drop=("kind",),
+        ),
+        CheckSet(
+            "conciseness",
+            "conciseness.jsonl",
+            "64 answers to 32 questions, each once concise and once padded: true or false, asked with the "
+            "conciseness evaluator",
+            evaluator="conciseness",
+        ),
+        CheckSet(
+            "hallucination",
+            "hallucination.jsonl",
+            "64 answers to 32 questions on a given context, each once supported by it and once adding a claim it "
+            "does not support: true (no hallucination) or false, asked with the hallucination evaluator",
+            evaluator="hallucination",
+        ),
+        CheckSet(
+            "answer-relevance",
+            "answer_relevance.jsonl",
+            "64 answers to 32 questions, each once on point and once answering another question or dodging: "
+            "true or false, asked with the answer_relevance evaluator",
+            evaluator="answer_relevance",
         ),
     )
 }

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from localjudge.cli import main
+from localjudge.clients.base import ScriptedClient
 from localjudge.commands.check import CHECK_SETS, load_set, measure, readout_verdict
 from localjudge.commands.settings import JudgeSettings
 from localjudge.errors import UsageError
@@ -42,6 +43,58 @@ def test_each_set_has_unique_ids_labels_and_two_splits_of_different_questions(na
         assert all(sorted(given) == [False, True] for given in by_question.values())
         assert labels["true"] == labels["false"] == len(by_question)
     assert not any(field in row for row in rows for field in check_set.drop), "a dropped field reached the judge"
+
+
+EVALUATOR_SETS = {
+    "conciseness": "conciseness",
+    "hallucination": "hallucination",
+    "answer-relevance": "answer_relevance",
+}
+
+
+@pytest.mark.parametrize("name", list(EVALUATOR_SETS))
+def test_an_evaluator_set_holds_64_balanced_rows_with_exactly_its_prompt_variables(name):
+    from localjudge.judges.evaluators import EVALUATORS
+
+    check_set = CHECK_SETS[name]
+    assert check_set.evaluator == EVALUATOR_SETS[name] and not check_set.pairwise and check_set.choices is None
+    rows = load_set(check_set)
+    assert len(rows) == 64 and len({row["id"] for row in rows}) == 64
+    for split in ("dev", "test"):
+        chosen = load_set(check_set, split)
+        assert len(chosen) == 32 and Counter(row["label"] for row in chosen) == {True: 16, False: 16}
+    variables = set(EVALUATORS[check_set.evaluator].variables)
+    assert all(set(row) == {"id", "label", *variables} for row in rows)
+    assert all(isinstance(row[variable], str) and row[variable].strip() for row in rows for variable in variables)
+
+
+@pytest.mark.parametrize("name", list(EVALUATOR_SETS))
+def test_an_evaluator_set_is_asked_with_the_evaluators_own_prompt_whatever_way_is_asked(name):
+    from localjudge.commands.judging import RowJudge, make_evaluator
+    from localjudge.judges.evaluators import EVALUATORS
+
+    check_set = CHECK_SETS[name]
+    for options in ({}, {"prompt": "{outputs}", "self_reference": True}, {"way": WAYS["self-reference"]}):
+        settings = check_set.settings(JudgeSettings(**options))
+        assert settings.evaluator == check_set.evaluator and settings.prompt is None
+        assert not settings.self_reference and settings.way is None  # its prompt has no place for an own answer
+    assert check_set.settings(JudgeSettings(way=WAYS["plain"])).way == WAYS["plain"]
+    shape = RowJudge.shape(load_set(check_set)[0])
+    settings = check_set.settings(JudgeSettings(model_spec="tiny"))
+    evaluator = make_evaluator(
+        settings, has_inputs=shape[0], has_reference=shape[1], build=lambda _: ScriptedClient([])
+    )
+    assert evaluator.core.prompt == EVALUATORS[check_set.evaluator].prompt
+
+
+def test_an_evaluator_sets_verdicts_are_read_from_its_feedback_key():
+    records = [
+        {"id": "a", "result": {**_result(True, {"true": 0.7, "false": 0.3}), "key": "hallucination"}},
+        {"id": "b", "result": {**_result(True, {"true": 0.4, "false": 0.6}), "key": "hallucination"}},
+    ]
+    report = measure(CHECK_SETS["hallucination"], "test", records, {"a": True, "b": False}, seconds=1.0)
+    assert report.agreement.compared == 2 and report.agreement.accuracy == 0.5
+    assert report.accuracy_by_probability == 1.0 and report.mean_absolute_error is None
 
 
 def test_a_split_that_does_not_exist_is_refused():
@@ -236,6 +289,27 @@ def test_check_judge_runs_a_set_on_the_tiny_model_and_writes_its_report(tmp_path
     assert answers["set"] == "answers" and answers["rows"] == 4 and answers["failed"] == 0
     assert answers["agreement"]["compared"] == 4 and answers["agreement"]["with_probabilities"] == 4
     assert (tmp_path / "plots" / "answers.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("name", list(EVALUATOR_SETS))
+def test_check_judge_runs_an_evaluator_set_on_the_tiny_model(tmp_path, name):
+    report_file = tmp_path / "report.json"
+    outcome = CliRunner().invoke(
+        main,
+        [
+            *("check-judge", "-m", "tiny", "--set", name, "--limit", "2", "--no-cache"),
+            *("--json", str(report_file), "--results", str(tmp_path)),
+        ],
+    )
+    assert outcome.exit_code == 0, outcome.output
+    assert f"{name}: plain (the default), verdict only, the prompt as written" in outcome.output
+    (report,) = json.loads(report_file.read_text())["sets"]
+    assert report["set"] == name and report["rows"] == 2 and report["failed"] == 0
+    assert report["agreement"]["compared"] == 2 and report["agreement"]["with_probabilities"] == 2
+    records = [json.loads(line) for line in (tmp_path / f"{name}.results.jsonl").read_text().splitlines()]
+    assert [record["result"]["key"] for record in records] == [EVALUATOR_SETS[name]] * 2
+    assert [record["label"] for record in records] == [True, False]
 
 
 @pytest.mark.model

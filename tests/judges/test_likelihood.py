@@ -212,6 +212,7 @@ def test_check_judge_scores_by_likelihood_only_its_pair_sets():
     settings = JudgeSettings(likelihood=True)
     assert {name: s.settings(settings).likelihood for name, s in CHECK_SETS.items()} == {
         "answers": False, "answers-reference": False, "graded": False, "llmbar-natural": True, "adversarial": True, "llmbar-adversarial": True,
+        "conciseness": False, "hallucination": False, "answer-relevance": False,
     }  # fmt: skip
 
 

@@ -131,6 +131,7 @@ def test_check_judge_asks_pointwise_only_of_its_pair_sets():
     settings = JudgeSettings(pointwise=True)
     assert {name: s.settings(settings).pointwise for name, s in CHECK_SETS.items()} == {
         "answers": False, "answers-reference": False, "graded": False, "llmbar-natural": True, "adversarial": True, "llmbar-adversarial": True,
+        "conciseness": False, "hallucination": False, "answer-relevance": False,
     }  # fmt: skip
 
 
