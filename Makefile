@@ -42,6 +42,9 @@ calibrations: $(BIN)/python  ## fit the calibrations that ship for the default j
 	$(BIN)/python benchmarks/fit_shipped_calibration.py
 	$(BIN)/python benchmarks/fit_shipped_calibration.py --set answers-reference
 	$(BIN)/python benchmarks/fit_shipped_calibration.py --set graded --folds 3
+	$(BIN)/python benchmarks/fit_shipped_calibration.py --set conciseness --folds 4
+	$(BIN)/python benchmarks/fit_shipped_calibration.py --set hallucination --folds 4
+	$(BIN)/python benchmarks/fit_shipped_calibration.py --set answer-relevance --folds 4
 	$(BIN)/python benchmarks/fit_shipped_calibration.py --set answers-reference --evaluator same_answer
 	$(BIN)/python benchmarks/fit_shipped_calibration.py --self-reference
 	$(BIN)/python benchmarks/fit_shipped_calibration.py --likelihood

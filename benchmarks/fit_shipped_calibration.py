@@ -64,13 +64,18 @@ def main() -> None:
             checklist=args.checklist,
             way=None if (args.self_reference or pairwise) else WAYS["plain"],  # not the question's default
         )
-        settings = replace(CHECK_SETS[names[0]].settings(base), evaluator=args.evaluator)
+        settings = CHECK_SETS[names[0]].settings(base)
+        if args.evaluator:  # another prompt for the same rows
+            settings = replace(settings, evaluator=args.evaluator)
         plan = plan_calibration(settings, data, pairwise=pairwise, concurrency=args.j, folds=args.folds)
         result = plan.run()
     document = json.loads(result.path.read_text(encoding="utf-8"))
     sets = " and ".join(f"the {name} check set" for name in names)
     document["about"]["data"] = f"the dev split of {sets} ({len(rows)} rows)"
     target = SHIPPED / f"{calibration_key(plan.evaluator)}.json"
+    if target.exists() and json.loads(target.read_text(encoding="utf-8"))["about"]["data"] != document["about"]["data"]:
+        result.path.unlink()
+        raise SystemExit(f"{target.name} ships a fit for this judge and prompt on other rows; delete it to refit")
     target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     result.path.unlink()  # the copy calibrate keeps for this user would stand in front of the shipped one
     for name, validation in result.fit.validations.items():
