@@ -1,6 +1,6 @@
 """What a verdict costs on the default model: the readout, the no-reasoning verdict against prefill, memory, start-up.
 
-Run: ``python benchmarks/bench_verdicts.py [--repeats N]`` (part of ``make bench``)
+Run: ``python benchmarks/bench_verdicts.py [--repeats N] [--only PART ...]`` (part of ``make bench``)
 
 Side by side in one process, on the same judge prompts, medians over repeats:
 
@@ -13,6 +13,9 @@ Side by side in one process, on the same judge prompts, medians over repeats:
   the batcher's and measures that fight, not the prefill);
 - a shared prefix: prompts that share ~1,000 tokens of instructions, the
   prefill of a warm call (the kept prefix resumed) against the first, cold one;
+  and the canonical cuts' price and gain: a cold prompt read in the fine cuts
+  below 128 tokens against 128-token cuts only, and the default way's
+  comparison prompt warm (resumed inside its fixed instructions) against cold;
 - requests in flight: the same requests from 1, 2, 4 and 8 threads on a
   client with 8 slots, requests/s against one at a time, and whether every
   answer matched the one-at-a-time answer; and the limits, on
@@ -261,7 +264,8 @@ def default_way_rows(spec: str) -> list[tuple[str, float, str, str]]:
             cache = ResultCache(Path(folder) / f"{name}.sqlite3")
             settings = JudgeSettings(model_spec=spec, way=way)
             evaluator = make_evaluator(settings, has_inputs=True, has_reference=False, cache=cache)
-            evaluator(inputs="What is 3+3?", outputs="6")  # loaded, and the prompt's shared start kept
+            for warm_up in ("What is 3+3?", "What is 5+5?"):  # loaded; two prompts that share a start keep it
+                evaluator(inputs=warm_up, outputs="6")
             firsts = []
             started = time.perf_counter()
             for index, (question, answer) in enumerate(rows):
@@ -276,13 +280,68 @@ def default_way_rows(spec: str) -> list[tuple[str, float, str, str]]:
             "default way, one answer (own answer + verdict)",
             max(firsts),
             "<= 4",
-            f"seconds, the slowest of {len(firsts)}",
+            f"seconds, the slowest of {len(firsts)}, after two rows (as a run past its first two)",
         ),
         (
             "default way, 3 answers per question / plain",
             default_wall / walls["plain"][0],
             "<= 1.3",
             f"{len(rows)} rows: {default_wall:.1f} s against {walls['plain'][0]:.1f} s verdict only",
+        ),
+    ]
+
+
+def fine_cut_rows(client) -> list[tuple[str, float, str, str]]:
+    """What the prefix cache's fine cuts below 128 tokens cost a cold prompt, and what they save a warm one.
+
+    The default way's comparison prompt read cold in the canonical chunks
+    (every 32 tokens below 128) against the same prompt in 128-token chunks
+    only, raw ``llama_decode`` on one sequence; and the same prompt warm, as
+    a run's third row reads it (resumed from the cut inside its ~120 tokens
+    of fixed instructions), against the cold read.
+    """
+    from localjudge.judges.evaluators import SAME_ANSWER_PROMPT
+    from localjudge.runtimes.prefix_cache import CHUNK, chunks
+
+    runtime = client.runtime
+    judge = create_llm_as_judge(prompt=SAME_ANSWER_PROMPT, judge=client, use_reasoning=False)
+    tokens = [
+        client.runtime.prompt_tokens(
+            client.template.render_parts(judge.core.build_request(q, a, None, {"reference_outputs": a})["messages"])
+        )
+        for q, a in CASES
+    ]
+
+    def cold(fine: int) -> float:
+        with runtime.lock:
+            started = time.perf_counter()
+            for prompt in tokens:
+                runtime._reset(0)
+                for begin, end in chunks(0, len(prompt), fine=fine):
+                    runtime._evaluate(prompt[begin:end], begin, 0)
+            return time.perf_counter() - started
+
+    fine, whole = cold(32), cold(CHUNK)
+    prefills = []
+    for question, answer in CASES:
+        response = client.chat.completions.create(
+            **judge.core.build_request(question, answer, None, {"reference_outputs": answer})
+        )
+        prefills.append(response.decode_stats["prefill_seconds"])
+    warm, first = statistics.median(prefills[2:]), prefills[0]
+    size = round(statistics.mean(map(len, tokens)))
+    return [
+        (
+            "cold prompt, cut every 32 below 128 / every 128",
+            fine / whole,
+            "-",
+            f"{len(tokens)} prompts of ~{size} tokens, raw llama_decode: {fine:.2f} s vs {whole:.2f} s",
+        ),
+        (
+            "default comparison prompt: warm / cold prefill",
+            warm / first,
+            "-",
+            f"{warm:.3f} s warm (3rd row on), {first:.3f} s cold",
         ),
     ]
 
@@ -315,21 +374,8 @@ def pairwise_rows(client) -> list[tuple[str, float, str, str]]:
     return [("pairwise, both orders at once: 2nd / 1st prefill", ratio, "-", note)]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--model", default="default", help="a card name (default, tiny, ...) or a GGUF path")
-    args = parser.parse_args()
-
-    from localjudge.clients.llamacpp import LlamaCppClient
-    from localjudge.clients.resolve import ensure_card_model, find_card
-
-    card = find_card(args.model)
-    model_path = ensure_card_model(card) if card is not None else Path(args.model)
-    client = LlamaCppClient(model_path, n_ctx=2048, reasoning_budget=48)
-    prompt = default_prompt(has_inputs=True, has_reference=False)
-    print(f"model {args.model}; {len(CASES)} prompts; median of {args.repeats}; threads={client.runtime.n_threads}")
-
+def readout_rows(client, prompt: str, repeats: int) -> list[tuple[str, float, str, str]]:
+    """The readout's share of a verdict, and a verdict without reasoning against its prompt's prefill."""
     rows = []
     for label, options in (
         ("boolean, reasoning", {}),
@@ -343,7 +389,7 @@ def main() -> int:
         for request in requests:
             for flag in (True, False):
                 client.readout = flag
-                wall, response = timed(functools.partial(client.chat.completions.create, **request), args.repeats)
+                wall, response = timed(functools.partial(client.chat.completions.create, **request), repeats)
                 walls[flag].append(wall)
                 readout_seconds += response.decode_stats["readout_seconds"] if flag else 0.0
         client.readout = True
@@ -358,13 +404,18 @@ def main() -> int:
     for question, answer in CASES:
         messages = verdict.core.build_request(question, answer, None, {})["messages"]
         tokens = client.runtime.prompt_tokens(client.template.render_parts(messages))
-        whole, _ = timed(functools.partial(verdict, inputs=question, outputs=answer), args.repeats)
-        prefill, _ = timed(functools.partial(prefill_on_batcher, client, tokens), args.repeats)
+        whole, _ = timed(functools.partial(verdict, inputs=question, outputs=answer), repeats)
+        prefill, _ = timed(functools.partial(prefill_on_batcher, client, tokens), repeats)
         ratios.append(whole / prefill)
     rows.append(
         ("no-reasoning verdict / prefill", statistics.median(ratios), "<= 1.15", f"{len(tokens)}-token prompts, median")
     )
 
+    return rows
+
+
+def prefix_rows(client) -> list[tuple[str, float, str, str]]:
+    """Prompts that share ~1,000 tokens of instructions: a warm call's prefill against the first, cold one."""
     rubric = " ".join(
         f"Rule {i}: a correct answer states the fact plainly and stays on the question." for i in range(70)
     )
@@ -378,29 +429,59 @@ def main() -> int:
         prompt_tokens = response.usage.prompt_tokens
     cold, warm = prefills[0], statistics.median(prefills[2:])  # the second call keeps the shared start
     note = f"{prompt_tokens}-token prompts; prefill {warm:.3f} s warm, {cold:.3f} s cold"
-    rows.append(("shared ~1,000-token prefix: warm / cold prefill", warm / cold, "<= 0.2", note))
+    return [("shared ~1,000-token prefix: warm / cold prefill", warm / cold, "<= 0.2", note)]
 
-    rows += pairwise_rows(client)
+
+PARTS = ("readout", "prefix", "pairwise", "in-flight", "gathered", "default-way", "fresh")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--model", default="default", help="a card name (default, tiny, ...) or a GGUF path")
+    parser.add_argument("--only", action="append", choices=PARTS, help="measure only these parts (repeatable)")
+    args = parser.parse_args()
+    parts = set(args.only or PARTS)
+
+    from localjudge.clients.llamacpp import LlamaCppClient
+    from localjudge.clients.resolve import ensure_card_model, find_card
+
+    card = find_card(args.model)
+    model_path = ensure_card_model(card) if card is not None else Path(args.model)
+    client = LlamaCppClient(model_path, n_ctx=2048, reasoning_budget=48)
+    prompt = default_prompt(has_inputs=True, has_reference=False)
+    print(f"model {args.model}; {len(CASES)} prompts; median of {args.repeats}; threads={client.runtime.n_threads}")
+
+    rows = []
+    if "readout" in parts:
+        rows += readout_rows(client, prompt, args.repeats)
+    if "prefix" in parts:
+        rows += prefix_rows(client) + fine_cut_rows(client)
+    if "pairwise" in parts:
+        rows += pairwise_rows(client)
     client.close()
-    rows += in_flight_rows(prompt, model_path)
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    rows.append(("peak RSS of this run", peak_mb, "<= 700", "MB, with the 8-slot client"))
-    rows += gathered_rows(prompt, args.model)
-    rows += default_way_rows(args.model)
+    if "in-flight" in parts:
+        rows += in_flight_rows(prompt, model_path)
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        rows.append(("peak RSS of this run", peak_mb, "<= 700", "MB, with the 8-slot client"))
+    if "gathered" in parts:
+        rows += gathered_rows(prompt, args.model)
+    if "default-way" in parts:
+        rows += default_way_rows(args.model)
+    if "fresh" in parts:
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "localjudge.cli", "score", "--inputs", "What is 2+2?", "--outputs", "4"],
+            check=True,
+            capture_output=True,
+        )
+        rows.append(
+            ("first verdict, a fresh `localjudge score`", time.perf_counter() - started, "-", "seconds, caches warm")
+        )
 
-    started = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "localjudge.cli", "score", "--inputs", "What is 2+2?", "--outputs", "4"],
-        check=True,
-        capture_output=True,
-    )
-    rows.append(
-        ("first verdict, a fresh `localjudge score`", time.perf_counter() - started, "-", "seconds, caches warm")
-    )
-
-    print(f"\n{'row':<44} {'figure':>8}  {'goal':<8} note")
+    print(f"\n{'row':<48} {'figure':>8}  {'goal':<8} note")
     for name, figure, goal, note in rows:
-        print(f"{name:<44} {figure:>8.2f}  {goal:<8} {note}")
+        print(f"{name:<48} {figure:>8.2f}  {goal:<8} {note}")
     return 0
 
 

@@ -76,10 +76,14 @@ def main() -> None:
     if target.exists() and json.loads(target.read_text(encoding="utf-8"))["about"]["data"] != document["about"]["data"]:
         result.path.unlink()
         raise SystemExit(f"{target.name} ships a fit for this judge and prompt on other rows; delete it to refit")
-    target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     result.path.unlink()  # the copy calibrate keeps for this user would stand in front of the shipped one
     for name, validation in result.fit.validations.items():
         print(f"{name:26} held-out ECE {validation.after_ece:.3f}, accuracy {validation.after_accuracy:.3f}")
+    if result.fit.chosen is None:  # a fit that helps nowhere ships nowhere: the judge's verdicts stay as they come
+        target.unlink(missing_ok=True)
+        print("kept none: no correction did better on the held-out folds; nothing ships for this prompt")
+        return
+    target.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"kept {result.fit.chosen}; written to {target}")
 
 

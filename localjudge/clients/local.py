@@ -71,8 +71,9 @@ class _Prepared:
 
 
 #: changed whenever decoding changes what an answer to the same request is, so no stored answer outlives it
-#: (2: the verdict decoded before the reasoning, :func:`~localjudge.prompts.schema.decoding_order`)
-DECODING_REVISION = 2
+#: (2: the verdict decoded before the reasoning, :func:`~localjudge.prompts.schema.decoding_order`;
+#: 3: prompts cut finer below 128 tokens, :mod:`~localjudge.runtimes.prefix_cache`, which moves their last digits)
+DECODING_REVISION = 3
 
 
 class LocalClient(ChatClient):

@@ -6,9 +6,15 @@ start once and keeping its state saves most of a prefill.
 
 A warm verdict must be the cold one, bit for bit, and an engine's results
 depend on how a prompt is split into batches. So every prompt is evaluated
-in canonical chunks, aligned to multiples of :data:`CHUNK` tokens from its
-start, warm or cold alike; states are kept only at chunk boundaries, and a
-prompt resumed from one goes on in the same chunks a cold run would.
+in canonical chunks, cut at the same positions from its start, warm or cold
+alike: multiples of :data:`FINE` tokens below :data:`CHUNK`, multiples of
+:data:`CHUNK` after it. States are kept only at those cuts, and a prompt
+resumed from one goes on in the same chunks a cold run would. The finer cuts
+at the start are there because a judge's fixed instructions are often
+shorter than :data:`CHUNK` (the default answer prompt shares about 120
+tokens from row to row): cut at 128 only, they would never be resumed. They
+cost a cold prompt a little (smaller batches run slower), measured in
+``make bench``.
 
 Which boundary to keep is learnt, not guessed: a boundary is kept once a
 second prompt reaches it with the same tokens, at the last such boundary of
@@ -33,27 +39,35 @@ import numpy as np
 
 from ..specs.options import DEFAULT_PREFIX_CACHE_BYTES
 
-__all__ = ["CHUNK", "DEFAULT_BUDGET_BYTES", "Plan", "PrefixCache", "chunks"]
+__all__ = ["CHUNK", "DEFAULT_BUDGET_BYTES", "FINE", "Plan", "PrefixCache", "boundaries", "chunks"]
 
-CHUNK = 128  # tokens: prefixes are kept at multiples of this; prompts are evaluated in chunks of it
+CHUNK = 128  # tokens: past the first CHUNK, prompts are cut (and prefixes kept) at multiples of this
+FINE = 32  # tokens: below CHUNK, at multiples of this
 DEFAULT_BUDGET_BYTES = DEFAULT_PREFIX_CACHE_BYTES
 _SEEN_LIMIT = 65_536  # boundary digests remembered from earlier prompts
 
 
-def chunks(start: int, end: int, size: int = CHUNK) -> list[tuple[int, int]]:
-    """``[start, end)`` cut at the multiples of ``size``: the same cuts whatever ``start`` a run resumes from."""
-    cuts = [start, *range((start // size + 1) * size, end, size), end]
-    return [(a, b) for a, b in itertools.pairwise(cuts) if b > a]
+def boundaries(end: int, size: int = CHUNK, fine: int = FINE) -> list[int]:
+    """The canonical cuts strictly inside ``[0, end)``: every ``fine`` tokens below ``size``, then every ``size``."""
+    return [*range(fine, min(size, end), fine), *range(size, end, size)]
 
 
-def boundary_digests(tokens: Sequence[int], size: int = CHUNK) -> list[bytes]:
-    """The digest of ``tokens[:k*size]`` for each k with a token left after it (a resumed prompt needs one)."""
+def chunks(start: int, end: int, size: int = CHUNK, fine: int = FINE) -> list[tuple[int, int]]:
+    """``[start, end)`` cut at the canonical cuts: the same cuts whatever ``start`` a run resumes from."""
+    cuts = [start, *(cut for cut in boundaries(end, size, fine) if cut > start), end]
+    return list(itertools.pairwise(cuts)) if end > start else []
+
+
+def boundary_digests(tokens: Sequence[int], size: int = CHUNK, fine: int = FINE) -> list[tuple[int, bytes]]:
+    """Each canonical cut with a token left after it (a resumed prompt needs one), and the digest of the tokens before it."""
     digest = hashlib.sha256()
     found = []
     array = np.asarray(tokens, dtype=np.int64)
-    for k in range(1, (len(tokens) - 1) // size + 1):
-        digest.update(array[(k - 1) * size : k * size].tobytes())
-        found.append(digest.copy().digest())
+    previous = 0
+    for cut in boundaries(len(tokens), size, fine):
+        digest.update(array[previous:cut].tobytes())
+        found.append((cut, digest.copy().digest()))
+        previous = cut
     return found
 
 
@@ -70,9 +84,9 @@ class Plan:
 class PrefixCache:
     """Prefix states by the digest of their tokens, most recently used last, within ``budget_bytes``."""
 
-    def __init__(self, budget_bytes: int = DEFAULT_BUDGET_BYTES, size: int = CHUNK) -> None:
+    def __init__(self, budget_bytes: int = DEFAULT_BUDGET_BYTES, size: int = CHUNK, fine: int = FINE) -> None:
         self.budget_bytes = budget_bytes
-        self.size = size
+        self.size, self.fine = size, fine
         self._states: OrderedDict[bytes, bytes] = OrderedDict()
         self._seen: OrderedDict[bytes, None] = OrderedDict()
         self._bytes = 0
@@ -84,28 +98,30 @@ class PrefixCache:
         return self._bytes
 
     def plan(self, tokens: Sequence[int]) -> Plan:
-        digests = boundary_digests(tokens, self.size)
+        cuts = boundary_digests(tokens, self.size, self.fine)
         with self._lock:
-            resume = max((k for k, d in enumerate(digests, 1) if d in self._states), default=0)
-            state = self._states[digests[resume - 1]] if resume else None
-            if resume:
-                self._states.move_to_end(digests[resume - 1])
+            resume_at, key = max(((cut, d) for cut, d in cuts if d in self._states), default=(0, b""))
+            state = self._states[key] if resume_at else None
+            if resume_at:
+                self._states.move_to_end(key)
                 self.hits += 1
             else:
                 self.misses += 1
-            shared = max((k for k, d in enumerate(digests, 1) if d in self._seen), default=0)
-            self._mark_seen(digests)
-        keep = shared if shared > resume else None
+            keep_at, keep_key = max(((cut, d) for cut, d in cuts if d in self._seen), default=(0, b""))
+            self._mark_seen([d for _, d in cuts])
+        keep = keep_at > resume_at
         return Plan(
-            resume_at=resume * self.size,
+            resume_at=resume_at,
             state=state,
-            keep_at=keep * self.size if keep else None,
-            keep_key=digests[keep - 1] if keep else None,
+            keep_at=keep_at if keep else None,
+            keep_key=keep_key if keep else None,
         )
 
     def expect(self, prompts: Sequence[Sequence[int]]) -> None:
         """Prompts about to be read one after another: count the boundaries two of them share as seen."""
-        counts = Counter(digest for tokens in prompts for digest in set(boundary_digests(tokens, self.size)))
+        counts = Counter(
+            d for tokens in prompts for d in {d for _, d in boundary_digests(tokens, self.size, self.fine)}
+        )
         with self._lock:
             self._mark_seen([digest for digest, count in counts.items() if count > 1])
 

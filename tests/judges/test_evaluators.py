@@ -7,8 +7,16 @@ import json
 import pytest
 
 from localjudge.clients.base import ScriptedClient
+from localjudge.commands.check import find_set
 from localjudge.errors import MissingTemplateVariableError, UsageError
-from localjudge.judges.evaluators import EVALUATORS, correctness, groundedness, make_evaluator, pairwise_preference
+from localjudge.judges.evaluators import (
+    EVALUATORS,
+    MEASURED,
+    correctness,
+    groundedness,
+    make_evaluator,
+    pairwise_preference,
+)
 from localjudge.judges.ways import WAYS
 from localjudge.prompts.prompting import DATA_NOT_INSTRUCTIONS
 
@@ -85,6 +93,19 @@ def test_is_it_right_against_a_reference_asks_whether_it_is_the_same_result():
     assert result["score"] is True and result["metadata"]["way"] == "same-answer+uncalibrated"
 
 
+@pytest.mark.parametrize("name", sorted(MEASURED))
+def test_an_evaluator_with_a_check_set_judges_as_it_measured_best(name):
+    judge = ScriptedClient(['{"score": true}'])
+    result = make_evaluator(name, judge=judge)(inputs="2+2?", outputs="4", context="2+2 is 4.")
+    (verdict,) = judge.requests
+    assert "reasoning" not in json.dumps(verdict["response_format"])  # verdict only, as its dev rows chose
+    assert result["metadata"]["way"] == "plain"  # a scripted judge has no fit: its verdict as it comes
+    assert find_set(MEASURED[name]).evaluator == name  # the set that measured it asks with its prompt
+    judge = ScriptedClient([json.dumps({"reasoning": "Short.", "score": True})])
+    make_evaluator(name, judge=judge, use_reasoning=True)(inputs="2+2?", outputs="4", context="2+2 is 4.")
+    assert "reasoning" in json.dumps(judge.requests[0]["response_format"])  # a way of one's own: as asked
+
+
 def test_the_pairwise_one_is_a_pairwise_judge_and_names_are_checked():
     answer = json.dumps({"reasoning": "A is right.", "winner": "A"})
     evaluator = pairwise_preference(judge=ScriptedClient([answer], repeat=True), use_reasoning=True)
@@ -153,3 +174,24 @@ def test_every_evaluator_has_its_constructor():
     for name in EVALUATORS:
         constructor = getattr(module, name)
         assert constructor.__name__ == name and EVALUATORS[name].description in constructor.__doc__
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(
+    ("name", "way"), [("conciseness", "calibrated"), ("hallucination", "calibrated"), ("answer_relevance", "plain")]
+)
+def test_the_default_judge_finds_the_fit_that_ships_for_each_measured_evaluator(name, way):
+    """The fits `make calibrations` made on the sets' dev rows are found (none ships where none helped there)."""
+    evaluator = make_evaluator(name, model="default")
+    assert evaluator.way.label == way
+    result = evaluator(inputs="What is 2+2?", outputs="4", context="2+2 is 4.")
+    assert result["metadata"].get("calibrated", False) is (way == "calibrated") and isinstance(result["score"], bool)
+
+
+def test_the_prompt_of_every_default_answer_puts_what_rows_share_before_the_row():
+    """Its instructions, scale and guard come first, so a local judge reads them once per run (the prefix cache)."""
+    from localjudge.judges.evaluators import SAME_ANSWER_PROMPT
+
+    fixed = SAME_ANSWER_PROMPT[: SAME_ANSWER_PROMPT.index("{")]
+    assert "Scale: true or false." in fixed and DATA_NOT_INSTRUCTIONS in fixed
+    assert SAME_ANSWER_PROMPT.rstrip().endswith("</answer>")

@@ -4,23 +4,40 @@ from __future__ import annotations
 
 import pytest
 
-from localjudge.runtimes.prefix_cache import CHUNK, PrefixCache, boundary_digests, chunks
+from localjudge.runtimes.prefix_cache import CHUNK, FINE, PrefixCache, boundaries, boundary_digests, chunks
 
 
-def test_chunks_are_cut_at_the_same_multiples_wherever_a_run_resumes():
-    assert chunks(0, 300) == [(0, 128), (128, 256), (256, 300)]
+def test_chunks_are_cut_at_the_same_positions_wherever_a_run_resumes():
+    assert chunks(0, 300) == [(0, 32), (32, 64), (64, 96), (96, 128), (128, 256), (256, 300)]
+    assert chunks(96, 300) == [(96, 128), (128, 256), (256, 300)]
     assert chunks(128, 300) == [(128, 256), (256, 300)]
-    assert chunks(0, 128) == [(0, 128)]
+    assert chunks(0, 20) == [(0, 20)]
     assert chunks(5, 6) == [(5, 6)]
+    assert chunks(7, 7) == []
     cold = chunks(0, 1000)
-    assert all(piece in cold for piece in chunks(512, 1000))  # a resumed run repeats the cold one's cuts
+    for start in (32, 64, 512):
+        assert all(piece in cold for piece in chunks(start, 1000))  # a resumed run repeats the cold one's cuts
+
+
+def test_cuts_are_fine_below_a_chunk_and_whole_chunks_after():
+    assert boundaries(300) == [FINE, 2 * FINE, 3 * FINE, CHUNK, 2 * CHUNK]
+    assert boundaries(300, size=128, fine=64) == [64, 128, 256]
 
 
 def test_boundaries_leave_a_token_to_evaluate():
-    assert len(boundary_digests(list(range(CHUNK)))) == 0  # resuming at 128 would leave nothing to read
-    assert len(boundary_digests(list(range(CHUNK + 1)))) == 1
-    a, b = boundary_digests(list(range(300))), boundary_digests([*range(128), *range(500, 700)])
-    assert a[0] == b[0] and a[1] != b[1]  # the same first 128 tokens, then different
+    assert [cut for cut, _ in boundary_digests(list(range(CHUNK)))] == [32, 64, 96]  # 128 would leave nothing to read
+    assert [cut for cut, _ in boundary_digests(list(range(CHUNK + 1)))] == [32, 64, 96, 128]
+    a, b = dict(boundary_digests(list(range(300)))), dict(boundary_digests([*range(128), *range(500, 700)]))
+    assert a[128] == b[128] and a[256] != b[256]  # the same first 128 tokens, then different
+
+
+def test_a_short_shared_start_is_resumed_at_its_last_fine_cut():
+    cache = PrefixCache()
+    cache.plan(prompt(119, 70, 1))
+    second = cache.plan(prompt(119, 75, 2))
+    assert second.keep_at == 96  # a judge's ~120 tokens of instructions: the last cut inside them
+    cache.keep(second.keep_key, b"state after 96 tokens")
+    assert cache.plan(prompt(119, 80, 3)).resume_at == 96
 
 
 def prompt(shared: int, tail: int, tag: int) -> list[int]:
@@ -96,6 +113,27 @@ def test_a_warm_verdict_is_the_cold_one_bit_for_bit(tiny_gguf):
         assert warm.prefixes.hits == 1 and warm.prefixes.bytes_held > 0
         assert np.array_equal(logits, cold.start(prompts[-1]))
         assert np.array_equal(warm.extend([5, 6]), cold.extend([5, 6]))  # and it goes on the same way
+    finally:
+        warm.close()
+        cold.close()
+
+
+@pytest.mark.model
+def test_a_short_shared_start_resumed_at_a_fine_cut_gives_the_cold_logits(tiny_gguf):
+    """A judge's ~110 tokens of instructions, shorter than a chunk: the third row resumes at 96, bit for bit."""
+    import numpy as np
+
+    from localjudge.runtimes.llamacpp import LlamaCppRuntime
+
+    warm = LlamaCppRuntime(tiny_gguf, n_ctx=1024)
+    cold = LlamaCppRuntime(tiny_gguf, n_ctx=1024, prefix_cache_bytes=0)
+    try:
+        shared = warm.prompt_tokens("<bos>" + " ".join(f"rule{i}" for i in range(80)))[:110]
+        prompts = [shared + warm.tokenize(f" Answer {i}: {'no ' * (40 + i)}", special=False) for i in range(3)]
+        for tokens in prompts:
+            logits = warm.start(tokens)
+        assert warm.prefixes.hits == 1
+        assert np.array_equal(logits, cold.start(prompts[-1]))
     finally:
         warm.close()
         cold.close()

@@ -38,7 +38,7 @@ def test_a_score_below_the_bar(local_judge):
 
 
 def test_a_ready_made_evaluator(local_judge):
-    evaluator = local_judge(evaluator="conciseness", judge=scripted('{"reasoning": "Short.", "score": true}'))
+    evaluator = local_judge(evaluator="conciseness", judge=scripted('{"score": true}'))  # verdict only, as measured
     assert_judged(evaluator(inputs="2+2?", outputs="4"), equals=True)
 """
 
