@@ -52,6 +52,9 @@ __all__ = [
 
 #: what an evaluator may count of its own work (its ``counters()``), summed into a run's summary
 COUNTERS = ("cached", "model_calls", "prompt_tokens", "completion_tokens")
+#: a record's wall-clock seconds of judging its row (rows in flight together overlap; a cached answer takes ~0);
+#: beside ``result``, not in it, and not part of the ``judged`` stamp: nothing that compares verdicts reads it
+SECONDS = "seconds"
 
 
 @dataclass
@@ -170,7 +173,8 @@ def score_rows(
     """Score rows (dicts of prompt variables, or :class:`~localjudge.datasets.rows.Row`) with ``evaluator(**row)``.
 
     The records come as rows finish: ``{"id", "result"}`` or ``{"id",
-    "error"}``, a bad row or a judge failure being that row's error;
+    "error"}``, a bad row or a judge failure being that row's error, and a
+    judged row's with ``seconds``, how long its judging took (:data:`SECONDS`);
     ``fail_fast`` stops at the first. A dict's id is its ``id_field``, else
     its position from 1. Rows run ``concurrency`` at a time (a local model
     decodes them side by side; a server takes several); ``skip(id)`` leaves
@@ -223,12 +227,15 @@ class Scoring:
     def _score(self, row: Row) -> dict[str, Any]:
         if row.error is not None:
             return error_record(row.id, row.error, self.option_names)
+        started = time.monotonic()
         try:
             result = self._evaluator(**row.values)
             dump = getattr(result, "model_dump", None)  # a Pydantic output_schema's instance, as its JSON
-            return {"id": row.id, "result": dump(mode="json") if callable(dump) else result}
+            record = {"id": row.id, "result": dump(mode="json") if callable(dump) else result}
         except LocalJudgeError as exc:
-            return error_record(row.id, exc, self.option_names)
+            record = error_record(row.id, exc, self.option_names)
+        record[SECONDS] = round(time.monotonic() - started, 3)
+        return record
 
     def _records(self, todo: list[Row]) -> Generator[dict[str, Any], None, None]:
         """The records of ``todo`` as they finish; here, in a pool of threads."""
