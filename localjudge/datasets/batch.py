@@ -32,6 +32,7 @@ from typing import Any, TextIO
 from ..errors import DuplicateIdError, LocalJudgeError, UsageError
 from ..types import SupportsCounters, offers
 from ..wording import Message, shown
+from .judge_file import JudgeRun
 from .results_file import ResultsFile, replace_atomically
 from .rows import Row
 
@@ -347,6 +348,7 @@ def run_batch(
     judge: str = "",
     rejudge: bool = False,
     option_names: Mapping[str, str] | None = None,
+    described: Mapping[str, Any] | None = None,
 ) -> BatchSummary:
     """Rows scored into a results file: rows scored there are skipped, each record appended as it comes.
 
@@ -356,11 +358,16 @@ def run_batch(
     a row scored there from other values or by another judge stops the run
     before it judges anything, unless ``rejudge``, which judges it again.
     ``option_names``: how a row's error names options (a command line's flags).
+    ``described``: what the judge is (model, prompt, schema, way; JSON-ready),
+    written beside the results with this run's times and speed, under
+    ``judge`` (:mod:`~localjudge.datasets.judge_file`); a symlink there stops
+    the run before it judges.
     Any exception stops the run after what finished is written (on Ctrl-C,
     also the rows being judged, unless a second Ctrl-C comes); either way the
     file is left with each id once, in the order of ``rows``.
     """
     out = ResultsFile(results)
+    judge_run = None if described is None else JudgeRun(results, judge or "unknown", described)
     stale: set[str] = set()
     scoring = scorer(
         rows,
@@ -373,17 +380,21 @@ def run_batch(
     stamps = {row.id: row_stamp(row, judge) for row in scoring.rows}
     out.open()
 
-    def write(record: dict[str, Any]) -> None:
-        record = {**record, "judged": stamps[record["id"]]}
-        out.append(record)
+    def write(done: dict[str, Any]) -> None:
+        done = {**done, "judged": stamps[done["id"]]}
+        out.append(done)
+        if judge_run is not None:
+            judge_run.count()
         if on_record is not None:
-            on_record(record)
+            on_record(done)
 
     try:
         found = stale_ids(out.records, stamps)
         if not rejudge:
             refuse_stale(results, found)
         stale.update(found)
+        if judge_run is not None:
+            judge_run.start()  # before the first row: a judge file that cannot be written stops the run here
         kept = [out.records[row.id]["result"] for row in scoring.rows if out.scored(row.id) and row.id not in stale]
         for record in scoring:
             write(record)
@@ -394,7 +405,11 @@ def run_batch(
             write(record)
         raise
     finally:
-        out.close(order=[row.id for row in scoring.rows])
+        try:
+            if judge_run is not None and judge_run.started:
+                judge_run.finish()
+        finally:
+            out.close(order=[row.id for row in scoring.rows])
     return scoring.summary
 
 
