@@ -239,7 +239,8 @@ def describe_comparison(comparison: PairedComparison, *, against: str) -> str:
     "--results",
     "results_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Write each set's records (verdict or error, and the label) here, as SET.results.jsonl.",
+    help="Write each set's records (verdict or error, and the label) here, as SET.results.jsonl, and its judge "
+    "(model, checksum, way, prompt, schema, timing) as SET.results.judge.json.",
 )
 @click.option(
     "--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path), help="Draw each set's report as a PNG here."
@@ -276,6 +277,11 @@ def check_judge(
     from ..datasets.progress import RunProgress
 
     sets = [find_set(name) for name in set_names or tuple(CHECK_SETS)]  # every name checked before judging
+    if results_dir is not None:  # where a set's judge is described: a symlink there stops the check now
+        from ..datasets.judge_file import check_judge_file
+
+        for check_set in sets:
+            check_judge_file(results_dir / f"{check_set.name}.results.jsonl")
     if settings.few_shot is not None and len(sets) != 1:
         raise click.UsageError("--few-shot examples fit one set's rows: give exactly one --set with them")
     if plot_dir is not None:
@@ -303,11 +309,16 @@ def check_judge(
         json_file.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
         click.echo(f"written to {json_file}", err=True)
     if results_dir is not None:
+        from ..datasets.judge_file import record_judge
+
         results_dir.mkdir(parents=True, exist_ok=True)
         for report in reports:
             lines = "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in report.records)
-            (results_dir / f"{report.name}.results.jsonl").write_text(lines, encoding="utf-8")
-        click.echo(f"records in {results_dir}", err=True)
+            written = results_dir / f"{report.name}.results.jsonl"
+            written.write_text(lines, encoding="utf-8")
+            judge_of = report.judge
+            record_judge(written, judge_of["fingerprint"], judge_of["described"], judge_of["run"], alone=True)
+        click.echo(f"records in {results_dir}, each set's judge described beside them (.judge.json)", err=True)
     if plot_dir is not None:
         from ..trust.plot import plot_agreement
 

@@ -237,6 +237,8 @@ class SetReport:
     cached: int = 0  # judge calls answered from the result cache: rows/s then says nothing of the model's speed
     way: Mapping[str, Any] = field(default_factory=dict)  # how the judge was asked (JudgeSettings.way_of_judging)
     contradictions: int = 0  # results whose comment states the opposite of their verdict
+    #: the judge described for the file beside the set's records: fingerprint, described, run (datasets.judge_file)
+    judge: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def seconds_per_row(self) -> float:
@@ -295,6 +297,7 @@ def check_judge(
 ) -> list[SetReport]:
     """Judge each named set with the judge ``settings`` describe (the command line's judge options) and measure it."""
     from ..datasets.batch import score_rows
+    from ..datasets.judge_file import now
     from .judging import RowJudge
 
     chosen = [find_set(name) for name in sets]
@@ -306,14 +309,18 @@ def check_judge(
         judge = RowJudge(set_settings, use_cache=use_cache, notify=notify)
         shape = RowJudge.shape(rows[0])
         judge.prepare({shape})  # a bad option or model stops the check before its first row
-        started = time.monotonic()
+        started_at, started = now(), time.monotonic()
         records = []
         for record in score_rows(rows, judge, concurrency=concurrency):
             on_record(record)
             records.append(record)
-        report = measure(check_set, split, records, labels, time.monotonic() - started)
+        seconds = time.monotonic() - started
+        report = measure(check_set, split, records, labels, seconds)
         report.cached = judge.counters().get("cached", 0)
         report.way = way_record(set_settings, judge.evaluator(shape).way, shape)
+        run = {"started": started_at, "finished": now(), "rows": len(records), "seconds": round(seconds, 3)}
+        run["rows_per_second"] = round(len(records) / seconds, 4) if seconds > 0 else None
+        report.judge = {"fingerprint": set_settings.fingerprint(), "described": judge.describe([shape]), "run": run}
         reports.append(report)
     return reports
 

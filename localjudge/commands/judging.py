@@ -449,6 +449,11 @@ class RowJudge:
 
     def check(self, shapes: Any) -> None:
         """Every check :meth:`prepare` makes that needs no loaded model: for judges that load elsewhere."""
+        for shape in shapes:
+            self._stand_in(shape)
+
+    def _stand_in(self, shape: tuple[bool, bool]) -> RowEvaluator:
+        """The evaluator for ``shape`` over a client that loads no model and answers nothing."""
         from ..clients.base import ScriptedClient
 
         def stand_in(settings: JudgeSettings) -> Any:
@@ -457,8 +462,18 @@ class RowJudge:
 
         # a stand-in cannot name a model, so its calibration is looked up where the judge loads
         settings = replace(self.settings, calibrated=False)
-        for has_inputs, has_reference in shapes:
-            make_evaluator(settings, has_inputs=has_inputs, has_reference=has_reference, build=stand_in)
+        return make_evaluator(settings, has_inputs=shape[0], has_reference=shape[1], build=stand_in)
+
+    def describe(self, shapes: Any) -> dict[str, Any]:
+        """This judge as it asks rows of ``shapes``: model, checksum, way, prompt, schema (:mod:`.described`).
+
+        From the evaluators :meth:`prepare` built; for a judge that loads
+        elsewhere, from stand-ins, whose ways say nothing of a calibration.
+        """
+        from .described import describe_judge
+
+        evaluators = {shape: self._evaluators.get(shape) or self._stand_in(shape) for shape in shapes}
+        return describe_judge(self.settings, evaluators)
 
     def evaluator(self, shape: tuple[bool, bool]) -> RowEvaluator:
         if shape in self._evaluators:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..datasets.batch import BatchSummary, run_batch, score_rows, write_csv
+from ..datasets.judge_file import check_judge_file
 from ..datasets.rows import Row, parse_mapping, read_rows
 from ..errors import OptionError, UsageError
 from ..judges.ways import WAYS
@@ -58,6 +59,7 @@ class BatchPlan:
     scorer: Callable[..., Any] = score_rows
     fingerprint: str = ""  # the judge's, stamped on each record (JudgeSettings.fingerprint)
     rejudge: bool = False
+    described: Optional[dict[str, Any]] = None  # the judge, written beside the results (datasets.judge_file)
 
     def run(
         self, on_record: OnRecord = lambda record: None, option_names: Mapping[str, str] | None = None
@@ -77,6 +79,7 @@ class BatchPlan:
             judge=self.fingerprint,
             rejudge=self.rejudge,
             option_names=option_names,
+            described=self.described,
         )
 
     def write_csv(self) -> Path:
@@ -123,6 +126,14 @@ def plan_batch(
             "add {output_format} csv for a CSV beside it",
             path=str(results),
         )
+    described_in = check_judge_file(results)  # a symlink there is refused before any model loads
+    if described_in.resolve() == data.resolve():
+        raise OptionError(
+            "{results} {path} is described in {judge_file}, which is the data file itself; "
+            "give the results another name",
+            path=str(results),
+            judge_file=str(described_in),
+        )
     settings = settings.with_parallel_for(concurrency)
     shapes = {RowJudge.shape(row.values) for row in rows if row.error is None}
     scorer: Callable[..., Any] = score_rows
@@ -148,7 +159,8 @@ def plan_batch(
         judge.prepare(shapes)  # a bad option or model stops the run before its first row
     else:
         raise OptionError("{engine} is local or ray, not {given}", given=repr(engine))
-    return BatchPlan(rows, judge, results, concurrency, fail_fast, scorer, fingerprint, rejudge)
+    described = judge.describe(sorted(shapes))
+    return BatchPlan(rows, judge, results, concurrency, fail_fast, scorer, fingerprint, rejudge, described)
 
 
 @dataclass

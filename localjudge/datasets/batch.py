@@ -32,6 +32,7 @@ from typing import Any, TextIO
 from ..errors import DuplicateIdError, LocalJudgeError, UsageError
 from ..types import SupportsCounters, offers
 from ..wording import Message, shown
+from .judge_file import JudgeRun
 from .results_file import ResultsFile, replace_atomically
 from .rows import Row
 
@@ -52,6 +53,9 @@ __all__ = [
 
 #: what an evaluator may count of its own work (its ``counters()``), summed into a run's summary
 COUNTERS = ("cached", "model_calls", "prompt_tokens", "completion_tokens")
+#: a record's wall-clock seconds of judging its row (rows in flight together overlap; a cached answer takes ~0);
+#: beside ``result``, not in it, and not part of the ``judged`` stamp: nothing that compares verdicts reads it
+SECONDS = "seconds"
 
 
 @dataclass
@@ -170,7 +174,8 @@ def score_rows(
     """Score rows (dicts of prompt variables, or :class:`~localjudge.datasets.rows.Row`) with ``evaluator(**row)``.
 
     The records come as rows finish: ``{"id", "result"}`` or ``{"id",
-    "error"}``, a bad row or a judge failure being that row's error;
+    "error"}``, a bad row or a judge failure being that row's error, and a
+    judged row's with ``seconds``, how long its judging took (:data:`SECONDS`);
     ``fail_fast`` stops at the first. A dict's id is its ``id_field``, else
     its position from 1. Rows run ``concurrency`` at a time (a local model
     decodes them side by side; a server takes several); ``skip(id)`` leaves
@@ -223,12 +228,15 @@ class Scoring:
     def _score(self, row: Row) -> dict[str, Any]:
         if row.error is not None:
             return error_record(row.id, row.error, self.option_names)
+        started = time.monotonic()
         try:
             result = self._evaluator(**row.values)
             dump = getattr(result, "model_dump", None)  # a Pydantic output_schema's instance, as its JSON
-            return {"id": row.id, "result": dump(mode="json") if callable(dump) else result}
+            record = {"id": row.id, "result": dump(mode="json") if callable(dump) else result}
         except LocalJudgeError as exc:
-            return error_record(row.id, exc, self.option_names)
+            record = error_record(row.id, exc, self.option_names)
+        record[SECONDS] = round(time.monotonic() - started, 3)
+        return record
 
     def _records(self, todo: list[Row]) -> Generator[dict[str, Any], None, None]:
         """The records of ``todo`` as they finish; here, in a pool of threads."""
@@ -340,6 +348,7 @@ def run_batch(
     judge: str = "",
     rejudge: bool = False,
     option_names: Mapping[str, str] | None = None,
+    described: Mapping[str, Any] | None = None,
 ) -> BatchSummary:
     """Rows scored into a results file: rows scored there are skipped, each record appended as it comes.
 
@@ -349,11 +358,16 @@ def run_batch(
     a row scored there from other values or by another judge stops the run
     before it judges anything, unless ``rejudge``, which judges it again.
     ``option_names``: how a row's error names options (a command line's flags).
+    ``described``: what the judge is (model, prompt, schema, way; JSON-ready),
+    written beside the results with this run's times and speed, under
+    ``judge`` (:mod:`~localjudge.datasets.judge_file`); a symlink there stops
+    the run before it judges.
     Any exception stops the run after what finished is written (on Ctrl-C,
     also the rows being judged, unless a second Ctrl-C comes); either way the
     file is left with each id once, in the order of ``rows``.
     """
     out = ResultsFile(results)
+    judge_run = None if described is None else JudgeRun(results, judge or "unknown", described)
     stale: set[str] = set()
     scoring = scorer(
         rows,
@@ -366,17 +380,21 @@ def run_batch(
     stamps = {row.id: row_stamp(row, judge) for row in scoring.rows}
     out.open()
 
-    def write(record: dict[str, Any]) -> None:
-        record = {**record, "judged": stamps[record["id"]]}
-        out.append(record)
+    def write(done: dict[str, Any]) -> None:
+        done = {**done, "judged": stamps[done["id"]]}
+        out.append(done)
+        if judge_run is not None:
+            judge_run.count()
         if on_record is not None:
-            on_record(record)
+            on_record(done)
 
     try:
         found = stale_ids(out.records, stamps)
         if not rejudge:
             refuse_stale(results, found)
         stale.update(found)
+        if judge_run is not None:
+            judge_run.start()  # before the first row: a judge file that cannot be written stops the run here
         kept = [out.records[row.id]["result"] for row in scoring.rows if out.scored(row.id) and row.id not in stale]
         for record in scoring:
             write(record)
@@ -387,7 +405,11 @@ def run_batch(
             write(record)
         raise
     finally:
-        out.close(order=[row.id for row in scoring.rows])
+        try:
+            if judge_run is not None and judge_run.started:
+                judge_run.finish()
+        finally:
+            out.close(order=[row.id for row in scoring.rows])
     return scoring.summary
 
 

@@ -3,7 +3,8 @@
 The modules, bottom to top: :mod:`.records` (one record as a table row),
 :mod:`.index` (a results file in sqlite: pages, filters, following a
 growing file), :mod:`.figures` (a run's figures and two runs compared, from
-the trust layer's functions), :mod:`.sources` (labels and judged rows),
+the trust layer's functions, and the judge the file beside the results
+describes), :mod:`.sources` (labels and judged rows),
 :mod:`.app` (the Starlette app) and :mod:`.report` (the HTML file).
 
 The front end is plain HTML, CSS and JavaScript in ``assets/``: three small

@@ -5,22 +5,29 @@ the confusion matrix, calibration and McNemar's test are
 :mod:`localjudge.trust.agreement`'s, as ``agreement`` and ``agreement
 --against`` print them. Kappa's interval is 2,000 resamples of every
 compared row; past :data:`KAPPA_INTERVAL_ROWS` rows it is left out (at that
-size it is narrower than its last printed digit anyway).
+size it is narrower than its last printed digit anyway). The time per row is
+the median of the records' own ``seconds``; the judge's model, checksum,
+prompt and schema come from the file a run writes beside its results
+(:mod:`localjudge.datasets.judge_file`), where there is one.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import Any
+from pathlib import Path
+from typing import Any, Optional
 
+from ..datasets.judge_file import judge_file_path, read_judge_file
 from ..trust.agreement import AgreementReport, accuracy_interval, agreement, compare_runs
 from ..trust.contradiction import contradicts
 from .index import RunIndex
 from .records import kind_of
 
-__all__ = ["KAPPA_INTERVAL_ROWS", "comparison", "overview", "run_figures"]
+__all__ = ["KAPPA_INTERVAL_ROWS", "comparison", "described_judges", "overview", "run_figures"]
 
 KAPPA_INTERVAL_ROWS = 5000
 #: changed rows listed by a comparison (all are counted)
@@ -40,7 +47,11 @@ def run_figures(records: Iterable[Mapping[str, Any]], labels: Mapping[str, Any])
     cache_recorded = False
     pairs = consistent = 0
     kinds: Counter[str] = Counter()
+    timed: list[float] = []
     for record in records:
+        taken = record.get("seconds")
+        if isinstance(taken, (int, float)) and not isinstance(taken, bool) and math.isfinite(taken) and taken >= 0:
+            timed.append(float(taken))
         judged = record.get("judged")
         if isinstance(judged, Mapping) and judged.get("judge"):
             judges[str(judged["judge"])] += 1
@@ -84,7 +95,10 @@ def run_figures(records: Iterable[Mapping[str, Any]], labels: Mapping[str, Any])
         "kind": kinds.most_common(1)[0][0] if kinds else "answer",
         "pairs": None,
         "agreement": None,
-        "seconds_per_row": None,  # a results file does not record how long a row took
+        # each row's wall-clock seconds as its record gives them (rows in flight together overlap); None: not recorded
+        "seconds_per_row": statistics.median(timed) if timed else None,
+        "seconds_total": sum(timed) if timed else None,
+        "timed_rows": len(timed),
     }
     if pairs:
         figures["pairs"] = {
@@ -114,15 +128,105 @@ def measured(records: Iterable[Mapping[str, Any]], labels: Mapping[str, Any]) ->
 
 
 def overview(index: RunIndex) -> dict[str, Any]:
-    """A run's overview page: where it comes from, and its figures."""
+    """A run's overview page: where it comes from, its figures, and its judge as the file beside it describes it."""
+    figures = run_figures(index.records(), index.labels_in_use())
     return {
         "name": index.name,
         "path": str(index.path),
         "version": index.version,
         "invalid_lines": index.invalid_lines,
         "has_values": bool(index.values),
-        **run_figures(index.records(), index.labels_in_use()),
+        **figures,
+        **described_judges(index.path, figures["judge"]["fingerprints"]),
     }
+
+
+def described_judges(results: Path, fingerprints: Mapping[str, int]) -> dict[str, Any]:
+    """The judges the file beside ``results`` describes (:mod:`~localjudge.datasets.judge_file`), as the page shows them.
+
+    Where the records name their judges (``judged``), only those that judged
+    a row are shown, each with its rows; the others are counted
+    (``judges_elsewhere``: a judge whose rows were all judged again). Where
+    they do not (``check-judge`` writes no stamp), every judge described is
+    shown. ``judges`` is None where nothing describes the judge.
+    """
+    path = judge_file_path(results)
+    found: dict[str, Any] = {"judge_file": None, "judge_file_error": None, "judges": None, "judges_elsewhere": 0}
+    try:
+        judges = read_judge_file(path)
+    except ValueError as exc:
+        return {**found, "judge_file": str(path), "judge_file_error": str(exc)}
+    if judges is None:
+        return found
+    shown = {fingerprint: entry for fingerprint, entry in judges.items() if fingerprint in fingerprints}
+    if not fingerprints:
+        shown = judges
+    return {
+        **found,
+        "judge_file": str(path),
+        "judges": [_judge(fingerprint, entry, fingerprints.get(fingerprint)) for fingerprint, entry in shown.items()],
+        "judges_elsewhere": len(judges) - len(shown),
+    }
+
+
+def _judge(fingerprint: str, entry: Mapping[str, Any], rows: Optional[int]) -> dict[str, Any]:
+    """One judge's description in the shape the page reads: every value text, a number or None, as recorded."""
+    runs = [run for run in _list(entry.get("runs")) if isinstance(run, Mapping)]
+    last = runs[-1] if runs else {}
+    options = entry.get("options")
+    return {
+        "fingerprint": fingerprint,
+        "rows": rows,
+        "version": _text(entry.get("localjudge")),
+        "models": [
+            {name: _text(model.get(name)) for name in ("role", "spec", "kind", "card", "file", "sha256", "sha256_from")}
+            | {"servers": [text for text in map(_text, _list(model.get("servers"))) if text]}
+            for model in _list(entry.get("models"))
+            if isinstance(model, Mapping)
+        ],
+        "asked": [
+            {
+                "rows": _text(asked.get("rows")),
+                "way": _text(_mapping(asked.get("way")).get("label")),
+                "way_described": _text(_mapping(asked.get("way")).get("described")),
+                "prompt": _text(asked.get("prompt")),
+                "prompt_note": _text(asked.get("prompt_note")),
+                "system": _text(asked.get("system")),
+                "schema": asked.get("schema") if isinstance(asked.get("schema"), Mapping) else None,
+            }
+            for asked in _list(entry.get("asked"))
+            if isinstance(asked, Mapping)
+        ],
+        "reasoning": options.get("reasoning") if isinstance(options, Mapping) else None,
+        "runs": len(runs),
+        "last_run": {
+            "started": _text(last.get("started")),
+            "finished": _text(last.get("finished")),
+            "rows": _number(last.get("rows")),
+            "seconds": _number(last.get("seconds")),
+            "rows_per_second": _number(last.get("rows_per_second")),
+        }
+        if runs
+        else None,
+    }
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _text(value: Any) -> Optional[str]:
+    return None if value is None else value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _number(value: Any) -> Optional[float]:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return value
+    return None
 
 
 def comparison(first: RunIndex, second: RunIndex) -> dict[str, Any]:

@@ -310,6 +310,12 @@ def test_check_judge_runs_an_evaluator_set_on_the_tiny_model(tmp_path, name):
     records = [json.loads(line) for line in (tmp_path / f"{name}.results.jsonl").read_text().splitlines()]
     assert [record["result"]["key"] for record in records] == [EVALUATOR_SETS[name]] * 2
     assert [record["label"] for record in records] == [True, False]
+    from localjudge.judges.evaluators import EVALUATORS
+
+    described = json.loads((tmp_path / f"{name}.results.judge.json").read_text())["judges"]
+    (judge,) = described.values()  # the set's judge, beside its records
+    assert judge["asked"][0]["prompt"] == EVALUATORS[EVALUATOR_SETS[name]].prompt
+    assert judge["models"][0]["spec"] == "tiny" and judge["runs"][0]["rows"] == 2
 
 
 @pytest.mark.model

@@ -12,7 +12,7 @@ from support.process_helpers import interruptible
 
 from localjudge.datasets.batch import error_record, run_batch
 from localjudge.datasets.rows import Row
-from localjudge.errors import ContextOverflowError, OutputParseError, UsageError
+from localjudge.errors import ContextOverflowError, MalformedRowError, OutputParseError, UsageError
 from localjudge.wording import Message
 
 
@@ -22,9 +22,9 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 
 def read_jsonl(path: Path) -> list[dict]:
-    """The records without the stamp of what each was judged from (the stamp's own tests read it)."""
+    """The records without the stamp of what each was judged from, nor the seconds each took (their own tests read them)."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    return [{k: v for k, v in json.loads(line).items() if k != "judged"} for line in lines]
+    return [{k: v for k, v in json.loads(line).items() if k not in ("judged", "seconds")} for line in lines]
 
 
 def rows(*pairs: tuple[str, dict]) -> list[Row]:
@@ -370,3 +370,26 @@ def test_an_error_record_names_options_as_its_caller_does_and_keeps_backend_and_
         "hint": "Raise --max-tokens",
         "raw_output": '{"sc',
     }
+
+
+def test_each_judged_record_says_how_long_its_row_took_and_nothing_that_compares_verdicts_reads_it(tmp_path):
+    from localjudge.trust.agreement import agreement
+
+    results = tmp_path / "results.jsonl"
+
+    def slow(**row):
+        time.sleep(0.05 if row["outputs"] == "4" else 0)
+        return judge(**row)
+
+    data = rows(("a", {"outputs": "4"}), ("b", {"outputs": "bad"}), ("c", {"outputs": "5"}))
+    run_batch([*data, Row("d", error=MalformedRowError("not a row"))], slow, results, judge="j1")
+    written = {r["id"]: r for r in map(json.loads, results.read_text().splitlines())}
+    assert written["a"]["seconds"] >= 0.05 and 0 <= written["c"]["seconds"] < 0.05
+    assert "seconds" in written["b"]  # a failed judgement took its time too
+    assert "seconds" not in written["d"]  # a row that could not be read was never judged
+    assert set(written["a"]["judged"]) == {"judge", "row"}  # the stamp a resumed run compares holds no time
+
+    summary = run_batch(data, slow, results, judge="j1")  # only the error is judged again
+    assert (summary.skipped, summary.scored, summary.failed) == (2, 0, 1)
+    report = agreement(list(written.values()), {"a": True, "c": False})
+    assert (report.compared, report.accuracy) == (2, 1.0)

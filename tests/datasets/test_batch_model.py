@@ -24,6 +24,11 @@ ROWS = [
 ]
 
 
+def verdicts(path):
+    """A results file's records without the seconds each row took, which differ from run to run."""
+    return [{k: v for k, v in json.loads(line).items() if k != "seconds"} for line in path.read_text().splitlines()]
+
+
 def test_a_rerun_into_a_new_file_is_answered_from_the_cache(tmp_path, monkeypatch):
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in ROWS), encoding="utf-8")
@@ -49,13 +54,13 @@ def test_a_rerun_into_a_new_file_is_answered_from_the_cache(tmp_path, monkeypatc
     assert "3 scored (3 judge calls answered from the result cache)" in again.stderr
     recounted = json.loads(summary.read_text())
     assert recounted["model_calls"] == 0 and recounted["tokens"] == {"prompt": 0, "completion": 0}
-    assert (tmp_path / "one.jsonl").read_text() == (tmp_path / "two.jsonl").read_text()
+    assert verdicts(tmp_path / "one.jsonl") == verdicts(tmp_path / "two.jsonl")
 
     fresh = CliRunner().invoke(
         cli.main, ["batch", str(data), "-o", str(tmp_path / "three.jsonl"), *PLAIN, "--no-cache"]
     )
     assert fresh.exit_code == 0 and len(calls) == 6
-    assert (tmp_path / "three.jsonl").read_text() == (tmp_path / "one.jsonl").read_text()  # -j 3 gave what -j 1 gives
+    assert verdicts(tmp_path / "three.jsonl") == verdicts(tmp_path / "one.jsonl")  # -j 3 gave what -j 1 gives
 
 
 def test_ctrl_c_stops_the_command_with_what_it_wrote_and_exit_130(tmp_path):
@@ -91,3 +96,45 @@ def test_ctrl_c_stops_the_command_with_what_it_wrote_and_exit_130(tmp_path):
     ids = [json.loads(line)["id"] for line in results.read_text().splitlines()]
     assert 2 <= written < 40 and len(ids) == written
     assert ids == sorted(ids, key=lambda i: int(i[1:])) and len(set(ids)) == len(ids)  # compacted, in input order
+
+
+def test_a_run_describes_its_judge_beside_its_results_and_a_resumed_run_keeps_the_entry(tmp_path):
+    from localjudge.datasets.judge_file import judge_file_path, read_judge_file
+    from localjudge.specs.cards import find_card
+
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in ROWS[:2]), encoding="utf-8")
+    results = tmp_path / "data.results.jsonl"
+
+    def run(*extra: str) -> dict:
+        outcome = CliRunner().invoke(cli.main, ["batch", str(data), "-m", "tiny", "--way", "plain", *extra])
+        assert outcome.exit_code == 0, outcome.output
+        return read_judge_file(judge_file_path(results))
+
+    judges = run("--no-cache")
+    ((fingerprint, judge),) = judges.items()
+    assert {json.loads(line)["judged"]["judge"] for line in results.read_text().splitlines()} == {fingerprint}
+    card = find_card("tiny")
+    (model,) = judge["models"]
+    assert (model["spec"], model["file"], model["sha256"], model["sha256_from"]) == (
+        "tiny",
+        card.file,
+        card.sha256,
+        "model card",
+    )
+    (asked,) = judge["asked"]
+    assert asked["rows"] == "with inputs" and asked["way"] == {"label": "plain", "described": "the prompt as written"}
+    assert "<question>\n{inputs}\n</question>" in asked["prompt"]  # the template as sent, not filled
+    assert asked["schema"]["properties"]["score"]["type"] == "boolean"
+    assert judge["options"]["reasoning"] is False and judge["localjudge"]
+    (first,) = judge["runs"]
+    assert first["rows"] == 2 and first["rows_per_second"] > 0 and first["finished"] >= first["started"]
+    seconds = [json.loads(line)["seconds"] for line in results.read_text().splitlines()]
+    assert all(0 < s < first["seconds"] + 0.01 for s in seconds)
+
+    data.write_text("".join(json.dumps(row) + "\n" for row in ROWS), encoding="utf-8")  # one row more
+    resumed = run("--no-cache")
+    assert list(resumed) == [fingerprint] and [r["rows"] for r in resumed[fingerprint]["runs"]] == [2, 1]
+    other = run("--reasoning", "--rejudge", "--no-cache")
+    (kept, added) = other  # another judge: an entry of its own
+    assert kept == fingerprint and other[added]["options"]["reasoning"] is True

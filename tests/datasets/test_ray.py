@@ -122,10 +122,19 @@ def test_cli_ray_engine_gives_the_local_engine_results_and_shares_its_cache(tmp_
     again = run("-o", str(tmp_path / "again.jsonl"), "--engine", "ray", "--actors", "2", *cache)
 
     def records(name: str) -> list[dict]:
-        return [json.loads(line) for line in (tmp_path / name).read_text().splitlines()]
+        """The records without the seconds each row took (every judged row has them), which differ run to run."""
+        found = [json.loads(line) for line in (tmp_path / name).read_text().splitlines()]
+        assert all(isinstance(record.pop("seconds"), float) for record in found)
+        return found
+
+    def judge(name: str) -> dict:
+        """The judge the file beside the results describes, without its runs."""
+        (described,) = json.loads((tmp_path / name).read_text())["judges"].values()
+        return {key: value for key, value in described.items() if key != "runs"}
 
     assert records("ray.jsonl") == records("local.jsonl")  # greedy decoding: the same verdicts, the same order
     assert records("again.jsonl") == records("local.jsonl")
+    assert judge("ray.judge.json") == judge("local.judge.json")  # described without loading a model here
     assert on_ray["scored"] == local["scored"] == 6 and on_ray["scores"] == local["scores"]
     assert on_ray["model_calls"] == 6 and on_ray["tokens"] == local["tokens"] and local["tokens"]["prompt"] > 0
     assert (again["cached"], again["model_calls"]) == (6, 0)  # the actors answered from the shared cache

@@ -110,3 +110,40 @@ def answers_run(folder: Path, name: str = "answers", *, flip: Iterable[str] = ()
     results = write_results(folder / f"{name}.results.jsonl", records)
     data = write_jsonl(folder / f"{name}-data.jsonl", rows)
     return results, data
+
+
+def describe_judge(results: Path, fingerprint: str = "j1", *, prompt: str = "Is {outputs} right?") -> Path:
+    """The file beside ``results`` describing its judge, as ``batch`` writes it (a card's model, one way, one run)."""
+    from localjudge.datasets.judge_file import record_judge
+
+    described = {
+        "localjudge": "0.1.0",
+        "models": [
+            {
+                "role": "judge",
+                "spec": "tiny",
+                "kind": "local",
+                "card": "gemma-3-270m",
+                "file": "gemma-3-270m-q4_k_m.gguf",
+                "sha256": "a5" * 32,
+                "sha256_from": "model card",
+            }
+        ],
+        "asked": [
+            {
+                "rows": "with inputs",
+                "way": {"label": "plain", "described": "the prompt as written"},
+                "prompt": prompt,
+                "schema": {"type": "object", "properties": {"score": {"type": "boolean"}}, "required": ["score"]},
+            }
+        ],
+        "options": {"reasoning": False},
+    }
+    run = {
+        "started": "2026-01-02T03:04:05+00:00",
+        "finished": "2026-01-02T03:05:05+00:00",
+        "rows": 120,
+        "seconds": 60.0,
+        "rows_per_second": 2.0,
+    }
+    return record_judge(results, fingerprint, described, run)

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from support.browser import chromium_path
 from support.process_helpers import die_with_parent
-from support.results_files import HOSTILE, answer, answers_run
+from support.results_files import HOSTILE, answer, answers_run, describe_judge
 
 from localjudge.datasets.results_file import ResultsFile
 
@@ -29,6 +29,7 @@ expect = playwright_api.expect
 
 SHOTS = Path(__file__).resolve().parents[2] / "build" / "view-screenshots"
 HUGE = "5 MB: " + "x" * (5 << 20)
+JUDGE_PROMPT = "Is {outputs} right? " + HOSTILE[1]  # the judge's prompt, shown as text like any row's
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +37,7 @@ def runs(tmp_path_factory) -> tuple[Path, Path, Path]:
     folder = tmp_path_factory.mktemp("runs")
     (folder / "second").mkdir()
     first, data = answers_run(folder)
+    describe_judge(first, prompt=JUDGE_PROMPT)
     second, _ = answers_run(folder / "second", flip=["q005", "q010", "q015"])
     out = ResultsFile(second).open()
     out.append(answer("huge", True, 0.9, comment=HUGE))
@@ -115,6 +117,8 @@ def test_the_overview_and_its_rows_filter_search_and_page(watched, server):
     assert "rows 1–50 of 120" in page.inner_text("#table")
     expect(page.locator("#overview")).to_contain_text("Against the labels")
     expect(page.locator("#overview")).to_contain_text("0.803 (95% interval 0.722 to 0.865)")
+    expect(page.locator("#overview")).to_contain_text("gemma-3-270m-q4_k_m.gguf")  # the judge, described beside
+    assert JUDGE_PROMPT in page.inner_text("#overview")
     page.wait_for_selector("img.plot")
     watched.shot("overview")
     page.get_by_role("button", name="Failed", exact=True).click()
@@ -207,6 +211,7 @@ def test_the_report_opens_from_disk_with_every_view_and_no_network(browser, runs
     page.goto(target.as_uri() + "#/run/0")
     page.wait_for_selector("#rows tr >> nth=1")
     expect(page.locator("#overview")).to_contain_text("Against the labels")
+    expect(page.locator("#overview")).to_contain_text("a5a5a5a5")  # the model file's checksum, inlined
     page.get_by_role("button", name="Wrong against the label", exact=True).click()
     expect(page.locator("#table")).to_contain_text("of 23")
     page.goto(target.as_uri() + "#/run/0/row?id=q003")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from support.results_files import answers_run, pair, write_results
+from support.results_files import answer, answers_run, describe_judge, pair, write_results
 
 from localjudge.cli import main
 from localjudge.datasets.results_file import read_results
@@ -75,7 +75,44 @@ def test_a_check_judge_run_opens_with_the_figures_check_judge_printed(tmp_path):
     for printed in json.loads(report.read_text())["sets"]:
         figures = overview(RunIndex(tmp_path / f"{printed['set']}.results.jsonl"))
         assert (figures["rows"], figures["failed"]) == (printed["rows"], printed["failed"])
+        (judge,) = figures["judges"]  # as the file beside the records describes it
+        assert judge["models"][0]["spec"] == "tiny" and judge["models"][0]["sha256_from"] == "model card"
+        assert judge["asked"][0]["way"] == "plain" and "{outputs" in judge["asked"][0]["prompt"]
+        assert figures["timed_rows"] == printed["rows"] and figures["seconds_per_row"] > 0
         assert figures["agreement"]["accuracy"] == printed["accuracy"]
         assert figures["agreement"]["confusion"] == printed["agreement"]["confusion"]
         if printed["position_consistency"] is not None:
             assert figures["pairs"]["position_consistency"] == printed["position_consistency"]
+
+
+def test_the_overview_shows_the_judge_the_file_beside_describes_and_the_time_per_row(tmp_path):
+    records = [
+        {**answer(row_id, True, 0.9), "seconds": seconds, "judged": {"judge": "j1", "row": row_id}}
+        for row_id, seconds in (("a", 0.5), ("b", 1.5), ("c", 0.1))
+    ]
+    path = write_results(tmp_path / "data.results.jsonl", records)
+    figures = overview(RunIndex(path))
+    assert figures["judges"] is None and figures["judge_file"] is None  # nothing beside it: not recorded
+    assert (figures["seconds_per_row"], figures["seconds_total"], figures["timed_rows"]) == (0.5, 2.1, 3)
+
+    describe_judge(path, "j0")  # a judge whose rows were all judged again since
+    describe_judge(path, "j1", prompt="Is {outputs} right? <b>not markup</b>")
+    figures = overview(RunIndex(path))
+    (judge,) = figures["judges"]
+    assert figures["judges_elsewhere"] == 1 and figures["judge_file"].endswith("data.results.judge.json")
+    assert (judge["fingerprint"], judge["rows"], judge["version"]) == ("j1", 3, "0.1.0")
+    assert judge["models"][0]["servers"] == []
+    assert (judge["models"][0]["spec"], judge["models"][0]["sha256_from"]) == ("tiny", "model card")
+    (asked,) = judge["asked"]
+    assert (asked["way"], asked["prompt"]) == ("plain", "Is {outputs} right? <b>not markup</b>")
+    assert asked["schema"]["required"] == ["score"]
+    assert judge["runs"] == 1 and judge["last_run"]["rows_per_second"] == 2.0
+
+    unstamped = write_results(tmp_path / "answers.results.jsonl", [answer("a", True, 0.9)])  # as check-judge writes
+    describe_judge(unstamped, "j9")
+    assert [judge["fingerprint"] for judge in overview(RunIndex(unstamped))["judges"]] == ["j9"]
+    assert overview(RunIndex(unstamped))["seconds_per_row"] is None  # written before rows were timed
+
+    (tmp_path / "data.results.judge.json").write_text("{not json", encoding="utf-8")
+    figures = overview(RunIndex(path))
+    assert figures["judges"] is None and "is not JSON" in figures["judge_file_error"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from support.results_files import HOSTILE, answer, answers_run, write_results
+from support.results_files import HOSTILE, answer, answers_run, describe_judge, write_results
 
 from localjudge.view.index import RunIndex
 from localjudge.view.report import report_data, report_html, safe_json, write_report
@@ -49,3 +49,14 @@ def test_a_five_megabyte_row_is_kept_whole(tmp_path):
     assert data["runs"][0]["details"]["big"]["record"]["result"]["comment"] == huge
     assert len(data["runs"][0]["rows"][0]["excerpt"]) < 300  # the table shows an excerpt
     assert len(report_html(data)) > 5 << 20
+
+
+def test_the_report_inlines_the_judge_described_beside_the_results_as_data_only(tmp_path):
+    path = write_results(tmp_path / "data.results.jsonl", [{**answer("a", True, 0.9), "seconds": 0.25}])
+    describe_judge(path, prompt="Judge {outputs}. " + HOSTILE[4])
+    html = report_html(report_data([RunIndex(path)], pictures=False))
+    (block,) = DATA_BLOCK.findall(html)
+    (judge,) = json.loads(block)["runs"][0]["overview"]["judges"]
+    assert judge["asked"][0]["prompt"] == "Judge {outputs}. " + HOSTILE[4]
+    assert judge["models"][0]["sha256"] == "a5" * 32
+    assert "__pwned" not in html.replace(block, "") and html.count("<script") == 2

@@ -201,7 +201,7 @@
       pairs([
         ["judged", f.judged], ["failed", f.failed], ["cached", f.cached === null ? null : f.cached],
         ["comments contradicting their verdict", f.contradicting],
-        ["time per row", f.seconds_per_row === null ? null : number(f.seconds_per_row, 2) + " s"],
+        ["time per row", f.seconds_per_row === null ? null : number(f.seconds_per_row, 2) + " s (median of " + f.timed_rows + " rows; " + number(f.seconds_total, 1) + " s in all)"],
         ["lines that are not records", f.invalid_lines || undefined],
         ["file", f.path],
       ]),
@@ -209,14 +209,20 @@
       Object.keys(f.errors).length ? bars(f.errors) : null,
     ]));
     const judge = f.judge;
+    const described = Array.isArray(f.judges) && f.judges.length ? f.judges : null;
     cards.appendChild(card("Judge", [pairs([
       ["way of judging", Object.keys(judge.ways).join(", ") || null],
       ["result key", Object.keys(judge.keys).join(", ") || null],
       ["judge fingerprint", Object.keys(judge.fingerprints).join(", ") || null],
       ["calibrated verdicts", judge.calibrated],
       ["model requests", judge.requests || null],
-      ["model, file checksum, prompt, schema", null],
-    ]), el("p", { cls: "muted", text: "A results file names the judge by its fingerprint (a digest of its model file, prompt, schema and options); run the same options to see them." })]));
+      ["model, file checksum, prompt, schema", described ? undefined : null],
+      ["described in", described ? f.judge_file : undefined],
+      ["judges described that judged no row here", f.judges_elsewhere || undefined],
+    ]),
+    f.judge_file_error ? el("p", { cls: "muted", text: "The file that would describe the judge could not be read: " + f.judge_file_error }) : null,
+    described ? null : el("p", { cls: "muted", text: "A results file names the judge by its fingerprint (a digest of its model file, prompt, schema and options); runs of this version describe it in a .judge.json file beside the results." })]));
+    if (described) for (const j of described) cards.appendChild(judgeCard(j, described.length > 1));
     cards.appendChild(card("Scores", [bars(f.scores)]));
     if (f.pairs) {
       cards.appendChild(card("Pairs", [
@@ -231,6 +237,36 @@
     if (f.agreement) cards.appendChild(agreementCard(n, f.agreement, "Against the labels"));
     else cards.appendChild(card("Against the labels", [el("p", { cls: "muted", text: "No labels: give --labels FILE (the data file with a label column) to see accuracy, kappa, the confusion matrix and the reliability diagram." })]));
     return cards;
+  }
+
+  // one judge as the .judge.json beside the results describes it: every value shown as text
+  function judgeCard(j, several) {
+    const models = j.models || [];
+    const join = (values) => values.filter((v) => v !== null && v !== undefined && v !== "").join("; ") || null;
+    const checksum = (m) => m.sha256 ? m.sha256 + (m.sha256_from ? " (" + m.sha256_from + ")" : "") : "not known" + (m.sha256_from ? " (" + m.sha256_from + ")" : "");
+    const run = j.last_run;
+    const ran = run ? [run.started, "to", run.finished || "(not finished)", "—", run.rows, "rows,", run.rows_per_second === null ? "n/a" : number(run.rows_per_second, 2), "rows/s"].join(" ") : null;
+    const children = [pairs([
+      ["judge fingerprint", several ? j.fingerprint : undefined],
+      ["rows it judged here", j.rows === null ? undefined : j.rows],
+      ["model", join(models.map((m) => (m.role && m.role !== "judge" ? m.role + ": " : "") + m.spec))],
+      ["model file", join(models.map((m) => m.file))],
+      ["file checksum (sha256)", models.some((m) => m.kind === "local") ? join(models.filter((m) => m.kind === "local").map(checksum)) : undefined],
+      ["servers", join(models.flatMap((m) => m.servers || [])) || undefined],
+      ["way of judging", join((j.asked || []).map((a) => (a.way || "") + (a.way_described ? " (" + a.way_described + ")" : "") + (j.asked.length > 1 && a.rows ? ", rows " + a.rows : "")))],
+      ["reasoning", j.reasoning === null || j.reasoning === undefined ? undefined : String(j.reasoning)],
+      ["localjudge version", j.version],
+      ["runs", j.runs], ["last run", ran],
+    ])];
+    for (const a of j.asked || []) {
+      const rows = j.asked.length > 1 && a.rows ? " (rows " + a.rows + ")" : "";
+      if (a.system) children.push(el("h3", { text: "System message" + rows }), block(a.system));
+      children.push(el("h3", { text: "Prompt, as sent" + rows }), a.prompt !== null ? block(a.prompt) : el("p", { cls: "muted", text: a.prompt_note || "not recorded" }));
+      if (a.schema) children.push(el("h3", { text: "The answer's JSON schema" + rows }), block(a.schema));
+    }
+    const shown = card(several ? "Judge " + j.fingerprint : "The judge, as described", children);
+    shown.classList.add("wide");
+    return shown;
   }
 
   function agreementCard(n, a, title) {
