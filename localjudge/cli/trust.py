@@ -207,7 +207,8 @@ def describe_comparison(comparison: PairedComparison, *, against: str) -> str:
     multiple=True,
     metavar="NAME",
     help="A labelled set to judge (repeatable; default: every set): answers, answers-reference, graded, "
-    "llmbar-natural, adversarial, llmbar-adversarial, conciseness, hallucination, answer-relevance.",
+    "llmbar-natural, adversarial, llmbar-adversarial, conciseness, hallucination, answer-relevance, groundedness, "
+    "retrieval-relevance, helpfulness.",
 )
 @click.option(
     "--split",

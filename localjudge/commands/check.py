@@ -59,6 +59,7 @@ __all__ = [
     "SetReport",
     "check_judge",
     "find_set",
+    "graded",
     "load_set",
     "readout_verdict",
 ]
@@ -99,6 +100,7 @@ class CheckSet:
     prompt: Optional[str] = None  # None: the command line's default prompt for what the rows hold
     drop: tuple[str, ...] = ()  # fields the rows carry that the judge is not shown
     evaluator: Optional[str] = None  # a ready-made evaluator (EVALUATORS) that asks: its prompt, scale and feedback key
+    grades: Optional[tuple[float, ...]] = None  # an evaluator's score from 0 to 1 read as the nearest of these labels
 
     def settings(self, base: JudgeSettings) -> JudgeSettings:
         """The judge options for this set: the caller's model and way of judging, this set's question."""
@@ -189,6 +191,30 @@ CHECK_SETS: dict[str, CheckSet] = {
             "true or false, asked with the answer_relevance evaluator",
             evaluator="answer_relevance",
         ),
+        CheckSet(
+            "groundedness",
+            "groundedness.jsonl",
+            "72 answers on 24 retrieved contexts, all, half or none of their claims found there: 1, 0.5 or 0, "
+            "asked with the groundedness evaluator",
+            evaluator="groundedness",
+            grades=(0.0, 0.5, 1.0),
+        ),
+        CheckSet(
+            "retrieval-relevance",
+            "retrieval_relevance.jsonl",
+            "72 retrieved texts for 24 questions, holding all, part or none of what each needs: 1, 0.5 or 0, "
+            "asked with the retrieval_relevance evaluator",
+            evaluator="retrieval_relevance",
+            grades=(0.0, 0.5, 1.0),
+        ),
+        CheckSet(
+            "helpfulness",
+            "helpfulness.jsonl",
+            "72 answers to 24 practical questions that solve, half solve or do not solve them: 1, 0.5 or 0, "
+            "asked with the helpfulness evaluator",
+            evaluator="helpfulness",
+            grades=(0.0, 0.5, 1.0),
+        ),
     )
 }
 
@@ -274,6 +300,37 @@ class SetReport:
         }
 
 
+def graded(record: Mapping[str, Any], grades: Sequence[float]) -> Mapping[str, Any]:
+    """A score from 0 to 1 read as the nearest of ``grades``: its value, and its probabilities summed per grade.
+
+    So an evaluator whose scale is continuous is measured against labels of
+    a few grades, its confidence included; what it said stays in the
+    metadata (``ungraded``). Any other record is returned as it is.
+    """
+    result = record.get("result")
+    score = result.get("score") if isinstance(result, Mapping) else None
+    if not isinstance(result, Mapping) or isinstance(score, bool) or not isinstance(score, (int, float)):
+        return record
+
+    def nearest(value: float) -> float:
+        return min(grades, key=lambda grade: (abs(grade - value), grade))
+
+    metadata = dict(result.get("metadata") or {})
+    said: dict[str, Any] = {"score": score}
+    probabilities = metadata.get("probabilities")
+    if isinstance(probabilities, Mapping):
+        summed: dict[str, float] = {}
+        for value, probability in probabilities.items():
+            try:
+                grade = label_text(nearest(float(value)))
+            except (TypeError, ValueError):
+                continue
+            summed[grade] = summed.get(grade, 0.0) + float(probability)
+        said["probabilities"], metadata["probabilities"] = probabilities, summed
+    metadata["ungraded"] = said
+    return {**record, "result": {**result, "score": nearest(float(score)), "metadata": metadata}}
+
+
 def readout_verdict(result: Mapping[str, Any]) -> Optional[str]:
     """The value the judge's probabilities favour (as :func:`label_text` writes it), or None without them."""
     metadata = result.get("metadata")
@@ -313,7 +370,7 @@ def check_judge(
         records = []
         for record in score_rows(rows, judge, concurrency=concurrency):
             on_record(record)
-            records.append(record)
+            records.append(graded(record, check_set.grades) if check_set.grades else record)
         seconds = time.monotonic() - started
         report = measure(check_set, split, records, labels, seconds)
         report.cached = judge.counters().get("cached", 0)

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from localjudge.cli import main
 from localjudge.clients.base import ScriptedClient
-from localjudge.commands.check import CHECK_SETS, load_set, measure, readout_verdict
+from localjudge.commands.check import CHECK_SETS, graded, load_set, measure, readout_verdict
 from localjudge.commands.settings import JudgeSettings
 from localjudge.errors import UsageError
 from localjudge.judges.ways import WAYS
@@ -23,7 +23,8 @@ def test_each_set_has_unique_ids_labels_and_two_splits_of_different_questions(na
     assert len({row["id"] for row in rows}) == len(rows)
     dev, test = load_set(check_set, "dev"), load_set(check_set, "test")
     assert dev and test and len(dev) + len(test) == len(rows)
-    assert not {row["inputs"] for row in dev} & {row["inputs"] for row in test}, "a question in both splits"
+    asked = "inputs" if "inputs" in rows[0] else "context"  # what the rows are about: a question, or documents
+    assert not {row[asked] for row in dev} & {row[asked] for row in test}, "a question in both splits"
     labels = Counter(json.dumps(row["label"]) for row in rows)
     if check_set.pairwise:
         assert set(labels) == {'"A"', '"B"'}
@@ -34,8 +35,8 @@ def test_each_set_has_unique_ids_labels_and_two_splits_of_different_questions(na
             kinds = Counter(row["id"].split("-")[1] for row in rows)
             assert kinds == {"neighbor": 25, "gptinst": 25, "gptout": 25, "manual": 25}
             assert all({row["id"].split("-")[1] for row in split} == set(kinds) for split in (dev, test))
-    elif check_set.choices:
-        assert {json.loads(label) for label in labels} == set(check_set.choices)
+    elif check_set.choices or check_set.grades:
+        assert {json.loads(label) for label in labels} == set(check_set.choices or check_set.grades)
     else:  # every question once right, once wrong
         by_question: dict[str, list] = {}
         for row in rows:
@@ -49,6 +50,12 @@ EVALUATOR_SETS = {
     "conciseness": "conciseness",
     "hallucination": "hallucination",
     "answer-relevance": "answer_relevance",
+}
+#: sets of evaluators whose score runs from 0 to 1, labelled in three grades
+GRADED_EVALUATOR_SETS = {
+    "groundedness": "groundedness",
+    "retrieval-relevance": "retrieval_relevance",
+    "helpfulness": "helpfulness",
 }
 
 
@@ -68,7 +75,35 @@ def test_an_evaluator_set_holds_64_balanced_rows_with_exactly_its_prompt_variabl
     assert all(isinstance(row[variable], str) and row[variable].strip() for row in rows for variable in variables)
 
 
-@pytest.mark.parametrize("name", list(EVALUATOR_SETS))
+@pytest.mark.parametrize("name", list(GRADED_EVALUATOR_SETS))
+def test_a_graded_evaluator_set_holds_72_rows_a_third_in_each_grade_with_exactly_its_prompt_variables(name):
+    from localjudge.judges.evaluators import EVALUATORS
+
+    check_set = CHECK_SETS[name]
+    assert check_set.evaluator == GRADED_EVALUATOR_SETS[name] and check_set.choices is None
+    assert EVALUATORS[check_set.evaluator].continuous and check_set.grades == (0.0, 0.5, 1.0)
+    for split in ("dev", "test"):
+        chosen = load_set(check_set, split)
+        assert len(chosen) == 36 and Counter(row["label"] for row in chosen) == {1.0: 12, 0.5: 12, 0.0: 12}
+    variables = set(EVALUATORS[check_set.evaluator].variables)
+    rows = load_set(check_set)
+    assert all(set(row) == {"id", "label", *variables} for row in rows)
+    assert all(isinstance(row[variable], str) and row[variable].strip() for row in rows for variable in variables)
+
+
+def test_a_score_from_0_to_1_is_read_as_its_nearest_grade_with_its_probabilities_summed():
+    said = {"1": 0.5, "0.00": 0.1, "0.05": 0.1, "0.55": 0.2, "0.8": 0.05, "n/a": 0.05}
+    record = {"id": "a", "result": {"key": "helpfulness", "score": 0.55, "metadata": {"probabilities": said}}}
+    found = graded(record, (0.0, 0.5, 1.0))
+    assert found["result"]["score"] == 0.5 and found["result"]["key"] == "helpfulness"
+    assert found["result"]["metadata"]["probabilities"] == pytest.approx({"1": 0.55, "0": 0.2, "0.5": 0.2})
+    assert found["result"]["metadata"]["ungraded"] == {"score": 0.55, "probabilities": said}  # what the judge said
+    assert graded({"id": "b", "result": {"score": 0.25}}, (0.0, 0.5, 1.0))["result"]["score"] == 0.0  # a tie: lower
+    for kept in ({"id": "c", "result": {"score": True}}, {"id": "d", "error": {"type": "OutputParseError"}}):
+        assert graded(kept, (0.0, 0.5, 1.0)) is kept
+
+
+@pytest.mark.parametrize("name", [*EVALUATOR_SETS, *GRADED_EVALUATOR_SETS])
 def test_an_evaluator_set_is_asked_with_the_evaluators_own_prompt_whatever_way_is_asked(name):
     from localjudge.commands.judging import RowJudge, make_evaluator
     from localjudge.judges.evaluators import EVALUATORS
@@ -292,7 +327,7 @@ def test_check_judge_runs_a_set_on_the_tiny_model_and_writes_its_report(tmp_path
 
 
 @pytest.mark.model
-@pytest.mark.parametrize("name", list(EVALUATOR_SETS))
+@pytest.mark.parametrize("name", [*EVALUATOR_SETS, *GRADED_EVALUATOR_SETS])
 def test_check_judge_runs_an_evaluator_set_on_the_tiny_model(tmp_path, name):
     report_file = tmp_path / "report.json"
     outcome = CliRunner().invoke(
@@ -308,13 +343,15 @@ def test_check_judge_runs_an_evaluator_set_on_the_tiny_model(tmp_path, name):
     assert report["set"] == name and report["rows"] == 2 and report["failed"] == 0
     assert report["agreement"]["compared"] == 2 and report["agreement"]["with_probabilities"] == 2
     records = [json.loads(line) for line in (tmp_path / f"{name}.results.jsonl").read_text().splitlines()]
-    assert [record["result"]["key"] for record in records] == [EVALUATOR_SETS[name]] * 2
-    assert [record["label"] for record in records] == [True, False]
+    assert [record["result"]["key"] for record in records] == [{**EVALUATOR_SETS, **GRADED_EVALUATOR_SETS}[name]] * 2
+    assert [record["label"] for record in records] == [row["label"] for row in load_set(CHECK_SETS[name])[:2]]
+    if name in GRADED_EVALUATOR_SETS:  # read as a grade, what the judge said kept beside it
+        assert all(r["result"]["score"] in (0.0, 0.5, 1.0) and "ungraded" in r["result"]["metadata"] for r in records)
     from localjudge.judges.evaluators import EVALUATORS
 
     described = json.loads((tmp_path / f"{name}.results.judge.json").read_text())["judges"]
     (judge,) = described.values()  # the set's judge, beside its records
-    assert judge["asked"][0]["prompt"] == EVALUATORS[EVALUATOR_SETS[name]].prompt
+    assert judge["asked"][0]["prompt"] == EVALUATORS[CHECK_SETS[name].evaluator].prompt
     assert judge["models"][0]["spec"] == "tiny" and judge["runs"][0]["rows"] == 2
 
 
