@@ -90,7 +90,11 @@ class LocalJudgeError(Exception):
 
     ``args`` hold the message as a keyword-naming string; ``wording`` keeps
     the :class:`Message` it came from, if one, for :meth:`render`.
+    ``exchanges``: the requests sent and answers read before it was raised,
+    where the caller kept them (:func:`~localjudge.judges.plan.keeping_exchanges`).
     """
+
+    exchanges: list[dict[str, Any]] | None = None
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*(str(arg) if isinstance(arg, Message) else arg for arg in args))

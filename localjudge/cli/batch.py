@@ -35,6 +35,12 @@ __all__ = ["batch", "describe_summary"]
 )
 @click.option("--fail-fast", is_flag=True, help="Stop at the first row that fails.")
 @click.option(
+    "--keep-exchanges",
+    is_flag=True,
+    help="Keep in each record every request sent to the judge (its messages) and the model's raw answer "
+    "(metadata.exchanges; a failed row's under error.exchanges), for `localjudge view` to show: larger files.",
+)
+@click.option(
     "--output-format",
     type=click.Choice(["jsonl", "csv"]),
     default="jsonl",
@@ -84,6 +90,7 @@ def batch(
     id_field: str,
     rejudge: bool,
     fail_fast: bool,
+    keep_exchanges: bool,
     output_format: str,
     no_cache: bool,
     cache_file: Optional[Path],
@@ -125,6 +132,7 @@ def batch(
         actors=actors,
         notify=note,
         rejudge=rejudge,
+        keep_exchanges=keep_exchanges,
     )
     from ..datasets.progress import RunProgress
 

@@ -110,9 +110,22 @@ def view(
     type=click.Path(dir_okay=False, path_type=Path),
     help="The HTML file to write.",
 )
+@click.option(
+    "--rows",
+    "row_limit",
+    type=click.IntRange(min=1),
+    default=20000,
+    show_default=True,
+    help="Rows of each run the report holds whole, to browse (its figures count them all).",
+)
 @handle_errors
 def report(
-    results: tuple[Path, ...], labels_file: Optional[Path], label_field: str, id_field: str, target: Path
+    results: tuple[Path, ...],
+    labels_file: Optional[Path],
+    label_field: str,
+    id_field: str,
+    target: Path,
+    row_limit: int,
 ) -> None:
     """The page over results files as one self-contained HTML file: no network, nothing to install to open it.
 
@@ -120,14 +133,14 @@ def report(
     localjudge report data.results.jsonl --labels data.jsonl -o report.html
     localjudge report old.results.jsonl new.results.jsonl --labels data.jsonl -o compared.html
     """
-    from ..view.report import REPORT_ROWS, write_report
+    from ..view.report import write_report
 
     runs = _runs(results, labels_file, label_field, id_field)
     for index in runs:
-        if index.count() > REPORT_ROWS:
+        if index.count() > row_limit:
             click.echo(
-                f"warning: {index.path} has {index.count()} rows; the report holds the first {REPORT_ROWS} whole "
-                "(its figures count them all); localjudge view pages through any number",
+                f"warning: {index.path} has {index.count()} rows; the report holds the first {row_limit} whole "
+                "(its figures count them all; --rows for more); localjudge view pages through any number",
                 err=True,
             )
-    click.echo(f"written to {write_report(runs, target)}", err=True)
+    click.echo(f"written to {write_report(runs, target, limit=row_limit)}", err=True)

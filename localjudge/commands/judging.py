@@ -413,6 +413,9 @@ class RowJudge:
     called, so each Ray actor loads its own (and, with ``cache_file=None``,
     uses its own machine's default result cache). ``counters()`` says what
     the run cost: answers from the result cache, model calls and their tokens.
+    ``keep_exchanges``: each result's metadata keeps the requests sent for
+    its row and the model's raw answers (``exchanges``; a failure carries
+    them too), so that a record shows exactly what the judge saw.
     """
 
     def __init__(
@@ -422,8 +425,10 @@ class RowJudge:
         use_cache: bool,
         cache_file: Optional[Path] = None,
         notify: Notify | None = None,
+        keep_exchanges: bool = False,
     ) -> None:
         self.settings, self.use_cache, self.cache_file = settings, use_cache, cache_file
+        self.keep_exchanges = keep_exchanges
         self.notify = notify  # not pickled: a note from an actor has no one to show it to
         self._lock = threading.Lock()
         self._judges: dict[str, Any] = {}  # a metered client per model spec (several in an ensemble)
@@ -433,10 +438,21 @@ class RowJudge:
         self._noted: set[str] = set()  # columns already said to be unshown
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"settings": self.settings, "use_cache": self.use_cache, "cache_file": self.cache_file}
+        return {
+            "settings": self.settings,
+            "use_cache": self.use_cache,
+            "cache_file": self.cache_file,
+            "keep_exchanges": self.keep_exchanges,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        RowJudge.__init__(self, state["settings"], use_cache=state["use_cache"], cache_file=state["cache_file"])
+        RowJudge.__init__(
+            self,
+            state["settings"],
+            use_cache=state["use_cache"],
+            cache_file=state["cache_file"],
+            keep_exchanges=state.get("keep_exchanges", False),
+        )
 
     @staticmethod
     def shape(values: dict[str, Any]) -> tuple[bool, bool]:
@@ -508,7 +524,19 @@ class RowJudge:
     def __call__(self, **values: Any) -> Any:
         evaluator = self.evaluator(self.shape(values))
         self._note_unshown(evaluator, values)
-        return evaluator(**values)
+        if not self.keep_exchanges:
+            return evaluator(**values)
+        from ..judges.plan import keeping_exchanges
+
+        with keeping_exchanges() as exchanges:
+            try:
+                result = evaluator(**values)
+            except LocalJudgeError as exc:
+                exc.exchanges = exchanges  # the requests that went before the failure, for its record
+                raise
+        if isinstance(result, dict) and isinstance(result.get("metadata", {}), dict):
+            return {**result, "metadata": {**(result.get("metadata") or {}), "exchanges": exchanges}}
+        return result
 
     def _note_unshown(self, evaluator: RowEvaluator, values: Mapping[str, Any]) -> None:
         """Columns the judge is not shown are data, not errors: said once, each, when a row first brings them."""

@@ -105,13 +105,15 @@ def plan_batch(
     actors: Optional[int] = None,
     notify: Notify | None = None,
     rejudge: bool = False,
+    keep_exchanges: bool = False,
 ) -> BatchPlan:
     """A batch run of ``data`` with the judge ``settings`` describe, here (``engine="local"``) or on Ray.
 
     ``results`` defaults to DATA with ``.results.jsonl``. On Ray each actor
     loads its own judge, so only what needs no loaded model is checked here.
     ``rejudge``: rows the results file holds from other values or another
-    judge are judged again, instead of stopping the run.
+    judge are judged again, instead of stopping the run. ``keep_exchanges``:
+    each record keeps the requests sent and the model's raw answers.
     """
     fingerprint = settings.fingerprint()  # of the options as given: a Ray run's rewritten paths are the same judge
     rows = _read(data, file_format, mapping, id_field)
@@ -147,7 +149,12 @@ def plan_batch(
         settings = absolute_paths(settings)
         if parse_spec(settings.model_spec).runs_here:  # as many threads as Ray gives the actor CPUs, not every core
             settings = replace(settings, model_options=settings.model_options.with_default("n_threads", CPUS_PER_ACTOR))
-        judge = RowJudge(settings, use_cache=use_cache, cache_file=cache_file.resolve() if cache_file else None)
+        judge = RowJudge(
+            settings,
+            use_cache=use_cache,
+            cache_file=cache_file.resolve() if cache_file else None,
+            keep_exchanges=keep_exchanges,
+        )
         judge.check(shapes)  # each actor loads its own model; nothing is loaded here
         scorer = functools.partial(score_on_ray, actors=actors or DEFAULT_ACTORS, cpus_per_actor=CPUS_PER_ACTOR)
     elif engine == "local":
@@ -155,7 +162,9 @@ def plan_batch(
             raise OptionError(
                 "{actors} is for {engine} ray; with the local engine, {concurrency} sets the rows in flight"
             )
-        judge = RowJudge(settings, use_cache=use_cache, cache_file=cache_file, notify=notify)
+        judge = RowJudge(
+            settings, use_cache=use_cache, cache_file=cache_file, notify=notify, keep_exchanges=keep_exchanges
+        )
         judge.prepare(shapes)  # a bad option or model stops the run before its first row
     else:
         raise OptionError("{engine} is local or ray, not {given}", given=repr(engine))

@@ -158,6 +158,9 @@ def error_record(row_id: str, exc: LocalJudgeError, option_names: Mapping[str, s
     raw_output = getattr(exc, "raw_output", None)
     if raw_output is not None:
         error["raw_output"] = raw_output
+    exchanges = getattr(exc, "exchanges", None)  # kept where the run asked (RowJudge's keep_exchanges)
+    if exchanges:
+        error["exchanges"] = exchanges
     return {"id": row_id, "error": error}
 
 

@@ -4,21 +4,61 @@ One plan serves both drivers, so sync and async judging share every
 decision: :func:`run_plan` sends a step's requests side by side in threads
 (a local model decodes them together), :func:`arun_plan` awaits them
 together. The plans themselves live with the judges that make them.
+
+Both drivers also keep what was sent and answered where a caller asked for
+it (:func:`keeping_exchanges`): each request's messages and the model's raw
+answer, for a record of the row that shows exactly what the judge saw.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Generator
+import contextlib
+from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from contextvars import ContextVar
+from typing import Any, Optional
 
 from ..clients.base import acall_create, call_create
 
-__all__ = ["Step", "arun_plan", "run_plan", "together"]
+__all__ = ["Step", "arun_plan", "keeping_exchanges", "note_exchanges", "run_plan", "together"]
 
 #: what a step of a judge's plan yields (the requests to send together) and is sent back (their responses)
 Step = Generator[list[dict[str, Any]], list[Any], Any]
+
+#: where the drivers note each request and answer, in the context of a call that asked (None: nowhere)
+_EXCHANGES: ContextVar[Optional[list[dict[str, Any]]]] = ContextVar("localjudge_exchanges", default=None)
+
+
+@contextlib.contextmanager
+def keeping_exchanges() -> Iterator[list[dict[str, Any]]]:
+    """A list that gets, for every request judged in this context, its messages and the model's raw answer.
+
+    Per context, so rows judged side by side in threads each keep their own.
+    """
+    kept: list[dict[str, Any]] = []
+    token = _EXCHANGES.set(kept)
+    try:
+        yield kept
+    finally:
+        _EXCHANGES.reset(token)
+
+
+def note_exchanges(requests: Sequence[dict[str, Any]], responses: Sequence[Any]) -> None:
+    """Requests sent and their answers, kept where this context asked (:func:`keeping_exchanges`)."""
+    kept = _EXCHANGES.get()
+    if kept is not None:
+        kept += [
+            {"messages": r.get("messages"), "output": _raw_answer(a)} for r, a in zip(requests, responses, strict=True)
+        ]
+
+
+def _raw_answer(response: Any) -> Any:
+    """The text a response carries (a reply scored for its likelihood has none: None)."""
+    try:
+        return response.choices[0].message.content
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return None
 
 
 def together(*plans: Step) -> Step:
@@ -56,6 +96,7 @@ def run_plan(client: Any, plan: Step) -> Any:
         else:
             with ThreadPoolExecutor(max_workers=len(requests)) as pool:
                 responses = list(pool.map(lambda request: call_create(client, request), requests))
+        note_exchanges(requests, responses)
         try:
             requests = plan.send(responses)
         except StopIteration as done:
@@ -67,6 +108,7 @@ async def arun_plan(client: Any, plan: Step) -> Any:
     requests = next(plan)
     while True:
         responses = list(await asyncio.gather(*(acall_create(client, request) for request in requests)))
+        note_exchanges(requests, responses)
         try:
             requests = plan.send(responses)
         except StopIteration as done:

@@ -21,6 +21,7 @@ from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, template_fields
 from ..prompts.trajectory import trajectory_text
 from ..types import FewShotExample
 from .core import JudgeCore, build_core
+from .plan import note_exchanges
 from .single import AsyncEvaluator, Evaluator
 from .ways import stamp
 
@@ -131,7 +132,9 @@ class TrajectoryEvaluator(Evaluator):
 
     def __call__(self, *, outputs: Any = None, reference_outputs: Any = None, inputs: Any = None, **kwargs: Any) -> Any:
         core, request = self.trajectory.request(inputs, outputs, reference_outputs, kwargs)
-        result = core.read_result(call_create(core.client, request))
+        response = call_create(core.client, request)
+        note_exchanges([request], [response])
+        result = core.read_result(response)
         return result if self.way is None else stamp(result, self.way, 1)
 
 
@@ -146,7 +149,9 @@ class AsyncTrajectoryEvaluator(AsyncEvaluator):
         self, *, outputs: Any = None, reference_outputs: Any = None, inputs: Any = None, **kwargs: Any
     ) -> Any:
         core, request = self.trajectory.request(inputs, outputs, reference_outputs, kwargs)
-        result = core.read_result(await acall_create(core.client, request))
+        response = await acall_create(core.client, request)
+        note_exchanges([request], [response])
+        result = core.read_result(response)
         return result if self.way is None else stamp(result, self.way, 1)
 
 

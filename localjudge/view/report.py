@@ -101,10 +101,10 @@ def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
-def write_report(runs: Sequence[RunIndex], target: Path) -> Path:
-    """The report of ``runs`` written to ``target`` (atomically)."""
+def write_report(runs: Sequence[RunIndex], target: Path, *, limit: int = REPORT_ROWS) -> Path:
+    """The report of ``runs`` written to ``target`` (atomically), each run's first ``limit`` rows held whole."""
     title = "localjudge report: " + ", ".join(index.name for index in runs)
-    html = report_html(report_data(runs), title=title)
+    html = report_html(report_data(runs, limit=limit), title=title)
     target.parent.mkdir(parents=True, exist_ok=True)
     replace_atomically(target, lambda out: out.write(html))
     return target

@@ -138,3 +138,35 @@ def test_a_run_describes_its_judge_beside_its_results_and_a_resumed_run_keeps_th
     other = run("--reasoning", "--rejudge", "--no-cache")
     (kept, added) = other  # another judge: an entry of its own
     assert kept == fingerprint and other[added]["options"]["reasoning"] is True
+
+
+def test_kept_exchanges_show_each_request_and_the_raw_answer_of_a_verdict_and_of_a_failure(tmp_path):
+    """`--keep-exchanges`: a verdict's record holds the messages sent and the model's text; a failure's too."""
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in ROWS[:2]), encoding="utf-8")
+    plain = CliRunner().invoke(
+        cli.main, ["batch", str(data), "-o", str(tmp_path / "plain.jsonl"), "--way", "plain", "--keep-exchanges"]
+    )
+    assert plain.exit_code == 0, plain.output
+    for record, row in zip(verdicts(tmp_path / "plain.jsonl"), ROWS, strict=False):
+        (exchange,) = record["result"]["metadata"]["exchanges"]
+        assert (
+            row["inputs"] in exchange["messages"][-1]["content"]
+            and row["outputs"] in exchange["messages"][-1]["content"]
+        )
+        assert (
+            json.loads(exchange["output"])["score"] == record["result"]["score"]
+        )  # the text the verdict was read from
+    own = CliRunner().invoke(  # the default way: the tiny model's own answer runs to its bound, so each row fails
+        cli.main, ["batch", str(data), "-o", str(tmp_path / "own.jsonl"), "--keep-exchanges", "--no-cache"]
+    )
+    assert own.exit_code == 1
+    for record, row in zip(verdicts(tmp_path / "own.jsonl"), ROWS, strict=False):
+        (exchange,) = record["error"]["exchanges"]  # the request that went before the failure
+        assert (
+            exchange["messages"][-1]["content"] == row["inputs"] and exchange["output"] == record["error"]["raw_output"]
+        )
+    unkept = CliRunner().invoke(cli.main, ["batch", str(data), "-o", str(tmp_path / "unkept.jsonl"), "--way", "plain"])
+    assert unkept.exit_code == 0 and all(
+        "exchanges" not in r["result"]["metadata"] for r in verdicts(tmp_path / "unkept.jsonl")
+    )

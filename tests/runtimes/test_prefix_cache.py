@@ -97,8 +97,12 @@ def test_states_are_held_within_the_byte_budget_least_recent_first():
 
 
 @pytest.mark.model
-def test_a_warm_verdict_is_the_cold_one_bit_for_bit(tiny_gguf):
-    """Prompts sharing 400 tokens: the third resumes from the kept prefix and matches a cache-less run exactly."""
+@pytest.mark.parametrize(
+    ("shared_tokens", "resumed_at"),
+    [(400, 384), (110, 96)],  # long instructions, resumed at a whole chunk; a judge's short ones, at a fine cut
+)
+def test_a_warm_verdict_is_the_cold_one_bit_for_bit(tiny_gguf, shared_tokens, resumed_at):
+    """Prompts sharing a start: the third resumes from the kept prefix and matches a cache-less run exactly."""
     import numpy as np
 
     from localjudge.runtimes.llamacpp import LlamaCppRuntime
@@ -106,34 +110,15 @@ def test_a_warm_verdict_is_the_cold_one_bit_for_bit(tiny_gguf):
     warm = LlamaCppRuntime(tiny_gguf, n_ctx=2048)
     cold = LlamaCppRuntime(tiny_gguf, n_ctx=2048, prefix_cache_bytes=0)
     try:
-        shared = warm.prompt_tokens("<bos>" + " ".join(f"rule{i}" for i in range(200)))[:400]
-        prompts = [shared + warm.tokenize(f" Answer {i}: {'yes ' * (3 + i)}", special=False) for i in range(3)]
-        for tokens in prompts:
-            logits = warm.start(tokens)
-        assert warm.prefixes.hits == 1 and warm.prefixes.bytes_held > 0
+        shared = warm.prompt_tokens("<bos>" + " ".join(f"rule{i}" for i in range(200)))[:shared_tokens]
+        prompts = [shared + warm.tokenize(f" Answer {i}: {'yes ' * (40 + i)}", special=False) for i in range(3)]
+        for tokens in prompts[:2]:
+            warm.start(tokens)
+        assert warm.prefixes.plan(prompts[2]).resume_at == resumed_at
+        logits = warm.start(prompts[2])
+        assert warm.prefixes.hits == 2 and warm.prefixes.bytes_held > 0  # the plan above, and the start
         assert np.array_equal(logits, cold.start(prompts[-1]))
         assert np.array_equal(warm.extend([5, 6]), cold.extend([5, 6]))  # and it goes on the same way
-    finally:
-        warm.close()
-        cold.close()
-
-
-@pytest.mark.model
-def test_a_short_shared_start_resumed_at_a_fine_cut_gives_the_cold_logits(tiny_gguf):
-    """A judge's ~110 tokens of instructions, shorter than a chunk: the third row resumes at 96, bit for bit."""
-    import numpy as np
-
-    from localjudge.runtimes.llamacpp import LlamaCppRuntime
-
-    warm = LlamaCppRuntime(tiny_gguf, n_ctx=1024)
-    cold = LlamaCppRuntime(tiny_gguf, n_ctx=1024, prefix_cache_bytes=0)
-    try:
-        shared = warm.prompt_tokens("<bos>" + " ".join(f"rule{i}" for i in range(80)))[:110]
-        prompts = [shared + warm.tokenize(f" Answer {i}: {'no ' * (40 + i)}", special=False) for i in range(3)]
-        for tokens in prompts:
-            logits = warm.start(tokens)
-        assert warm.prefixes.hits == 1
-        assert np.array_equal(logits, cold.start(prompts[-1]))
     finally:
         warm.close()
         cold.close()

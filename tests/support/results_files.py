@@ -106,7 +106,11 @@ def answers_run(folder: Path, name: str = "answers", *, flip: Iterable[str] = ()
             score = not score
         p_true = 0.55 if number % 7 == 0 else (0.95 if score else 0.05)
         comment = "Thus, the score should be: false." if number == 12 else f"Reasoning {number}. {output}"
-        records.append(answer(row_id, score, p_true, comment=comment))
+        record = answer(row_id, score, p_true, comment=comment)
+        if number % 10 == 3:  # kept as `batch --keep-exchanges` keeps them: the hostile text inside the request too
+            sent = [{"role": "user", "content": f"Is this right? {output}"}]
+            record["result"]["metadata"]["exchanges"] = [{"messages": sent, "output": json.dumps({"score": score})}]
+        records.append(record)
     results = write_results(folder / f"{name}.results.jsonl", records)
     data = write_jsonl(folder / f"{name}-data.jsonl", rows)
     return results, data

@@ -8,6 +8,7 @@ screenshots land in build/view-screenshots/ (the README's is one of them).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 from support.browser import chromium_path
 from support.process_helpers import die_with_parent
-from support.results_files import HOSTILE, answer, answers_run, describe_judge
+from support.results_files import HOSTILE, answer, answers_run, describe_judge, write_results
 
 from localjudge.datasets.results_file import ResultsFile
 
@@ -32,8 +33,21 @@ HUGE = "5 MB: " + "x" * (5 << 20)
 JUDGE_PROMPT = "Is {outputs} right? " + HOSTILE[1]  # the judge's prompt, shown as text like any row's
 
 
+#: an agent's run, as `batch --trajectory` judges it: its messages and a tool call, with the tool's hostile answer
+TRAJECTORY = [
+    {"role": "user", "content": "Book me a flight to Paris on Friday."},
+    {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"type": "function", "function": {"name": "search_flights", "arguments": '{"to": "PAR"}'}}],
+    },
+    {"role": "tool", "content": "3 flights found. " + HOSTILE[0]},
+    {"role": "assistant", "content": "Booked the 9:00 flight to Paris."},
+]
+
+
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> tuple[Path, Path, Path]:
+def runs(tmp_path_factory) -> tuple[Path, Path, Path, Path]:
     folder = tmp_path_factory.mktemp("runs")
     (folder / "second").mkdir()
     first, data = answers_run(folder)
@@ -42,14 +56,27 @@ def runs(tmp_path_factory) -> tuple[Path, Path, Path]:
     out = ResultsFile(second).open()
     out.append(answer("huge", True, 0.9, comment=HUGE))
     out.close()
-    return first, second, data
+    agent = write_results(folder / "agent.results.jsonl", [answer("t001", True, 0.9, way="plain")])
+    with data.open("a", encoding="utf-8") as rows:  # its row beside the others, as one labels file gives them all
+        rows.write(json.dumps({"id": "t001", "inputs": "Book a flight", "outputs": TRAJECTORY, "label": True}) + "\n")
+    return first, second, data, agent
 
 
 @pytest.fixture(scope="module")
 def server(runs) -> Iterator[str]:
     """``localjudge view`` on port 0, as typed; its address read from what it prints."""
-    first, second, data = runs
-    command = [sys.executable, "-m", "localjudge.cli", "view", str(first), str(second), "--labels", str(data)]
+    first, second, data, agent = runs
+    command = [
+        sys.executable,
+        "-m",
+        "localjudge.cli",
+        "view",
+        str(first),
+        str(second),
+        str(agent),
+        "--labels",
+        str(data),
+    ]
     process = subprocess.Popen([*command, "--port", "0"], stderr=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
     try:
         address = None
@@ -115,7 +142,8 @@ def test_the_overview_and_its_rows_filter_search_and_page(watched, server):
     page.wait_for_selector("#rows tr >> nth=1")
     print(f"\nfirst page shown in {time.monotonic() - started:.2f} s")
     assert "rows 1–50 of 120" in page.inner_text("#table")
-    expect(page.locator("#overview")).to_contain_text("Against the labels")
+    # the figures come after the rows (kappa's interval is resampled): on a busy machine that takes a while
+    expect(page.locator("#overview")).to_contain_text("Against the labels", timeout=60_000)
     expect(page.locator("#overview")).to_contain_text("0.803 (95% interval 0.722 to 0.865)")
     expect(page.locator("#overview")).to_contain_text("gemma-3-270m-q4_k_m.gguf")  # the judge, described beside
     assert JUDGE_PROMPT in page.inner_text("#overview")
@@ -151,6 +179,8 @@ def test_a_hostile_row_is_shown_as_text_and_runs_nothing(watched, server):
     page.wait_for_selector("text=What was judged")
     shown = page.inner_text("main")
     assert HOSTILE[3] in shown  # </textarea><script>... as its own characters
+    assert "Request 1 of 1" in shown and f"Is this right? {HOSTILE[3]}" in shown  # the request sent, as text
+    watched.shot("row-exchanges")
     page.goto(server + "#/run/0/row?id=q050")  # a failed row: its error and the raw output
     page.wait_for_selector("text=The model's raw output")
     assert HOSTILE[1] in page.inner_text("main")
@@ -166,6 +196,17 @@ def test_a_five_megabyte_row_opens_and_the_page_stays_usable(watched, server):
     page.wait_for_selector("text=show all")
     page.click("text=← the run")
     page.wait_for_selector("#rows tr >> nth=1")
+    watched.check_nothing_ran_and_nothing_left()
+
+
+def test_a_trajectory_row_shows_each_message_and_tool_call_as_text(watched, server):
+    page = watched.page
+    page.goto(server + "#/run/2/row?id=t001")
+    page.wait_for_selector("text=outputs (a trajectory)")
+    shown = page.inner_text("main")
+    assert "search_flights" in shown and "tool calls" in shown.lower()
+    assert "Booked the 9:00 flight to Paris." in shown and HOSTILE[0] in shown  # the tool's answer, as text
+    watched.shot("trajectory")
     watched.check_nothing_ran_and_nothing_left()
 
 
@@ -199,7 +240,7 @@ def test_a_run_in_progress_is_followed(watched, server, runs):
 
 
 def test_the_report_opens_from_disk_with_every_view_and_no_network(browser, runs, tmp_path):
-    first, _, data = runs
+    first, _, data, _ = runs
     target = tmp_path / "report.html"
     subprocess.run(
         [sys.executable, "-m", "localjudge.cli", "report", str(first), "--labels", str(data), "-o", str(target)],
@@ -220,3 +261,23 @@ def test_the_report_opens_from_disk_with_every_view_and_no_network(browser, runs
     watched.shot("report-row")
     watched.check_nothing_ran_and_nothing_left()
     page.close()
+
+
+def test_a_report_of_fewer_rows_than_the_run_says_so_and_counts_them_all(browser, runs, tmp_path):
+    first, _, data, _ = runs
+    target = tmp_path / "short.html"
+    command = ["report", str(first), "--labels", str(data), "--rows", "50", "-o", str(target)]
+    made = subprocess.run(
+        [sys.executable, "-m", "localjudge.cli", *command],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    assert "the report holds the first 50 whole" in made.stderr
+    watched = Watched(browser, target.as_uri())
+    watched.page.goto(target.as_uri() + "#/run/0")
+    watched.page.wait_for_selector("#rows tr >> nth=1")
+    expect(watched.page.locator("#overview")).to_contain_text("50 (the first; the figures count every row)")
+    expect(watched.page.locator("#overview")).to_contain_text("rows compared117")  # every judged row measured
+    watched.check_nothing_ran_and_nothing_left()
+    watched.page.close()

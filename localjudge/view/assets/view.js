@@ -203,6 +203,7 @@
         ["comments contradicting their verdict", f.contradicting],
         ["time per row", f.seconds_per_row === null ? null : number(f.seconds_per_row, 2) + " s (median of " + f.timed_rows + " rows; " + number(f.seconds_total, 1) + " s in all)"],
         ["lines that are not records", f.invalid_lines || undefined],
+        ["rows to browse in this report", f.report_rows === undefined || f.report_rows >= f.rows ? undefined : f.report_rows + " (the first; the figures count every row)"],
         ["file", f.path],
       ]),
       Object.keys(f.errors).length ? el("h3", { text: "Errors" }) : null,
@@ -380,7 +381,7 @@
     }
     for (const [name, value] of Object.entries(values)) if (!["inputs", "outputs", "reference_outputs", "outputs_a", "outputs_b"].includes(name)) asked.push(el("h3", { cls: "data", text: name }), block(value));
     parts.push(card("What was judged", asked.length ? asked : [el("p", { cls: "muted", text: "A results file holds verdicts, not the rows: give the data file with --labels to see inputs, outputs and reference here." })]));
-    if (meta.messages) parts.push(card("Messages sent", [trajectory(meta.messages)]));
+    parts.push(exchangesCard(Array.isArray(meta.exchanges) ? meta.exchanges : record.error && Array.isArray(record.error.exchanges) ? record.error.exchanges : null));
     if (result) {
       const judged = [];
       if (meta.probabilities) judged.push(el("h3", { text: "Probabilities" }), bars(meta.probabilities));
@@ -406,6 +407,20 @@
     replace(parts);
   }
 
+  // each request the judge was sent for the row, and the model's raw answer, where the run kept them
+  function exchangesCard(exchanges) {
+    if (!exchanges) return card("Messages sent", [el("p", { cls: "muted", text: "Not recorded: run batch with --keep-exchanges to keep each request sent to the judge and the model's raw answer." })]);
+    const shown = [];
+    exchanges.forEach((exchange, i) => {
+      const e = exchange && typeof exchange === "object" ? exchange : {};
+      shown.push(el("h3", { text: "Request " + (i + 1) + " of " + exchanges.length }));
+      if (Array.isArray(e.messages)) shown.push(trajectory(e.messages));
+      shown.push(el("h3", { text: "The model's raw answer" }));
+      shown.push(e.output === null || e.output === undefined ? el("p", { cls: "muted", text: "no text: a reply read for its likelihood" }) : block(e.output));
+    });
+    return card("Messages sent and the raw answers", shown);
+  }
+
   function isTrajectory(value) { return Array.isArray(value) || (value && typeof value === "object" && Array.isArray(value.messages)); }
   function trajectory(value) {
     const messages = Array.isArray(value) ? value : value.messages;
@@ -413,7 +428,7 @@
     for (const message of messages) {
       const m = message && typeof message === "object" ? message : { content: message };
       const box = el("div", { cls: "message" }, [el("div", { cls: "role data", text: m.role || "message" })]);
-      if (m.content !== undefined && m.content !== null) box.appendChild(block(m.content));
+      if (m.content !== undefined && m.content !== null && m.content !== "") box.appendChild(block(m.content));
       if (m.tool_calls) box.append(el("div", { cls: "role", text: "tool calls" }), block(m.tool_calls));
       list.appendChild(box);
     }
