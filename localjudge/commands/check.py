@@ -322,10 +322,10 @@ def graded(record: Mapping[str, Any], grades: Sequence[float]) -> Mapping[str, A
         summed: dict[str, float] = {}
         for value, probability in probabilities.items():
             try:
-                grade = label_text(nearest(float(value)))
+                grade, mass = label_text(nearest(float(value))), float(probability)
             except (TypeError, ValueError):
                 continue
-            summed[grade] = summed.get(grade, 0.0) + float(probability)
+            summed[grade] = summed.get(grade, 0.0) + mass
         said["probabilities"], metadata["probabilities"] = probabilities, summed
     metadata["ungraded"] = said
     return {**record, "result": {**result, "score": nearest(float(score)), "metadata": metadata}}

@@ -40,12 +40,15 @@ def localjudge_version() -> str:
 
 def server_address(url: str) -> str:
     """A server's URL without what may be a secret: no user, password, query or fragment."""
+    unreadable = "(an address that could not be read)"
     try:
         parts = urlsplit(url.strip())
         host = parts.hostname or ""
         port = parts.port
     except ValueError:
-        return "(an address that could not be read)"
+        return unreadable
+    if parts.scheme not in ("http", "https") or not host or "@" in parts.path:  # credentials could sit anywhere
+        return unreadable
     if ":" in host:  # an IPv6 address keeps its brackets
         host = f"[{host}]"
     where = host + (f":{port}" if port is not None else "")

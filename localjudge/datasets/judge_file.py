@@ -115,17 +115,18 @@ class JudgeRun:
         self._clock = 0.0
 
     def start(self) -> None:
-        self.started, self._clock = now(), time.monotonic()
-        self._write(finished=None, seconds=None, update=False)
+        started, self._clock = now(), time.monotonic()
+        self._write(started, finished=None, seconds=None, update=False)
+        self.started = started  # only once written: a run whose start was not written has no run to finish
 
     def count(self) -> None:
         self.rows += 1
 
     def finish(self) -> None:
-        self._write(finished=now(), seconds=time.monotonic() - self._clock, update=True)
+        self._write(self.started, finished=now(), seconds=time.monotonic() - self._clock, update=True)
 
-    def _write(self, *, finished: Optional[str], seconds: Optional[float], update: bool) -> None:
-        run: dict[str, Any] = {"started": self.started, "finished": finished, "rows": self.rows}
+    def _write(self, started: str, *, finished: Optional[str], seconds: Optional[float], update: bool) -> None:
+        run: dict[str, Any] = {"started": started, "finished": finished, "rows": self.rows}
         if seconds is not None:
             run["seconds"] = round(seconds, 3)
             run["rows_per_second"] = round(self.rows / seconds, 4) if seconds > 0 else None

@@ -10,6 +10,7 @@ wrongly (a missing variable) is the caller's error, raised at once.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import statistics
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -168,8 +169,11 @@ class EnsembleEvaluator(_Members, Evaluator):
             except Exception as exc:  # judged in _settle: model failures are dropped votes, others are raised
                 return exc
 
+        # each member in a copy of the caller's context (what it keeps, such as exchanges, reaches the caller)
+        contexts = [contextvars.copy_context() for _ in self.members]
         with ThreadPoolExecutor(max_workers=len(self.members)) as pool:
-            return _settle(list(pool.map(ask, self.members)), self.names, self.key, self.vote_numbers)
+            asked = pool.map(lambda context, member: context.run(ask, member), contexts, self.members)
+            return _settle(list(asked), self.names, self.key, self.vote_numbers)
 
 
 class AsyncEnsembleEvaluator(_Members, AsyncEvaluator):

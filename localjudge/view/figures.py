@@ -97,7 +97,7 @@ def run_figures(records: Iterable[Mapping[str, Any]], labels: Mapping[str, Any])
         "agreement": None,
         # each row's wall-clock seconds as its record gives them (rows in flight together overlap); None: not recorded
         "seconds_per_row": statistics.median(timed) if timed else None,
-        "seconds_total": sum(timed) if timed else None,
+        "seconds_total": _finite(sum(timed)) if timed else None,
         "timed_rows": len(timed),
     }
     if pairs:
@@ -114,6 +114,11 @@ def run_figures(records: Iterable[Mapping[str, Any]], labels: Mapping[str, Any])
         report = measured(records, labels)
         figures["agreement"] = report.as_dict() if report.compared else None
     return figures
+
+
+def _finite(value: float) -> float | None:
+    """``value``, or None where a hand-edited file's numbers add up past what JSON can hold."""
+    return value if math.isfinite(value) else None
 
 
 def measured(records: Iterable[Mapping[str, Any]], labels: Mapping[str, Any]) -> AgreementReport:

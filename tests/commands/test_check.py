@@ -99,6 +99,8 @@ def test_a_score_from_0_to_1_is_read_as_its_nearest_grade_with_its_probabilities
     assert found["result"]["metadata"]["probabilities"] == pytest.approx({"1": 0.55, "0": 0.2, "0.5": 0.2})
     assert found["result"]["metadata"]["ungraded"] == {"score": 0.55, "probabilities": said}  # what the judge said
     assert graded({"id": "b", "result": {"score": 0.25}}, (0.0, 0.5, 1.0))["result"]["score"] == 0.0  # a tie: lower
+    odd = {"id": "e", "result": {"score": 1.0, "metadata": {"probabilities": {"1": 0.9, "0.5": None}}}}
+    assert graded(odd, (0.0, 0.5, 1.0))["result"]["metadata"]["probabilities"] == {"1": 0.9}  # a hand-edited file
     for kept in ({"id": "c", "result": {"score": True}}, {"id": "d", "error": {"type": "OutputParseError"}}):
         assert graded(kept, (0.0, 0.5, 1.0)) is kept
 

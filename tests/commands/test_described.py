@@ -37,6 +37,8 @@ def test_a_server_is_named_without_what_its_url_may_hide():
     assert server_address("https://user:pw@judge.example:8443/v1?api_key=k#x") == "https://judge.example:8443/v1"
     assert server_address("http://[::1]:8000/v1") == "http://[::1]:8000/v1"
     assert server_address("http://host:notaport/v1") == "(an address that could not be read)"
+    for malformed in ("user:secret@host:8000/v1", "http:user:secret@host/v1", "http:/host/user:secret@x"):
+        assert "secret" not in server_address(malformed)  # no // part: the credentials would sit in the path
 
 
 def test_a_card_gives_its_checksum_and_a_file_named_by_path_is_hashed(tmp_path):

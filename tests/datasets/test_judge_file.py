@@ -53,6 +53,23 @@ def test_a_run_describes_its_judge_before_its_first_row_and_its_speed_after_its_
     assert [json.loads(line)["id"] for line in results.read_text().splitlines()] == ["r1", "r2"]  # rows only
 
 
+def test_a_run_whose_start_could_not_be_written_leaves_the_last_runs_entry_as_it_was(tmp_path, monkeypatch):
+    import localjudge.datasets.judge_file as judge_file
+
+    results = tmp_path / "data.results.jsonl"
+    run_batch(rows("4"), judge, results, judge="j1", described=DESCRIBED)
+    (before,) = read_judge_file(judge_file_path(results))["j1"]["runs"]
+
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(judge_file, "record_judge", full_disk)
+    with pytest.raises(OSError):
+        run_batch(rows("4", "5"), judge, results, judge="j1", described=DESCRIBED)
+    monkeypatch.undo()
+    assert read_judge_file(judge_file_path(results))["j1"]["runs"] == [before]  # not overwritten by a finish
+
+
 def test_a_resumed_run_updates_its_judges_entry_and_another_judge_adds_one(tmp_path):
     results = tmp_path / "results.jsonl"
     run_batch(rows("4"), judge, results, judge="j1", described=DESCRIBED)

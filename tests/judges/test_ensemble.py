@@ -25,6 +25,20 @@ def test_booleans_go_by_majority_with_the_share_behind_it():
     assert [m["score"] for m in combined["metadata"]["members"]] == [True, False, True]
 
 
+def test_each_members_requests_are_kept_where_the_caller_keeps_exchanges():
+    from localjudge.judges.plan import keeping_exchanges
+
+    members = [
+        create_llm_as_judge(
+            prompt="Is {outputs} right?", judge=ScriptedClient([f'{{"score": {verdict}}}']), use_reasoning=False
+        )
+        for verdict in ("true", "false", "true")
+    ]
+    with keeping_exchanges() as kept:
+        create_ensemble_judge(*members)(outputs="4")  # its members are asked in threads of their own
+    assert len(kept) == 3 and all("Is 4 right?" in exchange["messages"][-1]["content"] for exchange in kept)
+
+
 def test_each_member_keeps_its_own_figures():
     gains = {"A": 1.5, "B": -0.2}
     read = {"key": "preference", "score": 1.0, "comment": None, "metadata": {"winner": "A", "likelihood_gain": gains}}

@@ -11,7 +11,7 @@ from support.results_files import answer, answers_run, describe_judge, pair, wri
 from localjudge.cli import main
 from localjudge.datasets.results_file import read_results
 from localjudge.trust.agreement import agreement, compare_runs
-from localjudge.view.figures import comparison, overview
+from localjudge.view.figures import comparison, overview, run_figures
 from localjudge.view.index import RunIndex
 from localjudge.view.sources import read_data
 
@@ -94,6 +94,8 @@ def test_the_overview_shows_the_judge_the_file_beside_describes_and_the_time_per
     figures = overview(RunIndex(path))
     assert figures["judges"] is None and figures["judge_file"] is None  # nothing beside it: not recorded
     assert (figures["seconds_per_row"], figures["seconds_total"], figures["timed_rows"]) == (0.5, 2.1, 3)
+    huge = [{**answer(row_id, True, 0.9), "seconds": 1e308} for row_id in ("x", "y")]  # hand-edited: finite each
+    assert run_figures(huge, {})["seconds_total"] is None  # their sum is not, and JSON holds no infinity
 
     describe_judge(path, "j0")  # a judge whose rows were all judged again since
     describe_judge(path, "j1", prompt="Is {outputs} right? <b>not markup</b>")
