@@ -354,7 +354,7 @@ def check_judge(
 ) -> list[SetReport]:
     """Judge each named set with the judge ``settings`` describe (the command line's judge options) and measure it."""
     from ..datasets.batch import score_rows
-    from ..datasets.judge_file import now
+    from ..datasets.judge_file import now, run_entry
     from .judging import RowJudge
 
     chosen = [find_set(name) for name in sets]
@@ -375,8 +375,7 @@ def check_judge(
         report = measure(check_set, split, records, labels, seconds)
         report.cached = judge.counters().get("cached", 0)
         report.way = way_record(set_settings, judge.evaluator(shape).way, shape)
-        run = {"started": started_at, "finished": now(), "rows": len(records), "seconds": round(seconds, 3)}
-        run["rows_per_second"] = round(len(records) / seconds, 4) if seconds > 0 else None
+        run = run_entry(started_at, now(), len(records), seconds)
         report.judge = {"fingerprint": set_settings.fingerprint(), "described": judge.describe([shape]), "run": run}
         reports.append(report)
     return reports

@@ -45,6 +45,7 @@ __all__ = [
     "judge_file_path",
     "read_judge_file",
     "record_judge",
+    "run_entry",
 ]
 
 #: what the file's ``format`` says, for a reader to tell this layout from a later one
@@ -126,11 +127,17 @@ class JudgeRun:
         self._write(self.started, finished=now(), seconds=time.monotonic() - self._clock, update=True)
 
     def _write(self, started: str, *, finished: Optional[str], seconds: Optional[float], update: bool) -> None:
-        run: dict[str, Any] = {"started": started, "finished": finished, "rows": self.rows}
-        if seconds is not None:
-            run["seconds"] = round(seconds, 3)
-            run["rows_per_second"] = round(self.rows / seconds, 4) if seconds > 0 else None
+        run = run_entry(started, finished, self.rows, seconds)
         record_judge(self.results, self.fingerprint, self.described, run, update=update)
+
+
+def run_entry(started: str, finished: Optional[str], rows: int, seconds: Optional[float]) -> dict[str, Any]:
+    """One run as the file lists it: its times, rows, and (once it has ended) its seconds and speed."""
+    run: dict[str, Any] = {"started": started, "finished": finished, "rows": rows}
+    if seconds is not None:
+        run["seconds"] = round(seconds, 3)
+        run["rows_per_second"] = round(rows / seconds, 4) if seconds > 0 else None
+    return run
 
 
 def record_judge(

@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 from click.testing import CliRunner
+from support.results_files import check_judge_on_tiny
 
 from localjudge.cli import main
 from localjudge.clients.base import ScriptedClient
@@ -311,17 +312,9 @@ def test_few_shot_examples_reach_the_judge_of_a_set(tmp_path):
 
 @pytest.mark.model
 def test_check_judge_runs_a_set_on_the_tiny_model_and_writes_its_report(tmp_path):
-    report_file = tmp_path / "report.json"
-    outcome = CliRunner().invoke(
-        main,
-        [
-            *("check-judge", "-m", "tiny", "--set", "answers", "--limit", "4", "--way", "plain", "--no-cache"),
-            *("--json", str(report_file), "--plot", str(tmp_path / "plots")),
-        ],
-    )
-    assert outcome.exit_code == 0, outcome.output
+    options = ("--set", "answers", "--limit", "4", "--way", "plain", "--plot", str(tmp_path / "plots"))
+    outcome, (answers,) = check_judge_on_tiny(tmp_path, *options)
     assert "judge tiny, all rows" in outcome.output and "answers: plain (as asked), verdict only" in outcome.output
-    (answers,) = json.loads(report_file.read_text())["sets"]
     assert answers["way"]["reasoning"] is False and answers["way"]["pairs"] is None and answers["ties"] is None
     assert answers["set"] == "answers" and answers["rows"] == 4 and answers["failed"] == 0
     assert answers["agreement"]["compared"] == 4 and answers["agreement"]["with_probabilities"] == 4
@@ -331,17 +324,8 @@ def test_check_judge_runs_a_set_on_the_tiny_model_and_writes_its_report(tmp_path
 @pytest.mark.model
 @pytest.mark.parametrize("name", [*EVALUATOR_SETS, *GRADED_EVALUATOR_SETS])
 def test_check_judge_runs_an_evaluator_set_on_the_tiny_model(tmp_path, name):
-    report_file = tmp_path / "report.json"
-    outcome = CliRunner().invoke(
-        main,
-        [
-            *("check-judge", "-m", "tiny", "--set", name, "--limit", "2", "--no-cache"),
-            *("--json", str(report_file), "--results", str(tmp_path)),
-        ],
-    )
-    assert outcome.exit_code == 0, outcome.output
+    outcome, (report,) = check_judge_on_tiny(tmp_path, "--set", name, "--limit", "2", "--results", str(tmp_path))
     assert f"{name}: plain (the default), verdict only, the prompt as written" in outcome.output
-    (report,) = json.loads(report_file.read_text())["sets"]
     assert report["set"] == name and report["rows"] == 2 and report["failed"] == 0
     assert report["agreement"]["compared"] == 2 and report["agreement"]["with_probabilities"] == 2
     records = [json.loads(line) for line in (tmp_path / f"{name}.results.jsonl").read_text().splitlines()]

@@ -151,3 +151,15 @@ def describe_judge(results: Path, fingerprint: str = "j1", *, prompt: str = "Is 
         "rows_per_second": 2.0,
     }
     return record_judge(results, fingerprint, described, run)
+
+
+def check_judge_on_tiny(folder: Path, *options: str) -> tuple[Any, list[dict[str, Any]]]:
+    """``localjudge check-judge -m tiny OPTIONS --no-cache``, its report in ``folder``: the outcome and each set's report."""
+    from click.testing import CliRunner
+
+    from localjudge.cli import main
+
+    report = folder / "report.json"
+    outcome = CliRunner().invoke(main, ["check-judge", "-m", "tiny", *options, "--no-cache", "--json", str(report)])
+    assert outcome.exit_code == 0, outcome.output
+    return outcome, json.loads(report.read_text())["sets"]

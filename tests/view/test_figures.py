@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from click.testing import CliRunner
-from support.results_files import answer, answers_run, describe_judge, pair, write_results
+from support.results_files import answer, answers_run, check_judge_on_tiny, describe_judge, pair, write_results
 
-from localjudge.cli import main
 from localjudge.datasets.results_file import read_results
 from localjudge.trust.agreement import agreement, compare_runs
 from localjudge.view.figures import comparison, overview, run_figures
@@ -63,16 +59,9 @@ def test_two_runs_compared_name_the_changed_rows_and_mcnemars_p(tmp_path):
 @pytest.mark.model
 def test_a_check_judge_run_opens_with_the_figures_check_judge_printed(tmp_path):
     """Results files as check-judge writes them (not through ResultsFile): the page measures what it printed."""
-    report = tmp_path / "report.json"
-    outcome = CliRunner().invoke(
-        main,
-        [
-            *("check-judge", "-m", "tiny", "--set", "answers", "--set", "adversarial", "--limit", "4"),
-            *("--way", "plain", "--no-cache", "--json", str(report), "--results", str(tmp_path)),
-        ],
-    )
-    assert outcome.exit_code == 0, outcome.output
-    for printed in json.loads(report.read_text())["sets"]:
+    options = ("--set", "answers", "--set", "adversarial", "--limit", "4", "--way", "plain", "--results", str(tmp_path))
+    _, sets = check_judge_on_tiny(tmp_path, *options)
+    for printed in sets:
         figures = overview(RunIndex(tmp_path / f"{printed['set']}.results.jsonl"))
         assert (figures["rows"], figures["failed"]) == (printed["rows"], printed["failed"])
         (judge,) = figures["judges"]  # as the file beside the records describes it
