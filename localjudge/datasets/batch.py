@@ -459,10 +459,7 @@ def _in_completion_order(
     """At most ``limit`` rows in flight, so a stop leaves little work half done.
 
     ``in_flight`` holds every row submitted and not yet handed on, for
-    :meth:`Scoring.drain` to finish after an interrupt. A record leaves it
-    only once its consumer asks for the next: an interrupt while it is being
-    written leaves it there for the drain (a record written twice is kept
-    once, as the results file keeps each id once).
+    :meth:`Scoring.drain` to finish after an interrupt.
     """
     queue = iter(todo)
     while True:
@@ -474,5 +471,5 @@ def _in_completion_order(
             return
         finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
         for future in finished:
-            yield future.result()
             in_flight.discard(future)
+            yield future.result()
