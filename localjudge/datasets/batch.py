@@ -459,7 +459,10 @@ def _in_completion_order(
     """At most ``limit`` rows in flight, so a stop leaves little work half done.
 
     ``in_flight`` holds every row submitted and not yet handed on, for
-    :meth:`Scoring.drain` to finish after an interrupt.
+    :meth:`Scoring.drain` to finish after an interrupt. A record leaves it
+    only once its consumer asks for the next: an interrupt while it is being
+    written leaves it there for the drain (a record written twice is kept
+    once, as the results file keeps each id once).
     """
     queue = iter(todo)
     while True:
@@ -471,5 +474,5 @@ def _in_completion_order(
             return
         finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
         for future in finished:
-            in_flight.discard(future)
             yield future.result()
+            in_flight.discard(future)
