@@ -227,6 +227,7 @@ class Scoring:
         self._fail_fast = fail_fast
         self._skip = skip
         self._in_flight: set[Future[dict[str, Any]]] = set()
+        self._counted: set[str] = set()  # ids handed on, so a record the drain finds again is not counted twice
 
     def _score(self, row: Row) -> dict[str, Any]:
         if row.error is not None:
@@ -259,7 +260,8 @@ class Scoring:
         finished, _ = wait(running)
         records = [f.result() for f in finished if not f.cancelled() and f.exception() is None]
         for record in records:
-            self.summary.count(record)
+            if record["id"] not in self._counted:
+                self.summary.count(record)
         return records
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
@@ -271,6 +273,7 @@ class Scoring:
             with closing(self._records(todo)) as records:
                 for record in records:
                     summary.count(record)
+                    self._counted.add(record["id"])
                     yield record
                     if self._fail_fast and "error" in record:
                         summary.stopped_early = True

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support.process_helpers import interruptible
 
-from localjudge.datasets.batch import error_record, run_batch
+from localjudge.datasets.batch import Scoring, error_record, run_batch
 from localjudge.datasets.rows import Row
 from localjudge.errors import ContextOverflowError, MalformedRowError, OutputParseError, UsageError
 from localjudge.wording import Message
@@ -305,6 +305,20 @@ def test_ctrl_c_writes_the_rows_in_flight_before_stopping(tmp_path):
     assert len(begun) < 40  # it stopped early
     assert sorted(written, key=int) == sorted(begun, key=int)  # every row begun was written, once
     assert written == sorted(written, key=int)  # and the file was left in input order
+
+
+def test_a_record_handed_on_but_not_yet_written_is_drained_again_and_counted_once():
+    """Ctrl-C while the consumer writes a record: the drain hands it back (the file keeps each id once), the summary counts it once."""
+    scoring = Scoring(
+        [Row(id="q1", values={"outputs": "4"})],
+        lambda **row: {"score": True},
+        concurrency=1,
+        fail_fast=False,
+        skip=lambda _: False,
+    )
+    handed_on = next(iter(scoring))
+    assert [record["id"] for record in scoring.drain()] == [handed_on["id"]]
+    assert scoring.summary.scored == 1 and scoring.summary.scores == {"true": 1}
 
 
 def test_a_row_whose_values_changed_since_its_verdict_stops_the_run_until_rejudged(tmp_path):

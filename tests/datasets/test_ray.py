@@ -53,6 +53,14 @@ def _write(path: Path, lines: list[str]) -> Path:
     return path
 
 
+def _verdict_only(record: dict) -> dict:
+    """A record without what differs run to run: the time a row took and the judge's metadata."""
+    kept = {key: value for key, value in record.items() if key != "seconds"}
+    if "result" in kept:
+        kept["result"] = {**kept["result"], "metadata": None}
+    return kept
+
+
 def test_actors_score_rows_as_a_local_run_does(local_cluster, tmp_path):
     data = _write(
         tmp_path / "rows.jsonl",
@@ -65,8 +73,7 @@ def test_actors_score_rows_as_a_local_run_does(local_cluster, tmp_path):
     on_ray = {r["id"]: r for r in scoring}
 
     assert on_ray.keys() == local.keys() and len(on_ray) == 12
-    strip = lambda r: {**r, "result": {**r["result"], "metadata": None}} if "result" in r else r  # noqa: E731
-    assert {k: strip(v) for k, v in on_ray.items()} == {k: strip(v) for k, v in local.items()}
+    assert {k: _verdict_only(v) for k, v in on_ray.items()} == {k: _verdict_only(v) for k, v in local.items()}
     assert on_ray["bad-model"]["error"] == {
         "type": "OutputParseError",
         "message": "the model wrote no JSON",
