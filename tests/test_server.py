@@ -320,8 +320,8 @@ def test_a_pair_judged_by_likelihood_through_it_gets_the_figures_the_model_gives
         "outputs_b": "Paris is the capital of France.",
     }
     judge = OpenAICompatibleClient(f"{base}/v1", api_key=KEY, model="default")
-    remote = create_pairwise_judge(judge=judge, likelihood=True)(**pair)
-    here = create_pairwise_judge(model="tiny", likelihood=True)(**pair)
+    remote = create_pairwise_judge(judge=judge, way="likelihood")(**pair)
+    here = create_pairwise_judge(model="tiny", way="likelihood")(**pair)
     assert remote["metadata"]["winner"] == here["metadata"]["winner"] == "B"
     assert remote["metadata"]["likelihood_gain"] == pytest.approx(here["metadata"]["likelihood_gain"], rel=1e-9)
     judge.close()

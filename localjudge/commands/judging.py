@@ -279,24 +279,19 @@ def make_evaluator(
     if pairwise:
         from ..judges.pairwise import create_pairwise_judge, pairwise_prompt
 
-        if prompt is None and not (settings.pointwise or settings.likelihood):  # they bring their own
+        if prompt is None and way.pairs == "both-orders":  # the other methods bring their own
             prompt = pairwise_prompt(
                 has_inputs=has_inputs,
                 has_reference=has_reference or writes_reference,
                 own_reference=writes_reference,
-                checks=settings.checklist,
+                checks=way.checklist,
             )
         evaluator = create_pairwise_judge(
             prompt=prompt,
             feedback_key=feedback_key or "preference",
             allow_ties=settings.allow_ties,
-            on_disagreement=settings.on_disagreement or "tie",
-            reference=has_reference and not settings.likelihood,
-            self_reference=writes_reference,
-            checklist=settings.checklist,
-            pointwise=settings.pointwise,
-            likelihood=settings.likelihood,
-            way=way,
+            reference=has_reference and way.pairs != "likelihood",
+            way=replace(way, self_reference=writes_reference),  # a reference given with the rows is used
             **shared,
         )
     elif trajectory:

@@ -233,10 +233,7 @@ _WAY_OPTIONS = {"self_reference", "calibration", "use_reasoning", "output_schema
 
 
 #: options that choose how a pair is judged: given any, the pairwise evaluator judges as they say
-_PAIR_WAY_OPTIONS = {
-    "way", "self_reference", "checklist", "pointwise", "likelihood", "on_disagreement", "calibration",
-    "allow_ties", "use_reasoning", "few_shot_examples",
-}  # fmt: skip
+_PAIR_WAY_OPTIONS = {"way", "calibration", "allow_ties", "use_reasoning", "few_shot_examples"}
 
 
 def _reads_replies(options: dict[str, Any]) -> bool:

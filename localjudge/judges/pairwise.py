@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Optional, TypeVar
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, Optional, Union
 
 from ..errors import OptionError, UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, PAIR_EXAMPLE, SCORES, SWAP, template_fields
@@ -23,7 +23,8 @@ from .likelihood import LikelihoodPair
 from .plan import Step, arun_plan, run_plan
 from .pointwise import PointwisePair, pointwise_pair_prompt, refuse_hidden_reference
 from .single import AsyncEvaluator, Evaluator
-from .ways import Way, stamped
+from .twin import async_twin
+from .ways import Way, find_way, stamped
 from .weighed import WeighedPair
 from .written import with_written
 
@@ -213,11 +214,12 @@ def _positions(metadata: Optional[Mapping[str, Any]]) -> Optional[dict[str, floa
 
 
 class PairwiseEvaluator(Evaluator):
-    """What :func:`create_pairwise_judge` returns: both orders asked side by side, read by one core."""
+    """What :func:`create_pairwise_judge` returns: a pair's plan, its client called."""
 
-    def __init__(self, pair: _PairwiseCore | PointwisePair | LikelihoodPair | WeighedPair) -> None:
+    def __init__(self, pair: PairPlan, way: Optional[Way] = None) -> None:
         self.pair = pair
         self.core = pair.core
+        self.way = way
 
     def __call__(
         self,
@@ -233,11 +235,12 @@ class PairwiseEvaluator(Evaluator):
 
 
 class AsyncPairwiseEvaluator(AsyncEvaluator):
-    """What :func:`create_async_pairwise_judge` returns: both orders awaited at once."""
+    """What :func:`create_async_pairwise_judge` returns: the same plan, its requests awaited at once."""
 
-    def __init__(self, pair: _PairwiseCore | PointwisePair | LikelihoodPair | WeighedPair) -> None:
+    def __init__(self, pair: PairPlan, way: Optional[Way] = None) -> None:
         self.pair = pair
         self.core = pair.core
+        self.way = way
 
     async def __call__(
         self,
@@ -252,160 +255,148 @@ class AsyncPairwiseEvaluator(AsyncEvaluator):
         return await arun_plan(self.core.client, stamped(plan, self.way))
 
 
-_Pairwise = TypeVar("_Pairwise", PairwiseEvaluator, AsyncPairwiseEvaluator)
+PairPlan = Union[_PairwiseCore, PointwisePair, LikelihoodPair, WeighedPair]
 
 
-def _pairwise_core(
-    *,
-    prompt: Any,
-    feedback_key: str,
-    judge: Any,
-    model: Optional[str],
-    system: Optional[str],
-    allow_ties: bool,
-    use_reasoning: bool,
-    has_reference: bool,
-    cache: Any,
-    calibration: Any,
-    few_shot_examples: Any,
-    few_shot_placement: str,
-    on_disagreement: str,
-    self_reference: bool,
-    checklist: bool,
-    pointwise: bool,
-    likelihood: bool,
-    way: Optional[Way] = None,
-) -> _PairwiseCore | PointwisePair | LikelihoodPair | WeighedPair:
-    if way is not None:  # the way's method and writers, in place of the flags
-        checklist, self_reference = way.checklist, way.self_reference
-        pointwise, likelihood = way.pairs == "pointwise", way.pairs == "likelihood"
-        on_disagreement = way.on_disagreement
-        if way.pairs == "weighed":
-            return _weighed_pair(
-                prompt=prompt,
-                feedback_key=feedback_key,
-                judge=judge,
-                model=model,
-                system=system,
-                allow_ties=allow_ties,
-                use_reasoning=use_reasoning,
-                has_reference=has_reference,
-                cache=cache,
-                calibration=calibration,
-                few_shot_examples=few_shot_examples,
-                few_shot_placement=few_shot_placement,
-            )
-    if on_disagreement not in ON_DISAGREEMENT:
-        raise UsageError(f"on_disagreement must be one of {', '.join(ON_DISAGREEMENT)}, got {on_disagreement!r}")
-    if likelihood:
-        given = {
-            "prompt": prompt is not None,  # no question is asked: the instruction alone is shown
-            "pointwise": pointwise,
-            "allow_ties": allow_ties,
-            "reference": has_reference,
-            "self_reference": self_reference,
-            "checklist": checklist,
-            "few_shot_examples": bool(few_shot_examples),
-            "on_disagreement": on_disagreement != "tie",
+@dataclass(frozen=True)
+class PairOptions:
+    """What shapes a pair's question apart from the way it is asked: the factory's options, checked by each way."""
+
+    prompt: Any
+    feedback_key: str
+    judge: Any
+    model: Optional[str]
+    system: Optional[str]
+    allow_ties: bool
+    use_reasoning: bool
+    has_reference: bool
+    cache: Any
+    calibration: Any
+    few_shot_examples: Optional[list[dict[str, Any]]]
+    few_shot_placement: str
+
+    def core(self, **changes: Any) -> JudgeCore:
+        """A judge core with these options, ``changes`` over them (a pair's schema, its prompt, its writers)."""
+        options: dict[str, Any] = {
+            "prompt": self.prompt,
+            "feedback_key": self.feedback_key,
+            "judge": self.judge,
+            "model": self.model,
+            "system": self.system,
+            "continuous": False,
+            "choices": None,
+            "use_reasoning": self.use_reasoning,
+            "few_shot_examples": self.few_shot_examples,
+            "output_schema": None,
+            "few_shot_placement": self.few_shot_placement,
+            "cache": self.cache,
         }
-        _refuse_beside("likelihood", given)
-        core = build_core(
-            prompt="{inputs}",  # what the model reads before each reply; nothing else is asked
-            feedback_key=feedback_key,
-            judge=judge,
-            model=model,
-            system=system,
-            continuous=False,
-            choices=None,
-            use_reasoning=False,
-            few_shot_examples=None,
-            output_schema=pairwise_schema(allow_ties=False, use_reasoning=False),  # the verdict a calibration corrects
-            few_shot_placement=few_shot_placement,
-            cache=cache,
-            calibration=calibration,
-            verdict_field="winner",
-            reads_replies=True,
+        return build_core(**{**options, **changes})
+
+    def refuse(self, way: str, why: str, **given: bool) -> None:
+        """The options given that do not fit ``way``, named in one error that says why."""
+        refused = [f"{{{name}}}" for name, is_given in given.items() if is_given]
+        if refused:
+            raise OptionError(f"{{{way}}} does not go with {', '.join(refused)}: {why}")
+
+
+def pair_plan(options: PairOptions, way: Way) -> PairPlan:
+    """The plan that asks a pair ``way``: the way's method builds it, each method checking the options it takes."""
+    return _METHODS[way.pairs](options, way)
+
+
+def _both_orders(options: PairOptions, way: Way) -> _PairwiseCore:
+    """Both orders side by side: what the judge writes first (its answer, its checks), then each order's verdict."""
+    prompt = options.prompt
+    if prompt is None:
+        prompt = pairwise_prompt(
+            has_reference=options.has_reference or way.self_reference,
+            own_reference=way.self_reference,
+            checks=way.checklist,
         )
-        return LikelihoodPair(core)
-    with_reference = has_reference or self_reference
-    if pointwise:
-        _check_pointwise(prompt, allow_ties, calibration, few_shot_examples, on_disagreement)
-        if prompt is None:
-            prompt = pointwise_pair_prompt(has_reference=with_reference, own_reference=self_reference, checks=checklist)
-    elif prompt is None:
-        prompt = pairwise_prompt(has_reference=with_reference, own_reference=self_reference, checks=checklist)
-    # a template string shows the reference only if it names it; a callable or LangChain prompt decides itself
-    shows_reference = not isinstance(prompt, str) or "reference_outputs" in template_fields(prompt)
-    shared: dict[str, Any] = {
-        "prompt": prompt,
-        "feedback_key": feedback_key,
-        "judge": judge,
-        "model": model,
-        "system": system,
-        "continuous": False,
-        "choices": None,
-        "use_reasoning": use_reasoning,
-        "few_shot_placement": few_shot_placement,
-        "cache": cache,
-        "self_reference": self_reference,
-        "checklist": checklist,
-    }
-    if pointwise:  # a judge of one output, true or false, asked of each
-        return PointwisePair(build_core(**shared, few_shot_examples=None, output_schema=None), shows_reference)
-    core = build_core(
-        **shared,
-        few_shot_examples=few_shot_examples,
-        output_schema=pairwise_schema(allow_ties=allow_ties, use_reasoning=use_reasoning),
+    core = options.core(
+        prompt=prompt,
+        output_schema=pairwise_schema(allow_ties=options.allow_ties, use_reasoning=options.use_reasoning),
         few_shot_shape=PAIR_EXAMPLE,
-        calibration=calibration,
+        calibration=options.calibration,
         verdict_field="winner",
+        self_reference=way.self_reference,
+        checklist=way.checklist,
     )
-    return _PairwiseCore(core, shows_reference, on_disagreement)
+    return _PairwiseCore(core, _shows_reference(prompt), way.on_disagreement)
 
 
-def _weighed_pair(*, calibration: Any, allow_ties: bool, **options: Any) -> WeighedPair:
+def _pointwise(options: PairOptions, way: Way) -> PointwisePair:
+    """Each output asked alone whether it does what the instruction asks (a judge of one output, true or false)."""
+    prompt = options.prompt
+    fields = set(template_fields(prompt)) if isinstance(prompt, str) else {"outputs"}
+    if "outputs" not in fields or fields & {"outputs_a", "outputs_b"}:
+        raise UsageError(
+            "the pointwise way judges one output at a time: its prompt names {outputs} (not {outputs_a} or {outputs_b})"
+        )
+    options.refuse(
+        "pointwise",
+        "it shows one output at a time, so there are no positions, orders or pairs to shape",
+        allow_ties=options.allow_ties,  # the judge says true or false of each output; equal figures are the tie
+        calibration=options.calibration is not None,  # a pair's calibration corrects positions, which it has not
+        few_shot_examples=bool(options.few_shot_examples),  # judged pairs, which a question of one output can't show
+    )
+    if prompt is None:
+        prompt = pointwise_pair_prompt(
+            has_reference=options.has_reference or way.self_reference,
+            own_reference=way.self_reference,
+            checks=way.checklist,
+        )
+    core = options.core(
+        prompt=prompt, few_shot_examples=None, self_reference=way.self_reference, checklist=way.checklist
+    )
+    return PointwisePair(core, _shows_reference(prompt))
+
+
+def _likelihood(options: PairOptions, way: Way) -> LikelihoodPair:
+    """No question asked: each output scored as the model's own reply to the instruction."""
+    options.refuse(
+        "likelihood",
+        "it asks the judge nothing, so what shapes a question or a verdict has no place",
+        prompt=options.prompt is not None,  # no question is asked: the instruction alone is shown
+        allow_ties=options.allow_ties,
+        reference=options.has_reference,
+        few_shot_examples=bool(options.few_shot_examples),
+    )
+    core = options.core(
+        prompt="{inputs}",  # what the model reads before each reply; nothing else is asked
+        use_reasoning=False,
+        few_shot_examples=None,
+        output_schema=pairwise_schema(allow_ties=False, use_reasoning=False),  # the verdict a calibration corrects
+        calibration=options.calibration,
+        verdict_field="winner",
+        reads_replies=True,
+    )
+    return LikelihoodPair(core)
+
+
+def _weighed(options: PairOptions, way: Way) -> WeighedPair:
     """The checks side by side and the likelihood readings of one pair, sharing one client, weighed."""
     from ..clients.cached import cache_identity
     from ..trust.pair_weights import read_pair_weights
 
-    if calibration is not None or allow_ties:
-        given = [
-            name
-            for name, is_given in (("calibration", calibration is not None), ("allow_ties", allow_ties))
-            if is_given
-        ]
-        raise UsageError(
-            f"the weighed way does not take {', '.join(given)}: its weights decide, and a tie is even odds"
-        )
-    side = _pairwise_core(
-        **options,
-        allow_ties=False,
-        calibration=None,
-        on_disagreement="probabilities",
-        self_reference=False,
-        checklist=True,
-        pointwise=False,
-        likelihood=False,
+    options.refuse(
+        "weighed",
+        "its weights decide, and a tie is even odds",
+        calibration=options.calibration is not None,
+        allow_ties=options.allow_ties,
     )
+    side = _both_orders(options, Way(checklist=True, on_disagreement="probabilities"))
     reading = LikelihoodPair(
-        build_core(
+        replace(options, judge=side.core.client, cache=None).core(  # one model reads and judges
             prompt="{inputs}",
-            feedback_key=options["feedback_key"],
-            judge=side.core.client,  # the same client (and result cache): one model reads and judges
-            model=options["model"],
-            system=options["system"],
-            continuous=False,
-            choices=None,
             use_reasoning=False,
             few_shot_examples=None,
             output_schema=pairwise_schema(use_reasoning=False),
-            few_shot_placement=options["few_shot_placement"],
-            cache=None,
             verdict_field="winner",
             reads_replies=True,
         )
     )
-    assert isinstance(side, _PairwiseCore)
     weights = read_pair_weights()
     identity = cache_identity(side.core.client) or {}
     if not weights.fitted_for(identity.get("model")):
@@ -419,36 +410,17 @@ def _weighed_pair(*, calibration: Any, allow_ties: bool, **options: Any) -> Weig
     return WeighedPair(side, reading, weights)
 
 
-def _check_pointwise(
-    prompt: Any, allow_ties: bool, calibration: Any, few_shot_examples: Any, on_disagreement: str
-) -> None:
-    """What does not fit a pair judged one output at a time, refused rather than ignored."""
-    fields = set(template_fields(prompt)) if isinstance(prompt, str) else {"outputs"}
-    if "outputs" not in fields or fields & {"outputs_a", "outputs_b"}:
-        raise UsageError(
-            "pointwise=True judges one output at a time: its prompt names {outputs} (not {outputs_a} or {outputs_b})"
-        )
-    given = {
-        "allow_ties": allow_ties,  # the judge says true or false of each output; equal figures are the tie
-        "calibration": calibration is not None,  # a pair's calibration corrects positions, which this judge has not
-        "few_shot_examples": bool(few_shot_examples),  # judged pairs, which a question about one output cannot show
-        "on_disagreement": on_disagreement != "tie",  # no orders to disagree
-    }
-    _refuse_beside("pointwise", given)
-
-
-#: why a way of judging a pair takes none of the options that shape another
-_WHY_NOT = {
-    "likelihood": "it asks the judge nothing, so what shapes a question or a verdict has no place",
-    "pointwise": "it shows one output at a time, so there are no positions, orders or pairs to shape",
+_METHODS: dict[str, Callable[[PairOptions, Way], PairPlan]] = {
+    "both-orders": _both_orders,
+    "pointwise": _pointwise,
+    "likelihood": _likelihood,
+    "weighed": _weighed,
 }
 
 
-def _refuse_beside(way: str, given: Mapping[str, bool]) -> None:
-    """The options given that do not fit this way of judging a pair, named in one error that says why."""
-    refused = [f"{{{name}}}" for name, is_given in given.items() if is_given]
-    if refused:
-        raise OptionError(f"{{{way}}} does not go with {', '.join(refused)}: {_WHY_NOT[way]}")
+def _shows_reference(prompt: Any) -> bool:
+    """A template string shows the reference only if it names it; a callable or LangChain prompt decides itself."""
+    return not isinstance(prompt, str) or "reference_outputs" in template_fields(prompt)
 
 
 def create_pairwise_judge(
@@ -465,14 +437,9 @@ def create_pairwise_judge(
     calibration: Any = None,
     few_shot_examples: Optional[list[dict[str, Any]]] = None,
     few_shot_placement: str = "end",
-    on_disagreement: str = "tie",
-    self_reference: bool = False,
-    checklist: bool = False,
-    pointwise: bool = False,
-    likelihood: bool = False,
-    way: Optional[Way] = None,
+    way: Union[Way, str, None] = None,
 ) -> PairwiseEvaluator:
-    """An evaluator that says which of two outputs is better, asking in both orders.
+    """An evaluator that says which of two outputs is better: by default in both orders, side by side.
 
     Called as ``evaluator(inputs=..., outputs_a=..., outputs_b=..., reference_outputs=None, **kwargs)``.
     The prompt names ``{inputs}``, ``{outputs_a}``, ``{outputs_b}`` (and
@@ -487,66 +454,51 @@ def create_pairwise_judge(
     ``calibration`` corrects each order's probabilities by position before the
     orders are combined, which divides out a preference for the first (or
     second) answer; ``metadata.order_probabilities`` holds each order's own.
-    ``on_disagreement="probabilities"`` gives a pair whose orders disagree to
-    the side the judge found likelier over both orders, instead of a tie
-    (:func:`combine_orders`).
-    ``self_reference=True`` has the judge answer ``inputs`` itself first and
-    shows that answer as the reference (LLMBar's self-generated reference);
-    ``metadata.self_reference`` holds it.
-    ``checklist=True`` has the judge first write, from ``inputs`` alone, yes/no
-    questions a response must pass (LLMBar's "metrics"), shown in the
-    prompt's ``{checks}``; ``metadata.checklist`` holds them, and a call that
-    passes ``checks=`` is judged with its own.
-    ``pointwise=True`` asks of each output alone whether it does what the
-    instruction asks (:mod:`.pointwise`), so no position can be preferred;
-    the output the judge finds likelier to do so wins.
-    ``likelihood=True`` asks nothing (:mod:`.likelihood`): each output is
-    scored as the model's own reply to ``inputs``, and the one the
-    instruction makes likelier, per token, wins (``metadata.likelihood_gain``);
-    it needs a local model and takes none of the options that shape a question.
-    With ``calibration`` (fitted by ``localjudge calibrate --pairwise --likelihood``)
-    the gains become ``metadata.probabilities``.
-    ``way`` (a :class:`~localjudge.judges.ways.Way`, such as ``WAYS["weighed"]``)
-    asks the pair that way, in place of ``checklist``, ``self_reference``,
-    ``pointwise``, ``likelihood`` and ``on_disagreement``; ``calibration``
-    stays as given, and each result's metadata names the way (``way``). The weighed way
-    (:mod:`.weighed`) is reached only so.
+
+    ``way`` (a :class:`~localjudge.judges.ways.Way`, or the name of one in
+    :data:`~localjudge.judges.ways.WAYS`) says how the pair is asked; each
+    result's metadata then names it (``way``) with the requests it took.
+    Without one, both orders are asked side by side and orders that disagree
+    are a tie, as OpenEvals' pairwise judges do. Its parts:
+
+    - ``pairs="both-orders"`` with ``on_disagreement="probabilities"`` gives a
+      pair whose orders disagree to the side the judge found likelier over both
+      orders (:func:`combine_orders`);
+    - ``pairs="pointwise"`` asks of each output alone whether it does what the
+      instruction asks (:mod:`.pointwise`), so no position can be preferred;
+    - ``pairs="likelihood"`` asks nothing (:mod:`.likelihood`): the output the
+      instruction makes likelier, per token, as the model's own reply wins
+      (``metadata.likelihood_gain``); it needs a local model, and with
+      ``calibration`` (``localjudge calibrate --pairwise --likelihood``) the
+      gains become ``metadata.probabilities``;
+    - ``pairs="weighed"`` weighs the judge's checks side by side against the
+      likelihood gain (:mod:`.weighed`), by weights fitted on labelled pairs;
+    - ``self_reference`` has the judge answer ``inputs`` itself first and shows
+      that answer as the reference (``metadata.self_reference``);
+    - ``checklist`` has it first write yes/no questions a response must pass
+      (``metadata.checklist``); a call that passes ``checks=`` is judged with its own.
     """
-    return _named(PairwiseEvaluator(_pairwise_core(**_options(locals()))), way)
+    options = PairOptions(
+        prompt=prompt,
+        feedback_key=feedback_key,
+        judge=judge,
+        model=model,
+        system=system,
+        allow_ties=allow_ties,
+        use_reasoning=use_reasoning,
+        has_reference=reference,
+        cache=cache,
+        calibration=calibration,
+        few_shot_examples=few_shot_examples,
+        few_shot_placement=few_shot_placement,
+    )
+    asked = find_way(way) if isinstance(way, str) else way
+    return PairwiseEvaluator(pair_plan(options, asked or Way()), asked)
 
 
-def create_async_pairwise_judge(
-    *,
-    prompt: Any = None,
-    feedback_key: str = "preference",
-    judge: Any = None,
-    model: Optional[str] = None,
-    system: Optional[str] = None,
-    allow_ties: bool = False,
-    use_reasoning: bool = True,
-    reference: bool = False,
-    cache: Any = None,
-    calibration: Any = None,
-    few_shot_examples: Optional[list[dict[str, Any]]] = None,
-    few_shot_placement: str = "end",
-    on_disagreement: str = "tie",
-    self_reference: bool = False,
-    checklist: bool = False,
-    pointwise: bool = False,
-    likelihood: bool = False,
-    way: Optional[Way] = None,
-) -> AsyncPairwiseEvaluator:
-    """The async twin of :func:`create_pairwise_judge`: both orders are asked at once."""
-    return _named(AsyncPairwiseEvaluator(_pairwise_core(**_options(locals()))), way)
+def _awaited(evaluator: PairwiseEvaluator) -> AsyncPairwiseEvaluator:
+    """The same plan, its requests awaited."""
+    return AsyncPairwiseEvaluator(evaluator.pair, evaluator.way)
 
 
-def _named(evaluator: _Pairwise, way: Optional[Way]) -> _Pairwise:
-    """The evaluator, stamping its results with the way it was asked for (none: as the flags describe, unstamped)."""
-    evaluator.way = way
-    return evaluator
-
-
-def _options(local_vars: Mapping[str, Any]) -> dict[str, Any]:
-    options = {k: v for k, v in local_vars.items() if not k.startswith("_")}
-    options["has_reference"] = options.pop("reference")
-    return options
+create_async_pairwise_judge = async_twin(create_pairwise_judge, _awaited, "create_async_pairwise_judge")

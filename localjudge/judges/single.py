@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from ..types import FewShotExample
 from .core import JudgeCore, build_core
 from .plan import arun_plan, run_plan
+from .twin import async_twin
 from .ways import Way, stamped
 
 if TYPE_CHECKING:
@@ -135,26 +136,12 @@ def create_llm_as_judge(
     return JudgeEvaluator(build_core(**_arguments(locals())))
 
 
-def create_async_llm_as_judge(
-    *,
-    prompt: Any,
-    feedback_key: str = "score",
-    judge: Any = None,
-    model: Optional[str] = None,
-    system: Optional[str] = None,
-    continuous: bool = False,
-    choices: Optional[list[float]] = None,
-    use_reasoning: bool = True,
-    few_shot_examples: Optional[list[FewShotExample]] = None,
-    output_schema: Any = None,
-    few_shot_placement: str = "end",
-    cache: Any = None,
-    calibration: Union[Correction, str, None] = None,
-    self_reference: bool = False,
-    checklist: bool = False,
-) -> AsyncJudgeEvaluator:
-    """The async twin of :func:`create_llm_as_judge`."""
-    return AsyncJudgeEvaluator(build_core(**_arguments(locals())))
+def _awaited(judge: JudgeEvaluator) -> AsyncJudgeEvaluator:
+    """The same core, its client awaited."""
+    return AsyncJudgeEvaluator(judge.core)
+
+
+create_async_llm_as_judge = async_twin(create_llm_as_judge, _awaited, "create_async_llm_as_judge")
 
 
 def _arguments(local_vars: Mapping[str, Any]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from localjudge.errors import (
     OutputParseError,
     UsageError,
 )
+from localjudge.judges.ways import Way
 
 ANSWER = '{"score": true}'
 
@@ -356,8 +357,8 @@ async def test_the_async_chain_checks_answers_too():
 
 #: each way of judging a pair: its options, its verdict, and what only B's request shows first
 PAIR_WAYS = {
-    "side by side": ({}, '{"winner": "A"}', "<answer_a>\nIt is Paris."),
-    "pointwise": ({"pointwise": True}, '{"score": true}', "<response>\nIt is Paris."),
+    "both-orders": ('{"winner": "A"}', "<answer_a>\nIt is Paris."),
+    "pointwise": ('{"score": true}', "<response>\nIt is Paris."),
 }
 
 
@@ -373,7 +374,7 @@ def _scripted(name: str, answer) -> ScriptedClient:
 def test_a_pair_names_the_member_that_wrote_first_and_each_that_judged(mode, way, writer):
     from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
 
-    options, verdict, b_first = PAIR_WAYS[way]
+    verdict, b_first = PAIR_WAYS[way]
 
     def local_answer(request):  # it writes no free text and refuses B's request: the remote member does those
         if "response_format" not in request or b_first in request["messages"][-1]["content"]:
@@ -383,7 +384,7 @@ def test_a_pair_names_the_member_that_wrote_first_and_each_that_judged(mode, way
     local = _scripted("local", local_answer)
     remote = _scripted("remote", lambda request: verdict if "response_format" in request else "Paris.")
     pair = {"inputs": "Name a city in one word.", "outputs_a": "Paris", "outputs_b": "It is Paris."}
-    options = {**options, writer: True, "use_reasoning": False}
+    options = {"way": Way(pairs=way, **{writer: True}), "use_reasoning": False}
     if mode == "sync":
         result = create_pairwise_judge(judge=FallbackClient(local, remote), **options)(**pair)
     else:

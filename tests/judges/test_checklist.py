@@ -13,6 +13,7 @@ from localjudge.clients.base import ChatClient, ChatCompletion, make_chat_comple
 from localjudge.errors import OptionError, OutputParseError, TruncatedOutputError, UsageError
 from localjudge.judges.checklist import CHECKLIST_PROMPT, checks_section
 from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
+from localjudge.judges.ways import Way
 
 CHECKS = "Is it one word?\nIs it a city?\nIs it the capital of France?"
 PAIR = {"inputs": "Name the capital of France in one word.", "outputs_a": "Paris", "outputs_b": "It is Paris."}
@@ -49,7 +50,7 @@ def answers(verdict: str):
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_a_pair_is_judged_in_both_orders_after_the_judge_writes_its_checks(mode):
     client = answers('{"winner": "A"}')
-    options = {"judge": client, "use_reasoning": False, "checklist": True}
+    options = {"judge": client, "use_reasoning": False, "way": Way(checklist=True)}
     if mode == "sync":
         result = create_pairwise_judge(**options)(**PAIR)
     else:
@@ -65,7 +66,9 @@ def test_a_pair_is_judged_in_both_orders_after_the_judge_writes_its_checks(mode)
 
 
 def test_checks_and_the_judges_own_answer_are_asked_for_in_one_step():
-    pair = create_pairwise_judge(judge=ScriptedClient([]), use_reasoning=False, checklist=True, self_reference=True)
+    pair = create_pairwise_judge(
+        judge=ScriptedClient([]), use_reasoning=False, way=Way(checklist=True, self_reference=True)
+    )
     plan = pair.pair.plan(PAIR["inputs"], "Paris", "It is Paris.", None, {})
     first = next(plan)
     assert len(first) == 2 and not any("response_format" in request for request in first)
@@ -79,7 +82,9 @@ def test_checks_and_the_judges_own_answer_are_asked_for_in_one_step():
 
 def test_checks_given_with_the_call_are_shown_and_nothing_is_written():
     client = answers('{"winner": "B"}')
-    result = create_pairwise_judge(judge=client, use_reasoning=False, checklist=True)(**PAIR, checks="Is it brief?")
+    result = create_pairwise_judge(judge=client, use_reasoning=False, way=Way(checklist=True))(
+        **PAIR, checks="Is it brief?"
+    )
     assert [shown_checks(request) for request in client.requests] == ["Is it brief?", "Is it brief?"]
     assert result["metadata"]["winner"] == "tie" and "checklist" not in result["metadata"]
 
@@ -90,23 +95,25 @@ def test_checks_cut_at_their_bound_are_an_error_with_what_was_written_and_no_ver
     )
     client = ScriptedClient([cut])
     with pytest.raises(TruncatedOutputError, match="cut at their bound \\(at most 160 tokens") as caught:
-        create_pairwise_judge(judge=client, checklist=True)(**PAIR)
+        create_pairwise_judge(judge=client, way=Way(checklist=True))(**PAIR)
     assert caught.value.raw_output == "Is it" and len(client.requests) == 1
 
 
 def test_empty_checks_are_an_error():
     with pytest.raises(OutputParseError, match="no checks"):
-        create_pairwise_judge(judge=ScriptedClient([" \n"]), checklist=True)(**PAIR)
+        create_pairwise_judge(judge=ScriptedClient([" \n"]), way=Way(checklist=True))(**PAIR)
 
 
 def test_without_inputs_there_is_no_request_to_write_checks_for():
     with pytest.raises(UsageError, match="no inputs"):
-        create_pairwise_judge(judge=ScriptedClient([]), checklist=True)(outputs_a="Paris", outputs_b="Rome")
+        create_pairwise_judge(judge=ScriptedClient([]), way=Way(checklist=True))(outputs_a="Paris", outputs_b="Rome")
 
 
 def test_a_prompt_with_no_place_for_the_checks_is_refused_when_the_judge_is_made():
     with pytest.raises(UsageError, match=r"checklist=True.*no \{checks\}"):
-        create_pairwise_judge(prompt="{inputs}: {outputs_a} or {outputs_b}?", judge=ScriptedClient([]), checklist=True)
+        create_pairwise_judge(
+            prompt="{inputs}: {outputs_a} or {outputs_b}?", judge=ScriptedClient([]), way=Way(checklist=True)
+        )
 
 
 def test_a_custom_schema_has_no_metadata_to_keep_the_checks_in_so_it_is_refused():
@@ -127,7 +134,9 @@ def test_a_judge_of_one_output_shows_the_checks_in_a_prompt_of_its_own():
 
 def test_each_output_of_a_pointwise_pair_is_judged_after_the_same_checks():
     client = answers('{"score": true}')
-    result = create_pairwise_judge(judge=client, use_reasoning=False, checklist=True, pointwise=True)(**PAIR)
+    result = create_pairwise_judge(judge=client, use_reasoning=False, way=Way(pairs="pointwise", checklist=True))(
+        **PAIR
+    )
     written, *verdicts = client.requests
     assert is_checklist_request(written) and len(verdicts) == 2
     prompt = verdicts[0]["messages"][-1]["content"]
@@ -138,7 +147,7 @@ def test_each_output_of_a_pointwise_pair_is_judged_after_the_same_checks():
 
 def test_a_pair_read_by_likelihood_asks_nothing_so_it_takes_no_checklist():
     with pytest.raises(OptionError, match=r"likelihood.*checklist.*asks the judge nothing"):
-        create_pairwise_judge(judge=ScriptedClient([]), checklist=True, likelihood=True)
+        Way(pairs="likelihood", checklist=True)
 
 
 def test_compare_with_the_flag_shows_the_checks_and_prints_them_in_the_result(monkeypatch):
@@ -235,7 +244,7 @@ def test_calibrate_fits_a_judge_that_writes_checks_as_its_own_and_compare_applie
 
 def test_checks_given_as_a_list_are_shown_one_to_a_line_and_anything_else_is_refused():
     client = answers('{"winner": "A"}')
-    judge = create_pairwise_judge(judge=client, use_reasoning=False, checklist=True)
+    judge = create_pairwise_judge(judge=client, use_reasoning=False, way=Way(checklist=True))
     judge(**PAIR, checks=["Is it one word?", "Is it a city?"])
     assert shown_checks(client.requests[0]) == "Is it one word?\nIs it a city?"
     with pytest.raises(UsageError, match=r"checks must be text .* got 5"):

@@ -42,7 +42,7 @@ def test_readings_of_one_pair_from_different_models_are_an_error(readings):
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_each_output_is_read_after_the_instruction_and_after_nothing(mode):
     client = ScriptedClient([scored], repeat=True)
-    options = {"judge": client, "likelihood": True, "system": "Be brief."}
+    options = {"judge": client, "way": "likelihood", "system": "Be brief."}
     if mode == "sync":
         result = create_pairwise_judge(**options)(**PAIR)
     else:
@@ -64,14 +64,14 @@ def test_a_chain_names_the_member_that_read_all_four():
     down.name = "down"
     reader = ScriptedClient([scored], repeat=True)
     reader.name = "reader"
-    result = create_pairwise_judge(judge=FallbackClient(down, reader), likelihood=True)(**PAIR)
+    result = create_pairwise_judge(judge=FallbackClient(down, reader), way="likelihood")(**PAIR)
     assert result["metadata"]["winner"] == "B" and result["metadata"]["client"] == "reader"
-    assert "client" not in create_pairwise_judge(judge=reader, likelihood=True)(**PAIR)["metadata"]
+    assert "client" not in create_pairwise_judge(judge=reader, way="likelihood")(**PAIR)["metadata"]
 
 
 def test_swapping_the_outputs_swaps_the_verdict():
     client = ScriptedClient([scored], repeat=True)
-    judge = create_pairwise_judge(judge=client, likelihood=True)
+    judge = create_pairwise_judge(judge=client, way="likelihood")
     swapped = {**PAIR, "outputs_a": PAIR["outputs_b"], "outputs_b": PAIR["outputs_a"]}
     assert judge(**PAIR)["metadata"]["winner"] == "B" and judge(**swapped)["metadata"]["winner"] == "A"
 
@@ -92,7 +92,7 @@ def test_a_calibrated_readout_decides_and_equal_gains_stay_a_tie():
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_a_calibration_turns_the_gains_into_probabilities_that_decide(mode):
     client = ScriptedClient([scored], repeat=True)
-    options = {"judge": client, "likelihood": True, "calibration": Correction(('"A"', '"B"'), None, 2.0)}
+    options = {"judge": client, "way": "likelihood", "calibration": Correction(('"A"', '"B"'), None, 2.0)}
     if mode == "sync":
         result = create_pairwise_judge(**options)(**PAIR)
     else:
@@ -101,15 +101,15 @@ def test_a_calibration_turns_the_gains_into_probabilities_that_decide(mode):
     assert result["metadata"]["probabilities"] == {"A": pytest.approx(p_a), "B": pytest.approx(1 - p_a)}
     assert result["metadata"]["calibrated"] is True and result["metadata"]["winner"] == "B"
     leaning = Correction(('"A"', '"B"'), (0.001, 0.999), 1.0)  # a fitted lean to B, divided out, turns the verdict
-    turned = create_pairwise_judge(judge=client, likelihood=True, calibration=leaning)(**PAIR)
+    turned = create_pairwise_judge(judge=client, way="likelihood", calibration=leaning)(**PAIR)
     assert turned["score"] == 1.0 and turned["metadata"]["winner"] == "A"
     assert turned["metadata"]["uncalibrated"] == {"winner": "B"}  # what the gains alone said
     assert turned["metadata"]["likelihood_gain"] == result["metadata"]["likelihood_gain"]  # the figures read stay
-    assert "probabilities" not in create_pairwise_judge(judge=client, likelihood=True)(**PAIR)["metadata"]
+    assert "probabilities" not in create_pairwise_judge(judge=client, way="likelihood")(**PAIR)["metadata"]
 
 
 def test_a_client_that_answers_instead_of_scoring_is_an_error_with_its_text():
-    judge = create_pairwise_judge(judge=ScriptedClient(["B is better"], repeat=True), likelihood=True)
+    judge = create_pairwise_judge(judge=ScriptedClient(["B is better"], repeat=True), way="likelihood")
     with pytest.raises(OutputParseError, match="log-probability") as caught:
         judge(**PAIR)
     assert caught.value.raw_output == "B is better" and "local model" in caught.value.hint
@@ -135,16 +135,13 @@ def test_figures_that_are_no_log_probabilities_are_refused(figures):
     [
         ("prompt", "{inputs} {outputs_a} {outputs_b}"),
         ("allow_ties", True),
-        ("pointwise", True),
         ("reference", True),
-        ("self_reference", True),
         ("few_shot_examples", [{"inputs": "q", "outputs_a": "a", "outputs_b": "b", "winner": "A"}]),
-        ("on_disagreement", "probabilities"),
     ],
 )
 def test_options_that_shape_a_question_are_refused_by_name(option, value):
     with pytest.raises(OptionError, match=f"does not go with {option}"):
-        create_pairwise_judge(judge=ScriptedClient([]), likelihood=True, **{option: value})
+        create_pairwise_judge(judge=ScriptedClient([]), way="likelihood", **{option: value})
 
 
 @pytest.mark.parametrize(
@@ -161,7 +158,7 @@ def test_options_that_shape_a_question_are_refused_by_name(option, value):
 def test_a_call_without_what_it_scores_is_refused_before_any_request(call, message):
     client = ScriptedClient([])
     with pytest.raises(UsageError, match=message):
-        create_pairwise_judge(judge=client, likelihood=True)(**call)
+        create_pairwise_judge(judge=client, way="likelihood")(**call)
     assert client.requests == []
 
 
@@ -171,7 +168,7 @@ def test_the_tiny_model_prefers_the_reply_to_the_question_asked_and_the_cache_ke
     from localjudge.datasets.result_cache import ResultCache
 
     cache = ResultCache(tmp_path / "cache.sqlite3")
-    judge = create_pairwise_judge(model="tiny", likelihood=True, cache=cache)
+    judge = create_pairwise_judge(model="tiny", way="likelihood", cache=cache)
     pair = {
         "inputs": "What is the capital of France?",
         "outputs_a": "The capital of Italy is Rome.",
@@ -217,7 +214,7 @@ def test_check_judge_scores_by_likelihood_only_its_pair_sets():
 
 @pytest.mark.model
 def test_the_default_judge_by_likelihood_prefers_the_answer_to_the_question_asked():
-    found = create_pairwise_judge(model="default", likelihood=True)(
+    found = create_pairwise_judge(model="default", way="likelihood")(
         inputs="What is the capital of France? Answer in one word.",
         outputs_a="The Eiffel Tower was finished in 1889 and is 330 metres tall.",
         outputs_b="Paris",
@@ -309,7 +306,7 @@ def test_calibrate_then_compare_by_likelihood_on_the_command_line(tmp_path, monk
 def test_values_a_reading_does_not_show_are_data_not_errors():
     """A labelled file's label, a row's source: the model reads the instruction and the replies alone."""
     client = ScriptedClient([scored], repeat=True)
-    result = create_pairwise_judge(judge=client, likelihood=True)(**PAIR, label="B", source="survey")
+    result = create_pairwise_judge(judge=client, way="likelihood")(**PAIR, label="B", source="survey")
     assert result["metadata"]["winner"] == "B"
     shown = "".join(m["content"] for request in client.requests for m in request["messages"])
     assert "survey" not in shown and len(client.requests) == 4

@@ -18,6 +18,7 @@ from localjudge.judges.pairwise import (
     pairwise_schema,
     read_order,
 )
+from localjudge.judges.ways import Way
 
 GOOD, BAD = "Paris is the capital of France.", "Lyon is the capital of France."
 
@@ -110,9 +111,9 @@ def test_a_disagreement_goes_to_the_likelier_side_over_both_orders_when_asked():
 
 def test_on_disagreement_is_checked_and_reaches_the_evaluator():
     judge = Judge(lambda a, b: "A", confidence=0.7)  # prefers whatever it reads first, equally sure each time
-    with pytest.raises(UsageError, match="on_disagreement must be one of tie, probabilities"):
-        create_pairwise_judge(judge=judge, on_disagreement="coin")
-    result = create_pairwise_judge(judge=judge, on_disagreement="probabilities")(
+    with pytest.raises(UsageError, match="on_disagreement= is one of tie, probabilities"):
+        create_pairwise_judge(judge=judge, way=Way(on_disagreement="coin"))
+    result = create_pairwise_judge(judge=judge, way=Way(on_disagreement="probabilities"))(
         inputs="Capital?", outputs_a=GOOD, outputs_b=BAD
     )
     assert result["metadata"]["winner"] == "tie"  # 0.5 each after averaging: still a tie

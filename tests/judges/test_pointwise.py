@@ -70,7 +70,7 @@ def test_each_output_is_asked_about_alone_and_both_comments_are_kept():
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_a_pointwise_pair_judge_asks_of_each_output_once(mode):
     client = OneAtATime({GOOD: 0.9, BAD: 0.6})
-    options = {"judge": client, "use_reasoning": False, "pointwise": True}
+    options = {"judge": client, "use_reasoning": False, "way": "pointwise"}
     pair = {"inputs": "What is the capital of France?", "outputs_a": BAD, "outputs_b": GOOD}
     if mode == "sync":
         found = create_pairwise_judge(**options)(**pair)
@@ -84,11 +84,11 @@ def test_a_pointwise_pair_judge_asks_of_each_output_once(mode):
 
 
 def test_a_reference_the_prompt_does_not_show_is_refused():
-    judge = create_pairwise_judge(judge=OneAtATime({}), pointwise=True)
+    judge = create_pairwise_judge(judge=OneAtATime({}), way="pointwise")
     with pytest.raises(UsageError, match="reference_outputs was given"):
         judge(inputs="q", outputs_a=GOOD, outputs_b=BAD, reference_outputs="Paris")
     shown = create_pairwise_judge(
-        judge=OneAtATime({GOOD: 0.9, BAD: 0.1}), pointwise=True, reference=True, use_reasoning=False
+        judge=OneAtATime({GOOD: 0.9, BAD: 0.1}), way="pointwise", reference=True, use_reasoning=False
     )
     assert shown(inputs="q", outputs_a=GOOD, outputs_b=BAD, reference_outputs="Paris")["metadata"]["winner"] == "A"
 
@@ -97,7 +97,6 @@ def test_a_reference_the_prompt_does_not_show_is_refused():
     ("options", "refused"),
     [
         ({"allow_ties": True}, "allow_ties"),
-        ({"on_disagreement": "probabilities"}, "on_disagreement"),
         ({"few_shot_examples": [{"inputs": "q", "outputs_a": "a", "outputs_b": "b", "winner": "A"}]}, "few_shot"),
         ({"calibration": object()}, "calibration"),
         ({"prompt": "Which is better, {outputs_a} or {outputs_b}?"}, r"names \{outputs\} \(not \{outputs_a\}"),
@@ -106,7 +105,7 @@ def test_a_reference_the_prompt_does_not_show_is_refused():
 )
 def test_options_that_do_not_fit_one_output_at_a_time_are_refused(options, refused):
     with pytest.raises(UsageError, match=refused):
-        create_pairwise_judge(judge=OneAtATime({}), pointwise=True, **options)
+        create_pairwise_judge(judge=OneAtATime({}), way="pointwise", **options)
 
 
 def test_compare_pointwise_on_the_command_line(monkeypatch):
@@ -143,7 +142,7 @@ def test_pointwise_without_pairs_is_refused(tmp_path):
 
 @pytest.mark.model
 def test_the_default_judge_judging_each_answer_alone_prefers_the_right_one():
-    evaluator = create_pairwise_judge(model="default", use_reasoning=False, pointwise=True)
+    evaluator = create_pairwise_judge(model="default", use_reasoning=False, way="pointwise")
     found = evaluator(inputs="What is the capital of France?", outputs_a=BAD, outputs_b=GOOD)
     metadata = found["metadata"]
     assert metadata["winner"] == "B", metadata

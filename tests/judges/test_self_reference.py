@@ -14,6 +14,7 @@ from localjudge.errors import OutputParseError, TruncatedOutputError, UsageError
 from localjudge.evaluators import SAME_ANSWER_PROMPT, make_evaluator
 from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
 from localjudge.judges.self_reference import SELF_REFERENCE_SYSTEM
+from localjudge.judges.ways import Way
 
 
 def cut(request):
@@ -102,7 +103,7 @@ def test_a_pair_is_judged_in_both_orders_against_the_judges_own_answer(mode):
         return '{"winner": "A"}' if shown else "the judge's own answer was not shown"
 
     client = ScriptedClient(["408", verdict, verdict])
-    options = {"judge": client, "use_reasoning": False, "self_reference": True}
+    options = {"judge": client, "use_reasoning": False, "way": Way(self_reference=True)}
     pair = {"inputs": "What is 17 x 24?", "outputs_a": "408", "outputs_b": "418"}
     if mode == "sync":
         result = create_pairwise_judge(**options)(**pair)
@@ -113,15 +114,15 @@ def test_a_pair_is_judged_in_both_orders_against_the_judges_own_answer(mode):
     assert result["metadata"]["verdicts"] == ["A", "B"]  # each order chose the answer it showed first
 
 
-@pytest.mark.parametrize("pointwise", [False, True])
-def test_a_pair_judge_does_not_call_its_own_answer_a_good_one(pointwise):
+@pytest.mark.parametrize("method", ["both-orders", "pointwise"])
+def test_a_pair_judge_does_not_call_its_own_answer_a_good_one(method):
     """A reference the judge wrote itself may be wrong; a given one is shown as good."""
     pair = {"inputs": "What is 17 x 24?", "outputs_a": "408", "outputs_b": "418"}
-    verdict = '{"score": true}' if pointwise else '{"winner": "A"}'
+    verdict = '{"score": true}' if method == "pointwise" else '{"winner": "A"}'
     own = ScriptedClient(["418", verdict, verdict])
-    create_pairwise_judge(judge=own, use_reasoning=False, self_reference=True, pointwise=pointwise)(**pair)
+    create_pairwise_judge(judge=own, use_reasoning=False, way=Way(pairs=method, self_reference=True))(**pair)
     given = ScriptedClient([verdict, verdict])
-    create_pairwise_judge(judge=given, use_reasoning=False, reference=True, pointwise=pointwise)(
+    create_pairwise_judge(judge=given, use_reasoning=False, reference=True, way=Way(pairs=method))(
         **pair, reference_outputs="408"
     )
     own_prompt, given_prompt = (client.requests[-1]["messages"][-1]["content"] for client in (own, given))

@@ -15,6 +15,7 @@ from localjudge.clients.base import ChatClient, make_chat_completion
 from localjudge.errors import UsageError
 from localjudge.judges.pairwise import create_pairwise_judge, pairwise_prompt
 from localjudge.judges.single import create_llm_as_judge
+from localjudge.judges.ways import Way
 from localjudge.trust.correction import Correction
 from localjudge.trust.fit import (
     calibration_key,
@@ -63,9 +64,9 @@ def test_a_judge_that_writes_its_own_checks_has_a_key_of_its_own():
     given = calibration_key(
         create_pairwise_judge(judge=Fixed(), use_reasoning=False, prompt=pairwise_prompt(checks=True))
     )
-    own = calibration_key(create_pairwise_judge(judge=Fixed(), use_reasoning=False, checklist=True))
+    own = calibration_key(create_pairwise_judge(judge=Fixed(), use_reasoning=False, way=Way(checklist=True)))
     assert own != given  # the same prompt, but the checks come from the judge
-    assert own == calibration_key(create_pairwise_judge(judge=Fixed(), use_reasoning=False, checklist=True))
+    assert own == calibration_key(create_pairwise_judge(judge=Fixed(), use_reasoning=False, way=Way(checklist=True)))
 
 
 def test_a_judge_that_cannot_say_which_model_it_is_has_no_key():
@@ -141,11 +142,11 @@ def test_a_pair_read_by_likelihood_gives_its_gains_and_their_mirror():
 
 def test_a_likelihood_judge_has_a_key_of_its_own():
     side_by_side = calibration_key(create_pairwise_judge(judge=Fixed(), use_reasoning=False))
-    read = calibration_key(create_pairwise_judge(judge=Fixed(), likelihood=True))
-    assert read != side_by_side and read == calibration_key(create_pairwise_judge(judge=Fixed(), likelihood=True))
+    read = calibration_key(create_pairwise_judge(judge=Fixed(), way="likelihood"))
+    assert read != side_by_side and read == calibration_key(create_pairwise_judge(judge=Fixed(), way="likelihood"))
     # a judge shown the instruction alone, and asked for a verdict, is not one that reads replies
     assert read != calibration_key(create_pairwise_judge(judge=Fixed(), prompt="{inputs}", use_reasoning=False))
-    assert read != calibration_key(create_pairwise_judge(judge=Fixed(), likelihood=True, system="Be exact."))
+    assert read != calibration_key(create_pairwise_judge(judge=Fixed(), way="likelihood", system="Be exact."))
 
 
 def test_content_free_values_fill_every_field_a_row_has():
