@@ -9,7 +9,7 @@ in a worker thread). Nothing else differs between the two.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ..types import FewShotExample
@@ -133,7 +133,24 @@ def create_llm_as_judge(
     metadata carries them as ``checklist``, and a call that passes ``checks=``
     is judged with its own.
     """
-    return JudgeEvaluator(build_core(**_arguments(locals())))
+    core = build_core(
+        prompt=prompt,
+        feedback_key=feedback_key,
+        judge=judge,
+        model=model,
+        system=system,
+        continuous=continuous,
+        choices=choices,
+        use_reasoning=use_reasoning,
+        few_shot_examples=few_shot_examples,
+        output_schema=output_schema,
+        few_shot_placement=few_shot_placement,
+        cache=cache,
+        calibration=calibration,
+        self_reference=self_reference,
+        checklist=checklist,
+    )
+    return JudgeEvaluator(core)
 
 
 def _awaited(judge: JudgeEvaluator) -> AsyncJudgeEvaluator:
@@ -142,7 +159,3 @@ def _awaited(judge: JudgeEvaluator) -> AsyncJudgeEvaluator:
 
 
 create_async_llm_as_judge = async_twin(create_llm_as_judge, _awaited, "create_async_llm_as_judge")
-
-
-def _arguments(local_vars: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in local_vars.items() if not k.startswith("_")}

@@ -23,6 +23,7 @@ from ..types import FewShotExample
 from .core import JudgeCore, build_core
 from .plan import note_exchanges
 from .single import AsyncEvaluator, Evaluator
+from .twin import async_twin
 from .ways import stamp
 
 if TYPE_CHECKING:
@@ -181,28 +182,29 @@ def create_trajectory_llm_as_judge(
     trajectories as ``{outputs}`` and ``{reference_outputs}``. A malformed
     trajectory is an :class:`~localjudge.errors.InvalidTrajectoryError`.
     """
-    return TrajectoryEvaluator(_trajectory_judge(**_arguments(locals())))
+    judge_of_trajectories = _trajectory_judge(
+        prompt=prompt,
+        model=model,
+        feedback_key=feedback_key,
+        judge=judge,
+        continuous=continuous,
+        choices=choices,
+        use_reasoning=use_reasoning,
+        few_shot_examples=few_shot_examples,
+        system=system,
+        output_schema=output_schema,
+        few_shot_placement=few_shot_placement,
+        cache=cache,
+        calibration=calibration,
+    )
+    return TrajectoryEvaluator(judge_of_trajectories)
 
 
-def create_async_trajectory_llm_as_judge(
-    *,
-    prompt: Any = None,
-    model: Optional[str] = None,
-    feedback_key: str = FEEDBACK_KEY,
-    judge: Any = None,
-    continuous: bool = False,
-    choices: Optional[list[float]] = None,
-    use_reasoning: bool = True,
-    few_shot_examples: Optional[list[FewShotExample]] = None,
-    system: Optional[str] = None,
-    output_schema: Any = None,
-    few_shot_placement: str = "end",
-    cache: Any = None,
-    calibration: Optional[Correction] = None,
-) -> AsyncTrajectoryEvaluator:
-    """The async twin of :func:`create_trajectory_llm_as_judge`."""
-    return AsyncTrajectoryEvaluator(_trajectory_judge(**_arguments(locals())))
+def _awaited(evaluator: TrajectoryEvaluator) -> AsyncTrajectoryEvaluator:
+    """The same judge, its client awaited."""
+    return AsyncTrajectoryEvaluator(evaluator.trajectory)
 
 
-def _arguments(local_vars: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in local_vars.items() if not k.startswith("_")}
+create_async_trajectory_llm_as_judge = async_twin(
+    create_trajectory_llm_as_judge, _awaited, "create_async_trajectory_llm_as_judge"
+)
