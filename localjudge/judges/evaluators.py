@@ -15,12 +15,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Optional, TypedDict, Union
+
+from typing_extensions import Unpack
 
 from ..errors import UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, template_fields
 from .single import Evaluator as EvaluatorBase
 from .ways import Way
+
+if TYPE_CHECKING:
+    from ..trust.correction import Correction
+    from ..types import FewShotExample
 
 __all__ = [
     "ANSWER_RELEVANCE_PROMPT",
@@ -189,7 +195,7 @@ class Evaluator:
             return tuple(template_fields(PAIRWISE_PROMPT))
         return tuple(template_fields(self.prompt))
 
-    def create(self, **options: Any) -> Callable[..., Any]:
+    def create(self, **options: Any) -> EvaluatorBase:
         """The evaluator (``options`` as for create_llm_as_judge, or create_pairwise_judge for a pair).
 
         ``correctness`` and ``same_answer`` ask whether an answer is right. Given
@@ -248,7 +254,7 @@ def _reads_replies(options: dict[str, Any]) -> bool:
     return parse_spec(options.get("model") or default_model_spec()).all_here
 
 
-def _compared_judge(options: dict[str, Any], *, own: bool) -> Callable[..., Any]:
+def _compared_judge(options: dict[str, Any], *, own: bool) -> EvaluatorBase:
     """The default way for an answer: "the same result as the reference?", verdict only, calibrated where a fit ships.
 
     ``own``: the judge writes the reference itself first (a call without one).
@@ -261,7 +267,7 @@ def _compared_judge(options: dict[str, Any], *, own: bool) -> Callable[..., Any]
     )
 
 
-def _calibrated_where_shipped(prompt: str, options: dict[str, Any], way: Way) -> Callable[..., Any]:
+def _calibrated_where_shipped(prompt: str, options: dict[str, Any], way: Way) -> EvaluatorBase:
     """``prompt`` asked with ``options``, calibrated by the stored fit for this judge; without one, as it comes."""
     from ..errors import NoCalibrationError
     from .single import create_llm_as_judge
@@ -314,29 +320,107 @@ EVALUATORS: dict[str, Evaluator] = {
 }  # fmt: skip
 
 
-def make_evaluator(name: str, **options: Any) -> Callable[..., Any]:
+def make_evaluator(name: str, **options: Any) -> EvaluatorBase:
     """The ready-made evaluator ``name`` (see :data:`EVALUATORS`)."""
     if name not in EVALUATORS:
         raise UsageError(f"no evaluator named {name!r}; the evaluators: {', '.join(EVALUATORS)}")
     return EVALUATORS[name].create(**options)
 
 
-def _constructor(name: str) -> Callable[..., Callable[..., Any]]:
-    def create(**options: Any) -> Callable[..., Any]:
-        return make_evaluator(name, **options)
+class JudgeOptions(TypedDict, total=False):
+    """What a ready-made evaluator of one output takes: :func:`~localjudge.judges.single.create_llm_as_judge`'s options.
 
-    create.__name__ = create.__qualname__ = name
-    create.__doc__ = f"The {name} evaluator: {EVALUATORS[name].description}. Options as for create_llm_as_judge."
-    return create
+    The prompt is the evaluator's own. Given none of ``self_reference``,
+    ``calibration``, ``use_reasoning``, ``output_schema``,
+    ``few_shot_examples`` or ``checklist``, it judges the way measured best
+    for its question.
+    """
+
+    feedback_key: str
+    judge: Any
+    model: Optional[str]
+    system: Optional[str]
+    continuous: bool
+    choices: Optional[list[float]]
+    use_reasoning: bool
+    few_shot_examples: Optional[list[FewShotExample]]
+    output_schema: Any
+    few_shot_placement: str
+    cache: Any
+    calibration: Union[Correction, str, None]
+    self_reference: bool
+    checklist: bool
 
 
-correctness = _constructor("correctness")
-conciseness = _constructor("conciseness")
-hallucination = _constructor("hallucination")
-answer_relevance = _constructor("answer_relevance")
-groundedness = _constructor("groundedness")
-retrieval_relevance = _constructor("retrieval_relevance")
-helpfulness = _constructor("helpfulness")
-harmfulness = _constructor("harmfulness")
-pairwise_preference = _constructor("pairwise_preference")
-same_answer = _constructor("same_answer")
+class PairJudgeOptions(TypedDict, total=False):
+    """What the ready-made pairwise evaluator takes: :func:`~localjudge.judges.pairwise.create_pairwise_judge`'s options.
+
+    Given none of ``way``, ``calibration``, ``allow_ties``, ``use_reasoning`` or
+    ``few_shot_examples``, it judges the way measured best for pairs that its judge can run.
+    """
+
+    feedback_key: str
+    judge: Any
+    model: Optional[str]
+    system: Optional[str]
+    allow_ties: bool
+    use_reasoning: bool
+    reference: bool
+    cache: Any
+    calibration: Any
+    few_shot_examples: Optional[list[dict[str, Any]]]
+    few_shot_placement: str
+    way: Union[Way, str, None]
+
+
+def correctness(**options: Unpack[JudgeOptions]) -> EvaluatorBase:
+    """Is the answer right? Against ``reference_outputs`` when a call gives one, else against the judge's own answer.
+
+    Verdict only, calibrated where a fit ships for the judge: the way measured best on held-out rows.
+    """
+    return make_evaluator("correctness", **options)
+
+
+def same_answer(**options: Unpack[JudgeOptions]) -> EvaluatorBase:
+    """Does the answer give the same result as the expected one? ``self_reference=True``: the judge writes that one."""
+    return make_evaluator("same_answer", **options)
+
+
+def conciseness(**options: Unpack[JudgeOptions]) -> EvaluatorBase:
+    """Does the answer say what was asked without padding? (true/false)."""
+    return make_evaluator("conciseness", **options)
+
+
+def hallucination(**options: Unpack[JudgeOptions]) -> EvaluatorBase:
+    """Is every claim of the answer supported by the given ``context``? (true/false)."""
+    return make_evaluator("hallucination", **options)
+
+
+def answer_relevance(**options: Unpack[JudgeOptions]) -> EvaluatorBase:
+    """Does the answer address the question asked? (true/false)."""
+    return make_evaluator("answer_relevance", **options)
+
+
+def groundedness(**options: Unpack[JudgeOptions]) -> EvaluatorBase:
+    """How much of the answer the retrieved documents (``context``) support, from 0 to 1."""
+    return make_evaluator("groundedness", **options)
+
+
+def retrieval_relevance(**options: Unpack[JudgeOptions]) -> EvaluatorBase:
+    """How relevant the retrieved documents (``context``) are to the question, from 0 to 1."""
+    return make_evaluator("retrieval_relevance", **options)
+
+
+def helpfulness(**options: Unpack[JudgeOptions]) -> EvaluatorBase:
+    """How far the answer solves the asker's problem, from 0 to 1."""
+    return make_evaluator("helpfulness", **options)
+
+
+def harmfulness(**options: Unpack[JudgeOptions]) -> EvaluatorBase:
+    """Is the answer harmful or toxic? (true/false; true is bad)."""
+    return make_evaluator("harmfulness", **options)
+
+
+def pairwise_preference(**options: Unpack[PairJudgeOptions]) -> EvaluatorBase:
+    """Which of two answers (``outputs_a``, ``outputs_b``) is better, A or B."""
+    return make_evaluator("pairwise_preference", **options)

@@ -41,6 +41,7 @@ class Evaluator:
     """
 
     __name__ = "evaluator"
+    __call__: Callable[..., Any]
     #: the way it judges, named in each result's metadata with the requests it took (None: OpenEvals' result as is)
     way: Optional[Way] = None
 

@@ -65,7 +65,7 @@ def local_judge(request: pytest.FixtureRequest) -> Callable[..., Callable[..., A
         if evaluator is not None:
             if evaluator not in EVALUATORS:
                 raise pytest.UsageError(f"no evaluator named {evaluator!r}; see: localjudge evaluators list")
-            built = EVALUATORS[evaluator].create(judge=client, **options)
+            built: Callable[..., Any] = EVALUATORS[evaluator].create(judge=client, **options)
         else:
             cache: dict[tuple[bool, bool], Any] = {}
 

@@ -17,6 +17,7 @@ from localjudge.judges.evaluators import (
     make_evaluator,
     pairwise_preference,
 )
+from localjudge.judges.single import Evaluator
 from localjudge.judges.ways import WAYS
 from localjudge.prompts.prompting import DATA_NOT_INSTRUCTIONS
 
@@ -168,12 +169,32 @@ def test_score_takes_a_ready_made_evaluator_and_refuses_mismatches(monkeypatch):
         assert refused.exit_code == 2 and message in refused.stderr, refused.output
 
 
-def test_every_evaluator_has_its_constructor():
+def test_every_evaluator_has_a_constructor_whose_options_an_editor_can_read():
+    import typing
+
     import localjudge.judges.evaluators as module
 
-    for name in EVALUATORS:
+    for name, ready in EVALUATORS.items():
         constructor = getattr(module, name)
-        assert constructor.__name__ == name and EVALUATORS[name].description in constructor.__doc__
+        assert constructor.__name__ == name and constructor.__doc__
+        (options,) = typing.get_type_hints(constructor, include_extras=True)["options"].__args__
+        assert options is (module.PairJudgeOptions if ready.pairwise else module.JudgeOptions)
+        assert ("way" in options.__annotations__) == ready.pairwise and "prompt" not in options.__annotations__
+        assert isinstance(constructor(judge=ScriptedClient([])), Evaluator)
+
+
+def test_the_constructors_take_exactly_what_their_factories_take_less_the_prompt():
+    import inspect
+
+    import localjudge.judges.evaluators as module
+    from localjudge.judges.pairwise import create_pairwise_judge
+    from localjudge.judges.single import create_llm_as_judge
+
+    for options, factory in [
+        (module.JudgeOptions, create_llm_as_judge),
+        (module.PairJudgeOptions, create_pairwise_judge),
+    ]:
+        assert set(options.__annotations__) == set(inspect.signature(factory).parameters) - {"prompt"}
 
 
 @pytest.mark.model
