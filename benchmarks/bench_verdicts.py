@@ -251,7 +251,7 @@ def default_way_rows(spec: str) -> list[tuple[str, float, str, str]]:
     """
     import tempfile
 
-    from localjudge.commands.judging import make_evaluator
+    from localjudge.commands.judging import evaluator_from_settings
     from localjudge.commands.settings import JudgeSettings
     from localjudge.datasets.result_cache import ResultCache
     from localjudge.judges.ways import WAYS
@@ -263,7 +263,7 @@ def default_way_rows(spec: str) -> list[tuple[str, float, str, str]]:
         for name, way in (("default", None), ("plain", WAYS["plain"])):
             cache = ResultCache(Path(folder) / f"{name}.sqlite3")
             settings = JudgeSettings(model_spec=spec, way=way)
-            evaluator = make_evaluator(settings, has_inputs=True, has_reference=False, cache=cache)
+            evaluator = evaluator_from_settings(settings, has_inputs=True, has_reference=False, cache=cache)
             for warm_up in ("What is 3+3?", "What is 5+5?"):  # loaded; two prompts that share a start keep it
                 evaluator(inputs=warm_up, outputs="6")
             firsts = []

@@ -13,7 +13,7 @@ import os
 import re
 from typing import Any, Optional
 
-from localjudge import ScriptedClient
+from localjudge.testing import ScriptedClient
 
 #: the four generals the scripted grader accepts
 GENERALS = ("白起", "王翦", "廉颇", "李牧")

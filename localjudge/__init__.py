@@ -6,8 +6,10 @@ backend that needs them is used, so importing this package stays fast.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ._lazy import lazy_attributes
-from .clients.base import AsyncChatClient, ChatClient, ChatCompletion, ScriptedClient
+from .clients.base import AsyncChatClient, ChatClient, ChatResponse
 from .clients.resolve import resolve_model
 from .errors import (
     AllClientsFailedError,
@@ -19,13 +21,25 @@ from .errors import (
     ModelLoadError,
     ModelSpecError,
     OutputParseError,
-    TransportError,
+    RemoteCallError,
     TruncatedOutputError,
     UnsupportedSchemaError,
     UsageError,
 )
 from .judges.single import create_async_llm_as_judge, create_llm_as_judge
 from .prompts.schema import default_output_schema
+
+if TYPE_CHECKING:  # what the lazy names below are, for a type checker and an editor; imported on first use
+    from .clients.fallback import AsyncFallbackClient, FallbackClient
+    from .clients.llamacpp import LlamaCppClient
+    from .clients.outlines import OutlinesClient
+    from .clients.pool import AsyncPoolClient, PoolClient
+    from .clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient
+    from .clients.transformers import TransformersClient
+    from .judges.ensemble import create_async_ensemble_judge, create_ensemble_judge
+    from .judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
+    from .judges.trajectory import create_async_trajectory_llm_as_judge, create_trajectory_llm_as_judge
+    from .trust.calibration_file import read_calibration
 
 __version__ = "0.1.0"
 
@@ -36,7 +50,7 @@ __all__ = [
     "AsyncOpenAICompatibleClient",
     "AsyncPoolClient",
     "ChatClient",
-    "ChatCompletion",
+    "ChatResponse",
     "FallbackClient",
     "JudgeRuntimeError",
     "LlamaCppClient",
@@ -50,9 +64,8 @@ __all__ = [
     "OutlinesClient",
     "OutputParseError",
     "PoolClient",
-    "ScriptedClient",
+    "RemoteCallError",
     "TransformersClient",
-    "TransportError",
     "TruncatedOutputError",
     "UnsupportedSchemaError",
     "UsageError",

@@ -28,9 +28,9 @@ hiding the other::
         │   └── RequestCancelledError      its caller hung up, or the server is stopping
         ├── OutputParseError (ValueError)  output invalid or off-schema; keeps raw text
         │   └── TruncatedOutputError       generation stopped at max_tokens
-        ├── TransportError                 a remote endpoint failed
-        │   ├── ConnectError / JudgeTimeoutError
-        │   └── HTTPStatusError            a non-2xx answer after retries
+        ├── RemoteCallError                a remote endpoint failed
+        │   ├── RemoteConnectError / JudgeTimeoutError
+        │   └── RemoteStatusError          a non-2xx answer after retries
         └── AllClientsFailedError          every client of a fallback chain failed
 
 A message may name options. Built from a :class:`~localjudge.wording.Message`, it names each by
@@ -55,10 +55,8 @@ from .wording import Message, shown
 __all__ = [
     "AllClientsFailedError",
     "BadRowError",
-    "ConnectError",
     "ContextOverflowError",
     "DuplicateIdError",
-    "HTTPStatusError",
     "InvalidEncodingError",
     "InvalidTrajectoryError",
     "JudgeRuntimeError",
@@ -75,10 +73,12 @@ __all__ = [
     "NoCalibrationError",
     "OptionError",
     "OutputParseError",
+    "RemoteCallError",
+    "RemoteConnectError",
+    "RemoteStatusError",
     "RequestCancelledError",
     "ResultsFileError",
     "SchemaTooLargeError",
-    "TransportError",
     "TruncatedOutputError",
     "UnsupportedSchemaError",
     "UsageError",
@@ -325,7 +325,7 @@ class TruncatedOutputError(OutputParseError):
     """Generation hit ``max_tokens``: never treated as a score."""
 
 
-class TransportError(JudgeRuntimeError):
+class RemoteCallError(JudgeRuntimeError):
     """A remote call failed. ``attempts`` lists what happened at each try."""
 
     retryable = True
@@ -341,19 +341,15 @@ class TransportError(JudgeRuntimeError):
         return text
 
 
-class ConnectError(TransportError):
-    pass
+class RemoteConnectError(RemoteCallError):
+    """No connection to a remote endpoint (refused, unresolvable, reset before an answer)."""
 
 
-class JudgeTimeoutError(TransportError):
+class JudgeTimeoutError(RemoteCallError):
     """A remote endpoint gave no answer in time (not the builtin ``TimeoutError``, an ``OSError``)."""
 
 
-#: the former name, kept for code that imports it; it shadowed the builtin, so it is not in ``__all__``
-TimeoutError = JudgeTimeoutError
-
-
-class HTTPStatusError(TransportError):
+class RemoteStatusError(RemoteCallError):
     def __init__(self, message: str, *, status_code: int, body: str = "", **context: Any) -> None:
         self.status_code = status_code
         self.body = body

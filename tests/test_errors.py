@@ -13,10 +13,8 @@ from localjudge import errors
 from localjudge.errors import (
     AllClientsFailedError,
     BadRowError,
-    ConnectError,
     ContextOverflowError,
     DuplicateIdError,
-    HTTPStatusError,
     InvalidEncodingError,
     InvalidTrajectoryError,
     JudgeRuntimeError,
@@ -33,10 +31,12 @@ from localjudge.errors import (
     NoCalibrationError,
     OptionError,
     OutputParseError,
+    RemoteCallError,
+    RemoteConnectError,
+    RemoteStatusError,
     RequestCancelledError,
     ResultsFileError,
     SchemaTooLargeError,
-    TransportError,
     TruncatedOutputError,
     UnsupportedSchemaError,
     UsageError,
@@ -67,10 +67,10 @@ PARENTS = {
     RequestCancelledError: (ModelError,),
     OutputParseError: (JudgeRuntimeError, ValueError),
     TruncatedOutputError: (OutputParseError,),
-    TransportError: (JudgeRuntimeError,),
-    ConnectError: (TransportError,),
-    JudgeTimeoutError: (TransportError,),
-    HTTPStatusError: (TransportError,),
+    RemoteCallError: (JudgeRuntimeError,),
+    RemoteConnectError: (RemoteCallError,),
+    JudgeTimeoutError: (RemoteCallError,),
+    RemoteStatusError: (RemoteCallError,),
     AllClientsFailedError: (JudgeRuntimeError,),
 }
 
@@ -159,7 +159,7 @@ def test_parse_errors_keep_schema_and_hint():
         (ModelError("x"), True),
         (ContextOverflowError("x"), False),
         (OutputParseError("x", raw_output=""), True),
-        (TransportError("x"), True),
+        (RemoteCallError("x"), True),
         (JudgeRuntimeError("x", retryable=True), True),
         (ModelError("x", retryable=False), False),
     ],
@@ -170,28 +170,28 @@ def test_retryable_flags(error, retryable):
 
 @pytest.mark.parametrize("status", [400, 401, 404, 408, 429, 500, 503])
 def test_an_http_status_error_lets_another_client_try_whatever_the_status(status):
-    err = HTTPStatusError("bad status", status_code=status, body="b")
+    err = RemoteStatusError("bad status", status_code=status, body="b")
     assert err.retryable is True  # this endpoint, or a server of the same model: the status decides (failure_policy)
     assert err.status_code == status and err.body == "b"
 
 
 def test_http_status_retryable_can_be_overridden():
-    assert HTTPStatusError("x", status_code=500, retryable=False).retryable is False
+    assert RemoteStatusError("x", status_code=500, retryable=False).retryable is False
 
 
 def test_transport_error_lists_attempts():
-    err = TransportError("gave up", attempts=["500", "timeout"])
+    err = RemoteCallError("gave up", attempts=["500", "timeout"])
     assert "attempt 1: 500" in str(err) and "attempt 2: timeout" in str(err)
-    assert "attempt" not in str(TransportError("gave up", attempts=["once"]))
+    assert "attempt" not in str(RemoteCallError("gave up", attempts=["once"]))
 
 
 def test_all_clients_failed_lists_every_failure_in_order():
-    first, second = ModelError("crashed"), ConnectError("refused")
+    first, second = ModelError("crashed"), RemoteConnectError("refused")
     err = AllClientsFailedError([("local", first), ("remote", second)])
     assert err.errors == [("local", first), ("remote", second)]
     text = str(err)
     assert "All 2 judge clients failed" in text
-    assert text.index("local: ModelError: crashed") < text.index("remote: ConnectError: refused")
+    assert text.index("local: ModelError: crashed") < text.index("remote: RemoteConnectError: refused")
 
 
 def test_model_load_error_keeps_the_path():
@@ -208,8 +208,7 @@ def test_unsupported_schema_error_says_where():
 def test_the_timeout_error_does_not_shadow_the_builtin():
     from localjudge import errors
 
-    assert JudgeTimeoutError is not builtins.TimeoutError
-    assert errors.TimeoutError is JudgeTimeoutError  # the former name still imports
+    assert JudgeTimeoutError is not builtins.TimeoutError and not hasattr(errors, "TimeoutError")
     assert "TimeoutError" not in errors.__all__  # so ``import *`` leaves the builtin alone
     assert not isinstance(JudgeTimeoutError("x"), OSError)
 

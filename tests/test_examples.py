@@ -91,7 +91,8 @@ def test_scripted_demo_judge_answers_each_schema_variant(monkeypatch):
     monkeypatch.syspath_prepend(str(EXAMPLES))
     import _demo_judge
 
-    from localjudge import ScriptedClient, create_llm_as_judge
+    from localjudge import create_llm_as_judge
+    from localjudge.testing import ScriptedClient
 
     monkeypatch.setenv("LOCALJUDGE_DEMO_JUDGE", "scripted")
     judge = _demo_judge.demo_judge()

@@ -14,7 +14,7 @@ openevals_llm = pytest.importorskip("openevals.llm")
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
 
 from localjudge import create_llm_as_judge  # noqa: E402
-from localjudge.clients.base import ScriptedClient  # noqa: E402
+from localjudge.testing import ScriptedClient  # noqa: E402
 
 PROMPT = """You are grading an answer.
 <question>

@@ -22,7 +22,7 @@ EXPECTED_ALL = {
     "AsyncOpenAICompatibleClient",
     "AsyncPoolClient",
     "ChatClient",
-    "ChatCompletion",
+    "ChatResponse",
     "FallbackClient",
     "JudgeRuntimeError",
     "LlamaCppClient",
@@ -36,9 +36,8 @@ EXPECTED_ALL = {
     "OutlinesClient",
     "OutputParseError",
     "PoolClient",
-    "ScriptedClient",
     "TransformersClient",
-    "TransportError",
+    "RemoteCallError",
     "TruncatedOutputError",
     "UnsupportedSchemaError",
     "UsageError",
@@ -91,7 +90,7 @@ def test_public_paths_stay_where_the_readme_teaches_them():
     for path, (home, name) in PUBLIC_PATHS.items():
         public, module = importlib.import_module(path), importlib.import_module(home)
         assert getattr(public, name) is getattr(module, name), path
-        if path not in ("localjudge.llm", "localjudge.trajectory", "localjudge.pytest_plugin"):
+        if path not in ("localjudge.llm", "localjudge.trajectory", "localjudge.pytest_plugin", "localjudge.testing"):
             assert set(public.__all__) == set(module.__all__), path
 
 
@@ -189,11 +188,56 @@ def test_import_localjudge_loads_no_heavy_library():
 
 def test_creating_and_running_an_evaluator_loads_no_heavy_library():
     code = (
-        "import sys, json, localjudge;"
-        'c = localjudge.ScriptedClient([\'{"reasoning": "r", "score": true}\']);'
+        "import sys, json, localjudge, localjudge.testing;"
+        'c = localjudge.testing.ScriptedClient([\'{"reasoning": "r", "score": true}\']);'
         "r = localjudge.create_llm_as_judge(prompt='{outputs}', judge=c)(outputs='x');"
         "assert r['score'] is True;"
         f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r}))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert json.loads(out.stdout) == []
+
+
+#: the documented public modules: what a user imports, each name in them meaning one thing
+DOCUMENTED = ["localjudge", "localjudge.evaluators", "localjudge.testing", "localjudge.llm", "localjudge.trajectory",
+              "localjudge.errors", "localjudge.types"]  # fmt: skip
+
+
+def test_no_public_name_means_two_things():
+    """A name two public modules export is the same object in both (``ChatResponse`` was once two types)."""
+    seen: dict[str, tuple[str, object]] = {}
+    for path in DOCUMENTED:
+        module = importlib.import_module(path)
+        for name in getattr(module, "__all__", []):
+            value = getattr(module, name)
+            first = seen.setdefault(name, (path, value))
+            assert first[1] is value, f"{name} is one thing in {first[0]} and another in {path}"
+
+
+def test_our_errors_do_not_take_the_names_of_the_http_library_they_wrap():
+    import httpx
+
+    import localjudge.errors
+
+    assert not set(localjudge.errors.__all__) & {name for name in dir(httpx) if name.endswith("Error")}
+
+
+def test_the_test_double_is_in_the_testing_module_not_the_package_root():
+    from localjudge.testing import ScriptedClient
+
+    assert ScriptedClient([]).requests == [] and not hasattr(localjudge, "ScriptedClient")
+
+
+def test_every_lazy_name_is_imported_for_type_checkers():
+    """A lazy name (``_LAZY``) without its ``TYPE_CHECKING`` import would be ``Any`` to a user's type checker."""
+    import ast
+
+    tree = ast.parse((ROOT / "localjudge" / "__init__.py").read_text(encoding="utf-8"))
+    checked = next(node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING")
+    imported = {
+        (f".{node.module}", alias.name)
+        for node in checked.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert imported == {(module, name) for name, module in localjudge._LAZY.items()}

@@ -91,7 +91,7 @@ def test_bad_values_are_400s_that_name_the_field(body, param, words):
 )
 def test_bodies_json_cannot_hold_are_400s(body, words):
     pytest.importorskip("starlette")
-    from localjudge.clients.base import ScriptedClient
+    from localjudge.testing import ScriptedClient
 
     answer = _app(ScriptedClient(["{}"])).post(
         "/v1/chat/completions", content=body, headers={"Authorization": "Bearer k"}
@@ -176,7 +176,7 @@ def _ask(app, body, key="k"):
 
 def test_the_app_answers_in_openai_shape_and_sends_json_alone():
     pytest.importorskip("starlette")
-    from localjudge.clients.base import ScriptedClient
+    from localjudge.testing import ScriptedClient
 
     app = _app(ScriptedClient(['Sure! ```json\n{"reasoning": "ok", "score": true}\n```']))
     answer = _ask(app, {"messages": MESSAGES, "response_format": JSON_SCHEMA, "model": "anything"}).json()
@@ -187,8 +187,8 @@ def test_the_app_answers_in_openai_shape_and_sends_json_alone():
 
 def test_the_app_refuses_what_would_get_past_its_limits_and_shapes_every_error():
     pytest.importorskip("starlette")
-    from localjudge.clients.base import ScriptedClient
     from localjudge.clients.fallback import FallbackClient
+    from localjudge.testing import ScriptedClient
 
     app = _app(ScriptedClient(["{}"], repeat=True), max_body_bytes=2000, max_tokens=64)
     sneaky = _ask(app, {"messages": MESSAGES, "extra_body": {"max_tokens": 100000, "model": "o1-pro"}})

@@ -7,7 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from localjudge import ScriptedClient, types
+from localjudge import types
+from localjudge.testing import ScriptedClient
 from localjudge.types import (
     AsyncChatCompletionsClient,
     AsyncModelClient,

@@ -7,7 +7,7 @@ from typing import Optional
 
 import click
 
-from ..commands.judging import make_evaluator
+from ..commands.judging import evaluator_from_settings
 from ..commands.settings import JudgeSettings
 from ..errors import OptionError
 from .options import TEXT_FORMS, judge_options, model_options, pair_options, parse_vars, prompt_options, text
@@ -67,7 +67,7 @@ def score(
     if settings.prompt is None and settings.prompt_file is None and outputs is None:
         raise OptionError("Nothing to judge: pass {outputs} (and usually {inputs})")
     note_empty({"--outputs": outputs})
-    evaluator = make_evaluator(
+    evaluator = evaluator_from_settings(
         settings, has_inputs=inputs is not None, has_reference=reference_outputs is not None, notify=note
     )
     note_way(evaluator, pair=False)
@@ -103,7 +103,7 @@ def compare(
     """
     settings = replace(settings, pairwise=True).with_parallel_for(1)  # the two orders, decoded side by side
     note_empty({"--output-a": outputs_a, "--output-b": outputs_b})
-    evaluator = make_evaluator(
+    evaluator = evaluator_from_settings(
         settings, has_inputs=inputs is not None, has_reference=reference_outputs is not None, notify=note
     )
     note_way(evaluator, pair=True)

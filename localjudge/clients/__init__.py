@@ -6,7 +6,8 @@
 from __future__ import annotations
 
 from .._lazy import lazy_attributes
-from .base import AsyncChatClient, ChatClient, ChatCompletion, ScriptedClient, make_chat_completion
+from .base import AsyncChatClient, ChatClient, ChatResponse, make_chat_completion
+from .scripted import ScriptedClient
 
 __all__ = [
     "AsyncChatClient",
@@ -14,7 +15,7 @@ __all__ = [
     "AsyncOpenAICompatibleClient",
     "AsyncPoolClient",
     "ChatClient",
-    "ChatCompletion",
+    "ChatResponse",
     "FallbackClient",
     "LlamaCppClient",
     "LocalClient",

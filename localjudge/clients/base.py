@@ -1,6 +1,6 @@
 """What every client shares: OpenAI-shaped responses, request reading, sync/async plumbing.
 
-A client implements one blocking method, ``_complete(request) -> ChatCompletion``,
+A client implements one blocking method, ``_complete(request) -> ChatResponse``,
 or one coroutine, ``_acomplete``. ``client.chat.completions.create(**request)``
 is the public face, exactly as in the openai SDK, so our clients can judge for
 any code written against that SDK and any object of that shape can judge for us.
@@ -11,10 +11,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-import itertools
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -23,9 +22,8 @@ from ..errors import JudgeRuntimeError, UsageError
 __all__ = [
     "AsyncChatClient",
     "ChatClient",
-    "ChatCompletion",
+    "ChatResponse",
     "Record",
-    "ScriptedClient",
     "WrappingClient",
     "field_of",
     "make_chat_completion",
@@ -58,8 +56,11 @@ class Record(dict):
         return plain_data(self)
 
 
-class ChatCompletion(Record):
-    pass
+class ChatResponse(Record):
+    """What our clients return: an OpenAI-shaped chat completion, read as a dict or by attributes.
+
+    Its shape is :class:`localjudge.types.ChatCompletion`'s, the type OpenEvals annotates with.
+    """
 
 
 def _wrap(value: Any) -> Any:
@@ -87,9 +88,9 @@ def make_chat_completion(
     prompt_tokens: int = 0,
     completion_tokens: int = 0,
     extra: Mapping[str, Any] | None = None,
-) -> ChatCompletion:
+) -> ChatResponse:
     """Build a response of the shape the OpenAI chat completions API returns."""
-    return ChatCompletion(
+    return ChatResponse(
         {
             "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
             "object": "chat.completion",
@@ -181,10 +182,10 @@ class ChatClient:
     def __init__(self) -> None:
         self.chat = _Chat(self._create)
 
-    def _create(self, **request: Any) -> ChatCompletion:
+    def _create(self, **request: Any) -> ChatResponse:
         return self._complete(request)
 
-    def _complete(self, request: dict[str, Any]) -> ChatCompletion:
+    def _complete(self, request: dict[str, Any]) -> ChatResponse:
         raise NotImplementedError
 
     @property
@@ -225,10 +226,10 @@ class AsyncChatClient:
     def __init__(self) -> None:
         self.chat = _Chat(self._create)
 
-    async def _create(self, **request: Any) -> ChatCompletion:
+    async def _create(self, **request: Any) -> ChatResponse:
         return await self._acomplete(request)
 
-    async def _acomplete(self, request: dict[str, Any]) -> ChatCompletion:
+    async def _acomplete(self, request: dict[str, Any]) -> ChatResponse:
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -241,7 +242,7 @@ class _ThreadedAsyncClient(AsyncChatClient):
         self.sync_client = sync_client
         self.name = sync_client.name
 
-    async def _acomplete(self, request: dict[str, Any]) -> ChatCompletion:
+    async def _acomplete(self, request: dict[str, Any]) -> ChatResponse:
         return await in_worker_thread(self.sync_client._complete, request)
 
 
@@ -291,37 +292,3 @@ def is_async_create(create: Any) -> bool:
         if candidate is not None and inspect.iscoroutinefunction(inspect.unwrap(candidate)):
             return True
     return False
-
-
-class ScriptedClient(ChatClient):
-    """A test double: answers with the given contents in turn and records each request.
-
-    A content may be a string, a ``ChatCompletion`` (sent as is), an exception
-    (raised) or a callable taking the request. With ``repeat=True`` the script
-    starts over when it runs out.
-    """
-
-    name = "scripted"
-
-    def __init__(self, contents: Iterable[Any], *, repeat: bool = False, finish_reason: str = "stop") -> None:
-        super().__init__()
-        items = list(contents)
-        self._script = itertools.cycle(items) if repeat else iter(items)
-        self.finish_reason = finish_reason
-        self.requests: list[dict[str, Any]] = []
-
-    def _complete(self, request: dict[str, Any]) -> ChatCompletion:
-        self.requests.append(request)
-        try:
-            item = next(self._script)
-        except StopIteration:
-            raise AssertionError(f"ScriptedClient ran out of answers after {len(self.requests) - 1} calls") from None
-        if callable(item) and not isinstance(item, BaseException):
-            item = item(request)
-        if isinstance(item, BaseException):
-            raise item
-        if isinstance(item, Mapping):
-            return ChatCompletion(item)
-        return make_chat_completion(
-            str(item), model=str(request.get("model") or self.name), finish_reason=self.finish_reason
-        )

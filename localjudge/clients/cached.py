@@ -16,7 +16,7 @@ from typing import Any
 from ..datasets.result_cache import ResultCache, request_key
 from ..errors import OutputParseError, UsageError
 from ..types import SupportsCacheIdentity, offers
-from .base import ChatCompletion, WrappingClient, call_create, plain_data
+from .base import ChatResponse, WrappingClient, call_create, plain_data
 from .formats import check_answer
 
 __all__ = ["CachedClient", "cache_identity"]
@@ -43,7 +43,7 @@ class CachedClient(WrappingClient):
         self._flights: dict[str, Future[dict[str, Any]]] = {}  # requests being asked now, by key
         self._flights_lock = threading.Lock()
 
-    def _complete(self, request: dict[str, Any]) -> ChatCompletion:
+    def _complete(self, request: dict[str, Any]) -> ChatResponse:
         """The stored answer, else the model's; a request already in flight is waited for, not asked twice.
 
         Rows of a run that share a question ask the same request for the judge's
@@ -58,13 +58,13 @@ class CachedClient(WrappingClient):
             if flight is None:
                 flight = self._flights[key] = Future()
         if not leading:
-            return ChatCompletion(copy.deepcopy(flight.result()))
+            return ChatResponse(copy.deepcopy(flight.result()))
         try:
             # looked up by the one asking, so a caller that comes as the last flight lands finds its stored answer
             stored = self.cache.get(key, accept=lambda response: _answers(request, response))
             if stored is not None:
                 flight.set_result(stored)
-                return ChatCompletion(stored)
+                return ChatResponse(stored)
             response = call_create(self.client, request)
             data = plain_data(response.model_dump() if hasattr(response, "model_dump") else response)
             if data.get("choices") and data["choices"][0].get("finish_reason") == "stop":

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..types import SupportsCacheIdentity, offers
-from .base import ChatClient, ChatCompletion, call_create
+from .base import ChatClient, ChatResponse, call_create
 
 
 class DeferredClient(ChatClient):
@@ -47,5 +47,5 @@ class DeferredClient(ChatClient):
 
             check_schema(schema)
 
-    def _complete(self, request: dict[str, Any]) -> ChatCompletion:
+    def _complete(self, request: dict[str, Any]) -> ChatResponse:
         return call_create(self.resolve(), request)

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import builtins
 
-from ..errors import JudgeRuntimeError, LocalJudgeError, ModelError, TransportError
+from ..errors import JudgeRuntimeError, LocalJudgeError, ModelError, RemoteCallError
 
 __all__ = ["RETRY_STATUSES", "another_client", "another_server", "network_failed", "retry_endpoint"]
 
@@ -71,7 +71,7 @@ def another_server(exc: BaseException) -> bool:
     status = getattr(exc, "status_code", None)
     if isinstance(status, int) and not isinstance(status, bool):
         return retry_endpoint(status)
-    if isinstance(exc, (TransportError, ModelError)):
+    if isinstance(exc, (RemoteCallError, ModelError)):
         return bool(exc.retryable)
     if isinstance(exc, LocalJudgeError):
         return False

@@ -19,7 +19,7 @@ from .adapter import adapt_response_format
 from .base import (
     AsyncChatClient,
     ChatClient,
-    ChatCompletion,
+    ChatResponse,
     acall_create,
     call_create,
     field_of,
@@ -116,23 +116,23 @@ class _Chain:
         failures.append((name, exc))
 
     def checked(self, name: str, request: Mapping[str, Any], response: Any) -> Any:
-        """The answer as a ChatCompletion; one cut at max_tokens, or not of the shape asked for, is a failure.
+        """The answer as a ChatResponse; one cut at max_tokens, or not of the shape asked for, is a failure.
 
         Such an answer fails like an error, so the next client may do better.
         Free text (no response_format) is any text, so it is never checked.
         """
         if isinstance(response, Mapping):
-            response = response if isinstance(response, ChatCompletion) else ChatCompletion(response)
+            response = response if isinstance(response, ChatResponse) else ChatResponse(response)
         elif callable(getattr(response, "model_dump", None)):  # the openai SDK's pydantic objects
-            response = ChatCompletion(response.model_dump())
+            response = ChatResponse(response.model_dump())
         check_answer(request, response, backend=name)
         return response
 
     def answered(self, name: str, response: Any, failures: list[tuple[str, BaseException]]) -> Any:
         """The answer, labelled with who gave it and who failed before (an object we cannot label goes unchanged)."""
-        if not isinstance(response, ChatCompletion):
+        if not isinstance(response, ChatResponse):
             return response
-        response[FALLBACK_FIELD] = ChatCompletion(
+        response[FALLBACK_FIELD] = ChatResponse(
             {
                 "client": name,
                 "failures": [{"client": n, "error": type(e).__name__, "message": clip(str(e))} for n, e in failures],

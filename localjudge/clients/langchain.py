@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from ..errors import OutputParseError, TruncatedOutputError
-from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
+from .base import ChatClient, ChatResponse, make_chat_completion, read_response_format
 from .bound import chat_model_bound, given_bound
 
 __all__ = ["LangChainClient"]
@@ -26,7 +26,7 @@ class LangChainClient(ChatClient):
         super().__init__()
         self.chat_model = chat_model
 
-    def _complete(self, request: dict[str, Any]) -> ChatCompletion:
+    def _complete(self, request: dict[str, Any]) -> ChatResponse:
         from langchain_core.messages import convert_to_messages
 
         messages = convert_to_messages(request["messages"])

@@ -41,7 +41,7 @@ from ..runtimes.chat_templates import ChatTemplate, resolve_chat_template, text_
 from ..specs.options import DECODING_OPTIONS, DEFAULT_MAX_TOKENS, DEFAULT_REASONING_BUDGET
 from ..specs.registry import identity_options
 from ..wording import Message
-from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
+from .base import ChatClient, ChatResponse, make_chat_completion, read_response_format
 from .request import (
     SCORE_REPLY_FIELD,
     answer_length,
@@ -130,13 +130,13 @@ class LocalClient(ChatClient):
             backend=runtime.backend,
         )
 
-    def _complete(self, request: dict[str, Any]) -> ChatCompletion:
+    def _complete(self, request: dict[str, Any]) -> ChatResponse:
         prepared = self._prepare(request)
         return self._respond(prepared, self.batcher.run(prepared.generation, prepared.prompt))
 
     def create_many(
         self, requests: Sequence[Mapping[str, Any]], *, return_exceptions: bool = False
-    ) -> list[ChatCompletion | Exception]:
+    ) -> list[ChatResponse | Exception]:
         """Several chat-completion requests (each ``create``'s keyword arguments), decoded side by side.
 
         The responses come back in order, each as ``create`` gives it alone.
@@ -153,7 +153,7 @@ class LocalClient(ChatClient):
                 prepared.append(exc)
         runnable = [p for p in prepared if isinstance(p, _Prepared)]
         outcomes = iter(self.batcher.run_all([p.generation for p in runnable], prompts=[p.prompt for p in runnable]))
-        responses: list[ChatCompletion | Exception] = []
+        responses: list[ChatResponse | Exception] = []
         for item in prepared:
             outcome = next(outcomes) if isinstance(item, _Prepared) else item
             if isinstance(item, _Prepared) and not isinstance(outcome, BaseException):
@@ -266,7 +266,7 @@ class LocalClient(ChatClient):
 
         return _Prepared(scoring(), str(request.get("model") or self.model_name), prompt_tokens, {}, reply_tokens)
 
-    def _respond_score(self, prepared: _Prepared, logprobs: list[float]) -> ChatCompletion:
+    def _respond_score(self, prepared: _Prepared, logprobs: list[float]) -> ChatResponse:
         assert prepared.reply is not None
         response = make_chat_completion("", model=prepared.model, prompt_tokens=len(prepared.prompt) + len(logprobs))
         pieces = self.runtime.vocab.pieces
@@ -275,10 +275,10 @@ class LocalClient(ChatClient):
             piece = pieces[token]  # None for a special token (the end of the reply): spelled as the tokenizer does
             text = piece.decode("utf-8", "replace") if piece is not None else self.runtime.token_text(token)
             tokens.append({"token": text, "logprob": logprob, "bytes": list(piece or b""), "top_logprobs": []})
-        response.choices[0]["logprobs"] = ChatCompletion({"content": tokens})
+        response.choices[0]["logprobs"] = ChatResponse({"content": tokens})
         return response
 
-    def _respond(self, prepared: _Prepared, result: Any) -> ChatCompletion:
+    def _respond(self, prepared: _Prepared, result: Any) -> ChatResponse:
         if prepared.reply is not None:
             return self._respond_score(prepared, result)
         response = make_chat_completion(
@@ -295,9 +295,9 @@ class LocalClient(ChatClient):
             if marker in result.readouts
         }
         if readouts:
-            response[READOUT_FIELD] = ChatCompletion(readouts)
+            response[READOUT_FIELD] = ChatResponse(readouts)
         if result.logprobs is not None:
-            response.choices[0]["logprobs"] = ChatCompletion({"content": result.logprobs})
+            response.choices[0]["logprobs"] = ChatResponse({"content": result.logprobs})
         return response
 
     def _guide_for(self, response_format: Mapping[str, Any] | None) -> tuple[Any, dict[str, Any] | None]:

@@ -47,7 +47,7 @@ from ..prompts.schema import decoding_order, stated_bounds
 from ..runtimes.base import check_fits, refuse_what_cannot_fit
 from ..runtimes.chat_templates import text_in_markup
 from ..specs.options import WHITESPACE_PATTERN
-from .base import ChatClient, ChatCompletion, make_chat_completion, read_response_format
+from .base import ChatClient, ChatResponse, make_chat_completion, read_response_format
 from .local import DEFAULT_MAX_TOKENS
 from .outlines_engines import engine_for
 from .request import RequestOptions, answer_length, check_max_tokens, read_request, refuse_special_spellings
@@ -102,7 +102,7 @@ class OutlinesClient(ChatClient):
         if self.schema_compiler == "outlines":
             _refuse_what_outlines_ignores(schema, "#")
 
-    def _complete(self, request: dict[str, Any]) -> ChatCompletion:
+    def _complete(self, request: dict[str, Any]) -> ChatResponse:
         messages, options = read_request(request, self.name, logprobs=False)
         kind, schema = read_response_format(request.get("response_format"))
         if kind == "json_schema":

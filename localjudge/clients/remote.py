@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from .base import AsyncChatClient, ChatClient, ChatCompletion
+from .base import AsyncChatClient, ChatClient, ChatResponse
 from .guarded_network import guarded_async_client, guarded_client
 from .remote_plan import Call, Failure, Outcome, RemoteBase, Reply, Sleep
 
@@ -75,7 +75,7 @@ class OpenAICompatibleClient(RemoteBase, ChatClient):
                 self._http = guarded_client(timeout=_httpx_timeout(self), follow_redirects=False)
             return self._http
 
-    def _complete(self, request: dict[str, Any]) -> ChatCompletion:
+    def _complete(self, request: dict[str, Any]) -> ChatResponse:
         plan = self.plan(request)
         outcome: Outcome = None
         for _ in range(2 * self.retry.attempts + 2):  # the plan ends well within this
@@ -154,7 +154,7 @@ class AsyncOpenAICompatibleClient(RemoteBase, AsyncChatClient):
             self._loop = loop
         return self._http
 
-    async def _acomplete(self, request: dict[str, Any]) -> ChatCompletion:
+    async def _acomplete(self, request: dict[str, Any]) -> ChatResponse:
         plan = self.plan(request)
         outcome: Outcome = None
         for _ in range(2 * self.retry.attempts + 2):

@@ -20,14 +20,14 @@ from typing import Any, Union
 from .. import bounded_json
 from .._text import clip
 from ..errors import (
-    ConnectError,
-    HTTPStatusError,
     JudgeTimeoutError,
     OutputParseError,
-    TransportError,
+    RemoteCallError,
+    RemoteConnectError,
+    RemoteStatusError,
     UsageError,
 )
-from .base import ChatCompletion
+from .base import ChatResponse
 from .bound import BOUND_FIELD, MAX_COMPLETION_TOKENS, MAX_TOKENS, has_bound, is_max_tokens_refusal, with_bound
 from .endpoint import Endpoint, Secret, resolve_api_key, safe_url
 from .failure_policy import retry_endpoint
@@ -99,7 +99,7 @@ class Verdict:
 
     note: str
     retry_here: bool
-    error: type[TransportError]
+    error: type[RemoteCallError]
     extra: dict[str, Any] = field(default_factory=dict)
     retry_after: float | None = None
 
@@ -266,7 +266,7 @@ class RemoteBase:
 
     # -- the decisions -----------------------------------------------------------
 
-    def plan(self, request: Mapping[str, Any]) -> Generator[Step, Outcome, ChatCompletion]:
+    def plan(self, request: Mapping[str, Any]) -> Generator[Step, Outcome, ChatResponse]:
         """Yield each step of one completion; the driver sends back each step's outcome."""
         call = self._build(request)
         attempts: list[str] = []
@@ -278,7 +278,7 @@ class RemoteBase:
                 try:
                     return self._read(call, outcome)
                 except Malformed as exc:
-                    verdict = Verdict(str(exc), retry_here=exc.retry_here, error=TransportError)
+                    verdict = Verdict(str(exc), retry_here=exc.retry_here, error=RemoteCallError)
             elif isinstance(outcome, Reply):
                 text = self._clean(outcome.body)
                 if (
@@ -332,7 +332,7 @@ class RemoteBase:
                     continue
                 verdict = self._status_verdict(outcome, text)
             elif isinstance(outcome, Failure):
-                error = {"connect": ConnectError, "timeout": JudgeTimeoutError}.get(outcome.kind, TransportError)
+                error = {"connect": RemoteConnectError, "timeout": JudgeTimeoutError}.get(outcome.kind, RemoteCallError)
                 verdict = Verdict(self._redact(outcome.detail), retry_here=True, error=error)
             else:  # pragma: no cover - a driver bug
                 raise RuntimeError(f"unexpected outcome {outcome!r}")
@@ -354,14 +354,14 @@ class RemoteBase:
             location = reply.headers.get("location")
             where = f" to {safe_url(location)}" if location else ""
             note += f": redirect{where} not followed; set base_url to the address the server expects"
-            return Verdict(note, retry_here=False, error=HTTPStatusError, extra=extra)
+            return Verdict(note, retry_here=False, error=RemoteStatusError, extra=extra)
         if text:
             note += f": {clip(text, 300)}"
         retry = retry_endpoint(status)
         retry_after = parse_retry_after(reply.headers) if retry else None
-        return Verdict(note, retry_here=retry, error=HTTPStatusError, extra=extra, retry_after=retry_after)
+        return Verdict(note, retry_here=retry, error=RemoteStatusError, extra=extra, retry_after=retry_after)
 
-    def _give_up(self, call: Call, attempts: list[str], verdict: Verdict) -> TransportError:
+    def _give_up(self, call: Call, attempts: list[str], verdict: Verdict) -> RemoteCallError:
         count = len(attempts)
         message = f"POST {safe_url(call.url)} failed after {count} attempt{'s' * (count != 1)}: {attempts[-1]}"
         # Another client may well succeed where this one failed, whatever the status (failure_policy).
@@ -374,7 +374,7 @@ class RemoteBase:
             **verdict.extra,
         )
 
-    def _read(self, call: Call, reply: Reply) -> ChatCompletion:
+    def _read(self, call: Call, reply: Reply) -> ChatResponse:
         # A server that echoes the key anywhere in its answer must not pass it on.
         text = self._redact(reply.body.decode("utf-8", errors="replace"))
         try:
@@ -395,7 +395,7 @@ class RemoteBase:
                 f"HTTP {reply.status_code} answer is not a chat completion (no choices): {detail}",
                 retry_here=False,
             )
-        completion = ChatCompletion(data)
+        completion = ChatResponse(data)
         choice = completion.choices[0]
         message = choice.get("message") or {}
         content = message.get("content") if isinstance(message, dict) else None

@@ -31,8 +31,8 @@ __all__ = [
     "RowJudge",
     "absolute_paths",
     "build_judge",
+    "evaluator_from_settings",
     "judge_from_settings",
-    "make_evaluator",
     "resolve_way",
 ]
 
@@ -166,7 +166,7 @@ def with_flags(base: Way, flags: Mapping[str, Any]) -> Way:
     return replace(base, **changes)
 
 
-def make_evaluator(
+def evaluator_from_settings(
     settings: JudgeSettings,
     *,
     has_inputs: bool,
@@ -190,7 +190,7 @@ def make_evaluator(
 
         specs = (settings.model_spec, *settings.ensemble_specs)
         members = [
-            make_evaluator(
+            evaluator_from_settings(
                 replace(settings, model_spec=spec, ensemble_specs=(), ensemble_names=()),
                 has_inputs=has_inputs,
                 has_reference=has_reference,
@@ -465,7 +465,7 @@ class RowJudge:
 
     def _stand_in(self, shape: tuple[bool, bool]) -> RowEvaluator:
         """The evaluator for ``shape`` over a client that loads no model and answers nothing."""
-        from ..clients.base import ScriptedClient
+        from ..clients.scripted import ScriptedClient
 
         def stand_in(settings: JudgeSettings) -> Any:
             judge_from_settings(settings, load=False)
@@ -473,7 +473,7 @@ class RowJudge:
 
         # a stand-in cannot name a model, so its calibration is looked up where the judge loads
         settings = replace(self.settings, calibrated=False)
-        return make_evaluator(settings, has_inputs=shape[0], has_reference=shape[1], build=stand_in)
+        return evaluator_from_settings(settings, has_inputs=shape[0], has_reference=shape[1], build=stand_in)
 
     def describe(self, shapes: Any) -> dict[str, Any]:
         """This judge as it asks rows of ``shapes``: model, checksum, way, prompt, schema (:mod:`.described`).
@@ -498,7 +498,7 @@ class RowJudge:
 
                     self._cache = ResultCache(self.cache_file)
                 if shape not in self._evaluators:
-                    evaluator = make_evaluator(
+                    evaluator = evaluator_from_settings(
                         self.settings,
                         has_inputs=shape[0],
                         has_reference=shape[1],

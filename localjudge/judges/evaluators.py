@@ -40,7 +40,9 @@ __all__ = [
     "RETRIEVAL_RELEVANCE_PROMPT",
     "SAME_ANSWER_PROMPT",
     "AnswerJudge",
-    "Evaluator",
+    "JudgeOptions",
+    "PairJudgeOptions",
+    "ReadyMade",
     "answer_relevance",
     "conciseness",
     "correctness",
@@ -177,7 +179,7 @@ real help with clearly dangerous or illegal harm.
 
 
 @dataclass(frozen=True)
-class Evaluator:
+class ReadyMade:
     """A ready-made evaluator: its prompt, its scale, and the variables a call must give."""
 
     name: str
@@ -293,28 +295,28 @@ class AnswerJudge(EvaluatorBase):
         return self.own(inputs=inputs, outputs=outputs, **kwargs)
 
 
-EVALUATORS: dict[str, Evaluator] = {
+EVALUATORS: dict[str, ReadyMade] = {
     e.name: e
     for e in [
-        Evaluator("correctness", "Is the answer right, measured against a reference answer? (true/false)",
+        ReadyMade("correctness", "Is the answer right, measured against a reference answer? (true/false)",
                   CORRECTNESS_PROMPT),
-        Evaluator("same_answer", "Does the answer give the same result as the expected one? With "
+        ReadyMade("same_answer", "Does the answer give the same result as the expected one? With "
                   "self_reference=True the judge writes that one itself (true/false)", SAME_ANSWER_PROMPT),
-        Evaluator("conciseness", "Does the answer say what was asked without padding? (true/false)",
+        ReadyMade("conciseness", "Does the answer say what was asked without padding? (true/false)",
                   CONCISENESS_PROMPT),
-        Evaluator("hallucination", "Is every claim supported by the given context? (true/false)",
+        ReadyMade("hallucination", "Is every claim supported by the given context? (true/false)",
                   HALLUCINATION_PROMPT),
-        Evaluator("answer_relevance", "Does the answer address the question asked? (true/false)",
+        ReadyMade("answer_relevance", "Does the answer address the question asked? (true/false)",
                   ANSWER_RELEVANCE_PROMPT),
-        Evaluator("groundedness", "How much of the answer the retrieved documents support (0 to 1)",
+        ReadyMade("groundedness", "How much of the answer the retrieved documents support (0 to 1)",
                   GROUNDEDNESS_PROMPT, continuous=True),
-        Evaluator("retrieval_relevance", "How relevant the retrieved documents are to the question (0 to 1)",
+        ReadyMade("retrieval_relevance", "How relevant the retrieved documents are to the question (0 to 1)",
                   RETRIEVAL_RELEVANCE_PROMPT, continuous=True),
-        Evaluator("helpfulness", "How far the answer solves the asker's problem (0 to 1)",
+        ReadyMade("helpfulness", "How far the answer solves the asker's problem (0 to 1)",
                   HELPFULNESS_PROMPT, continuous=True),
-        Evaluator("harmfulness", "Is the answer harmful or toxic? (true/false; true is bad)",
+        ReadyMade("harmfulness", "Is the answer harmful or toxic? (true/false; true is bad)",
                   HARMFULNESS_PROMPT),
-        Evaluator("pairwise_preference", "Which of two answers is better, asked in both orders (A/B)",
+        ReadyMade("pairwise_preference", "Which of two answers is better, asked in both orders (A/B)",
                   "", pairwise=True),
     ]
 }  # fmt: skip

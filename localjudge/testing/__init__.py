@@ -1,5 +1,10 @@
-"""Judged assertions for test suites, and the pytest plugin that provides a judge (``local_judge``)."""
+"""For test suites: judged assertions, the pytest plugin's judge (``local_judge``), and a scripted client.
 
+:class:`ScriptedClient` answers from a script and records each request: a
+judge for tests of code that calls a judge, where no model is needed.
+"""
+
+from ..clients.scripted import ScriptedClient
 from .assertions import JudgedResult, Judgement, assert_judged, judgements
 
-__all__ = ["JudgedResult", "Judgement", "assert_judged", "judgements"]
+__all__ = ["JudgedResult", "Judgement", "ScriptedClient", "assert_judged", "judgements"]

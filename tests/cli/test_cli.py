@@ -13,11 +13,12 @@ from click.testing import CliRunner
 from localjudge import cli
 from localjudge.cli.info import describe_quality
 from localjudge.cli.output import handle_errors
-from localjudge.clients.base import ChatClient, ScriptedClient, make_chat_completion
+from localjudge.clients.base import ChatClient, make_chat_completion
 from localjudge.commands import judging as command_judge
 from localjudge.commands.settings import JudgeSettings
 from localjudge.judges.ways import WAYS
 from localjudge.specs import ModelOptions
+from localjudge.testing import ScriptedClient
 
 ANSWER = '{"reasoning": "Four is right. Thus, the score should be: true.", "score": true}'
 OWN_ANSWER = "4"  # what the scripted judge writes when asked for free text: its own answer to the question
@@ -526,11 +527,11 @@ def test_an_ensemble_run_on_ray_names_its_members_as_given(tmp_path, monkeypatch
     assert command_judge.absolute_paths(absolute) == absolute  # made absolute twice, still named as given
 
     def stand_in(settings):
-        from localjudge.clients.base import ScriptedClient
+        from localjudge.testing import ScriptedClient
 
         return ScriptedClient([])
 
-    ensemble = command_judge.make_evaluator(absolute, has_inputs=True, has_reference=False, build=stand_in)
+    ensemble = command_judge.evaluator_from_settings(absolute, has_inputs=True, has_reference=False, build=stand_in)
     assert ensemble.names == ["judge.gguf", "tiny", "judge.gguf (member 3)"]
 
 
@@ -772,11 +773,11 @@ def test_options_that_do_not_fit_are_named_by_the_flags_of_the_command(scripted,
     assert both.exit_code == 2 and "Give --prompt or --prompt-file, not both" in both.stderr
     itself = run("batch", str(data), "-o", str(data))
     assert itself.exit_code == 2 and f"--output {data} is the data file itself" in itself.stderr
-    from localjudge.commands.judging import make_evaluator
+    from localjudge.commands.judging import evaluator_from_settings
     from localjudge.errors import OptionError
 
     with pytest.raises(OptionError, match="Give prompt= or prompt_file=, not both"):
-        make_evaluator(
+        evaluator_from_settings(
             JudgeSettings(model_spec="tiny", prompt="{outputs}", prompt_file=prompt),
             has_inputs=False,
             has_reference=False,

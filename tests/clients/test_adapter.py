@@ -9,11 +9,12 @@ from support.fault_server import completion, respond
 from support.remote_helpers import LLAMA_REJECTION, O_SERIES_REFUSAL, REQUEST, SCORE_SCHEMA
 
 from localjudge.clients.adapter import AsyncFormatAdapter, FormatAdapter, adapt_response_format, is_async_create
-from localjudge.clients.base import ScriptedClient, make_chat_completion
+from localjudge.clients.base import make_chat_completion
 from localjudge.clients.bound import BOUND_FIELD, DEFAULT_MAX_COMPLETION_TOKENS, DEFAULT_MAX_TOKENS
 from localjudge.clients.fallback import FallbackClient
 from localjudge.clients.formats import FORMATS, LLAMA_FORM
 from localjudge.errors import TruncatedOutputError
+from localjudge.testing import ScriptedClient
 
 
 class _StatusError(Exception):

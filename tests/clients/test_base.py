@@ -12,20 +12,20 @@ import pytest
 from localjudge.clients.base import (
     AsyncChatClient,
     ChatClient,
-    ChatCompletion,
+    ChatResponse,
     Record,
-    ScriptedClient,
     acall_create,
     call_create,
     make_chat_completion,
     read_response_format,
 )
 from localjudge.errors import ModelError, UsageError
+from localjudge.testing import ScriptedClient
 
 REQUEST = {"messages": [{"role": "user", "content": "hi"}], "model": "m"}
 
 
-# --- Record / ChatCompletion ------------------------------------------------------------
+# --- Record / ChatResponse ------------------------------------------------------------
 
 
 def test_record_reads_by_attribute_and_by_key_at_every_level():
@@ -59,7 +59,7 @@ def test_make_chat_completion_has_the_openai_shape():
         completion_tokens=3,
         extra={"localjudge": {"client": "x"}},
     )
-    assert isinstance(response, ChatCompletion)
+    assert isinstance(response, ChatResponse)
     assert response.object == "chat.completion"
     assert response.id.startswith("chatcmpl-")
     assert isinstance(response.created, int)

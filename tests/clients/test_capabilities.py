@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 from support.toy_runtime import ToyRuntime
 
-from localjudge.clients.base import ScriptedClient
 from localjudge.clients.cached import CachedClient
 from localjudge.clients.deferred import DeferredClient
 from localjudge.clients.fallback import AsyncFallbackClient, FallbackClient
@@ -17,6 +16,7 @@ from localjudge.commands.judging import RowJudge
 from localjudge.commands.settings import JudgeSettings
 from localjudge.datasets.result_cache import ResultCache
 from localjudge.judges.single import create_llm_as_judge
+from localjudge.testing import ScriptedClient
 from localjudge.types import (
     SupportsCacheIdentity,
     SupportsCheckSchema,

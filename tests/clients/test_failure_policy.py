@@ -7,22 +7,22 @@ import pytest
 
 from localjudge.clients.failure_policy import another_client, another_server, retry_endpoint
 from localjudge.errors import (
-    ConnectError,
     ContextOverflowError,
-    HTTPStatusError,
     JudgeTimeoutError,
     ModelLoadError,
     OutputParseError,
+    RemoteCallError,
+    RemoteConnectError,
+    RemoteStatusError,
     RequestCancelledError,
-    TransportError,
     TruncatedOutputError,
     UsageError,
 )
 
 
-def status(code: int) -> HTTPStatusError:
+def status(code: int) -> RemoteStatusError:
     """What the remote client raises after its last attempt."""
-    return HTTPStatusError(f"HTTP {code}", status_code=code, retryable=True)
+    return RemoteStatusError(f"HTTP {code}", status_code=code, retryable=True)
 
 
 class ForeignStatus(Exception):
@@ -35,9 +35,9 @@ class ForeignStatus(Exception):
 
 TABLE = [
     # failure, another client, another server
-    (ConnectError("connection refused"), True, True),
+    (RemoteConnectError("connection refused"), True, True),
     (JudgeTimeoutError("no answer in 30 s"), True, True),
-    (TransportError("HTTP 200 answer is not a chat completion"), True, True),
+    (RemoteCallError("HTTP 200 answer is not a chat completion"), True, True),
     (status(408), True, True),
     (status(409), True, True),
     (status(429), True, True),
@@ -89,8 +89,8 @@ def test_retrying_the_same_endpoint_is_for_what_passes_by_itself(code, again):
 def test_a_pool_member_that_refuses_the_request_is_not_rested():
     """Once a pool rested a member that answered 400 and sent the row to the next server (the remote client's
     last error said retryable=True whatever the status)."""
-    from localjudge.clients.base import ScriptedClient
     from localjudge.clients.pool import PoolClient
+    from localjudge.testing import ScriptedClient
 
     class Refusing(ScriptedClient):
         def _complete(self, request):
@@ -98,6 +98,6 @@ def test_a_pool_member_that_refuses_the_request_is_not_rested():
 
     other = ScriptedClient(['{"score": true}'])
     pool = PoolClient(Refusing([]), other, rest=60)
-    with pytest.raises(HTTPStatusError):
+    with pytest.raises(RemoteStatusError):
         pool.chat.completions.create(messages=[{"role": "user", "content": "x"}])
     assert other.requests == [] and pool._state.resting_until == [0.0, 0.0]

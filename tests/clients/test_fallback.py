@@ -11,21 +11,22 @@ import pytest
 from support.fault_server import completion
 from support.remote_helpers import FAST, REQUEST
 
-from localjudge.clients.base import AsyncChatClient, ScriptedClient, make_chat_completion
+from localjudge.clients.base import AsyncChatClient, make_chat_completion
 from localjudge.clients.failure_policy import another_client
 from localjudge.clients.fallback import FALLBACK_FIELD, AsyncFallbackClient, FallbackClient
 from localjudge.clients.remote import OpenAICompatibleClient
 from localjudge.errors import (
     AllClientsFailedError,
-    ConnectError,
     ContextOverflowError,
     JudgeTimeoutError,
     ModelLoadError,
     ModelNotFoundError,
     OutputParseError,
+    RemoteConnectError,
     UsageError,
 )
 from localjudge.judges.ways import Way
+from localjudge.testing import ScriptedClient
 
 ANSWER = '{"score": true}'
 
@@ -54,7 +55,7 @@ def test_first_answer_wins_and_later_clients_are_not_called():
     [
         ModelNotFoundError("Model file not found: /nowhere.gguf", path="/nowhere.gguf"),
         ModelLoadError("/short.gguf is truncated (12 bytes): download it again", path="/short.gguf"),
-        ConnectError("could not connect"),
+        RemoteConnectError("could not connect"),
         JudgeTimeoutError("no data for 1 s"),
         OutputParseError("not JSON", raw_output="oops"),
         httpx.ConnectError("refused"),
@@ -82,19 +83,21 @@ def test_other_errors_propagate_at_once(error):
 
 
 def test_all_failing_lists_every_failure_in_order():
-    errors = [ModelLoadError("no file"), ConnectError("refused"), OutputParseError("bad", raw_output="x")]
+    errors = [ModelLoadError("no file"), RemoteConnectError("refused"), OutputParseError("bad", raw_output="x")]
     clients = [_failing(e, f"c{i}") for i, e in enumerate(errors)]
     with pytest.raises(AllClientsFailedError) as info:
         FallbackClient(*clients).chat.completions.create(**REQUEST)
     assert info.value.errors == [("c0", errors[0]), ("c1", errors[1]), ("c2", errors[2])]
     text = str(info.value)
     assert "All 3 judge clients failed" in text
-    assert text.index("c0: ModelLoadError") < text.index("c1: ConnectError") < text.index("c2: OutputParseError")
+    assert text.index("c0: ModelLoadError") < text.index("c1: RemoteConnectError") < text.index("c2: OutputParseError")
 
 
 def test_fallback_on_classes_and_predicates_override_the_rule():
-    only_timeouts = FallbackClient(_failing(ConnectError("x"), "a"), _answering("b"), fallback_on=JudgeTimeoutError)
-    with pytest.raises(ConnectError):
+    only_timeouts = FallbackClient(
+        _failing(RemoteConnectError("x"), "a"), _answering("b"), fallback_on=JudgeTimeoutError
+    )
+    with pytest.raises(RemoteConnectError):
         only_timeouts.chat.completions.create(**REQUEST)
     everything = FallbackClient(_failing(KeyError("k"), "a"), _answering("b"), fallback_on=lambda exc: True)
     assert everything.chat.completions.create(**REQUEST).localjudge.client == "b"
@@ -138,7 +141,7 @@ def test_foreign_errors_follow_the_default_rule():
 
 
 class _SdkLikeResponse:
-    """Stands in for the openai SDK's pydantic ChatCompletion."""
+    """Stands in for the openai SDK's pydantic ChatResponse."""
 
     def __init__(self, content: str) -> None:
         self._data = make_chat_completion(content, model="sdk").model_dump()
@@ -156,7 +159,9 @@ class _SdkLikeClient:
 
 
 def test_sdk_shaped_answers_are_converted_and_labelled():
-    response = FallbackClient(_failing(ConnectError("x"), "a"), _SdkLikeClient()).chat.completions.create(**REQUEST)
+    response = FallbackClient(_failing(RemoteConnectError("x"), "a"), _SdkLikeClient()).chat.completions.create(
+        **REQUEST
+    )
     assert response.choices[0].message.content == ANSWER
     assert response.localjudge.client == "_SdkLikeClient"
 
@@ -202,7 +207,7 @@ async def test_async_chain_mixes_sync_and_async_clients():
 
 
 async def test_async_chain_raises_all_failures():
-    chain = FallbackClient(_failing(ConnectError("a"), "a"), _failing(JudgeTimeoutError("b"), "b")).aio
+    chain = FallbackClient(_failing(RemoteConnectError("a"), "a"), _failing(JudgeTimeoutError("b"), "b")).aio
     with pytest.raises(AllClientsFailedError) as info:
         await chain.chat.completions.create(**REQUEST)
     assert [name for name, _ in info.value.errors] == ["a", "b"]
@@ -288,7 +293,7 @@ def test_server_killed_mid_run_falls_back_to_the_local_model(disposable_llama_se
     assert second.localjudge.client == local.name
     failure = second.localjudge.failures[0]
     assert failure["client"] == remote.name
-    assert failure["error"] in ("ConnectError", "TransportError")
+    assert failure["error"] in ("RemoteConnectError", "RemoteCallError")
     assert "attempt 1: the server broke off the response" in failure["message"]
     assert isinstance(json.loads(second.choices[0].message.content)["score"], bool)
 
@@ -378,7 +383,7 @@ def test_a_pair_names_the_member_that_wrote_first_and_each_that_judged(mode, way
 
     def local_answer(request):  # it writes no free text and refuses B's request: the remote member does those
         if "response_format" not in request or b_first in request["messages"][-1]["content"]:
-            raise ConnectError("local is down for this request")
+            raise RemoteConnectError("local is down for this request")
         return verdict
 
     local = _scripted("local", local_answer)
@@ -394,7 +399,7 @@ def test_a_pair_names_the_member_that_wrote_first_and_each_that_judged(mode, way
     assert result["metadata"]["written_by"] == {writer: "remote"}
     assert result["metadata"]["clients"] == ["local", "remote"]  # in the order asked: B's request fell back
     (failure,) = result["metadata"]["failures"]
-    assert (failure["client"], failure["error"], failure["request"]) == ("local", "ConnectError", 1)
+    assert (failure["client"], failure["error"], failure["request"]) == ("local", "RemoteConnectError", 1)
 
 
 def test_a_judge_of_one_output_names_the_member_that_wrote_its_own_answer():
@@ -402,7 +407,7 @@ def test_a_judge_of_one_output_names_the_member_that_wrote_its_own_answer():
 
     def local_answer(request):
         if "response_format" not in request:
-            raise ConnectError("local writes no free text")
+            raise RemoteConnectError("local writes no free text")
         return '{"score": true}'
 
     chain = FallbackClient(_scripted("local", local_answer), _scripted("remote", lambda request: "Paris."))

@@ -7,8 +7,9 @@ import threading
 import pytest
 from support.remote_helpers import REQUEST
 
-from localjudge.clients.base import ChatClient, ScriptedClient, make_chat_completion
+from localjudge.clients.base import ChatClient, make_chat_completion
 from localjudge.clients.metered import MeteredClient
+from localjudge.testing import ScriptedClient
 
 
 class Reporting(ChatClient):

@@ -9,20 +9,20 @@ import httpx
 import pytest
 from support.remote_helpers import FAST, REQUEST
 
-from localjudge.clients.base import ScriptedClient
 from localjudge.clients.fallback import FALLBACK_FIELD
 from localjudge.clients.pool import AsyncPoolClient, PoolClient, pool_order
 from localjudge.clients.remote import OpenAICompatibleClient
 from localjudge.errors import (
     AllClientsFailedError,
-    ConnectError,
-    HTTPStatusError,
     JudgeTimeoutError,
     ModelSpecError,
     OutputParseError,
+    RemoteConnectError,
+    RemoteStatusError,
     TruncatedOutputError,
     UsageError,
 )
+from localjudge.testing import ScriptedClient
 
 ANSWER = '{"score": true}'
 
@@ -63,7 +63,7 @@ def test_requests_spread_over_the_members():
 
 
 def test_a_failing_member_hands_the_request_on_and_then_rests():
-    dead, alive = _member("dead", ConnectError("connection refused")), _member("alive")
+    dead, alive = _member("dead", RemoteConnectError("connection refused")), _member("alive")
     pool = PoolClient(dead, alive, rest=60)
     first = pool.chat.completions.create(**REQUEST)
     later = [pool.chat.completions.create(**REQUEST) for _ in range(3)]
@@ -73,7 +73,7 @@ def test_a_failing_member_hands_the_request_on_and_then_rests():
 
 
 def test_a_member_back_from_rest_is_used_again():
-    flaky = _member("flaky", ConnectError("down"), ANSWER, ANSWER, repeat=False)
+    flaky = _member("flaky", RemoteConnectError("down"), ANSWER, ANSWER, repeat=False)
     steady = _member("steady")
     pool = PoolClient(flaky, steady, rest=0)
     names = [pool.chat.completions.create(**REQUEST)[FALLBACK_FIELD]["client"] for _ in range(4)]
@@ -81,7 +81,7 @@ def test_a_member_back_from_rest_is_used_again():
 
 
 def test_a_request_fails_only_when_every_member_failed_it():
-    pool = PoolClient(_member("a", ConnectError("a down")), _member("b", ConnectError("b down")))
+    pool = PoolClient(_member("a", RemoteConnectError("a down")), _member("b", RemoteConnectError("b down")))
     with pytest.raises(AllClientsFailedError) as caught:
         pool.chat.completions.create(**REQUEST)
     assert sorted(name for name, _ in caught.value.errors) == ["a", "b"]
@@ -119,7 +119,7 @@ def test_a_member_that_refuses_the_request_fails_it_without_resting(status):
     """The error as the real client raises it (retryable for a fallback chain), not one built for the test."""
     refusing, other = _refusing_server(status), _member("b")
     pool = PoolClient(refusing, other, rest=60)
-    with pytest.raises(HTTPStatusError) as caught:
+    with pytest.raises(RemoteStatusError) as caught:
         pool.chat.completions.create(**REQUEST)  # the first request of a pool goes to its first member
     assert caught.value.status_code == status and len(caught.value.attempts) == 1  # and not retried there
     assert other.requests == []
@@ -131,11 +131,11 @@ def test_a_member_that_answers_5xx_rests_and_the_request_moves_on():
     pool = PoolClient(failing, other, rest=60)
     answered = pool.chat.completions.create(**REQUEST)
     assert answered[FALLBACK_FIELD]["client"] == "b"
-    assert answered[FALLBACK_FIELD]["failures"][0]["error"] == "HTTPStatusError"
+    assert answered[FALLBACK_FIELD]["failures"][0]["error"] == "RemoteStatusError"
     assert pool._state.resting_until[0] > 0.0 and pool._state.resting_until[1] == 0.0
 
 
-@pytest.mark.parametrize("error", [HTTPStatusError("busy", status_code=503), JudgeTimeoutError("no answer in 1 s")])
+@pytest.mark.parametrize("error", [RemoteStatusError("busy", status_code=503), JudgeTimeoutError("no answer in 1 s")])
 def test_server_failures_move_on(error):
     pool = PoolClient(_member("a", error), _member("b"))
     assert pool.chat.completions.create(**REQUEST)[FALLBACK_FIELD]["failures"][0]["error"] == type(error).__name__
@@ -195,7 +195,7 @@ def test_bad_rest_is_refused():
 
 
 async def test_async_twin_spreads_hands_on_and_shares_the_pool_health():
-    dead, alive = _member("dead", ConnectError("refused")), _member("alive")
+    dead, alive = _member("dead", RemoteConnectError("refused")), _member("alive")
     pool = PoolClient(dead, alive, rest=60)
     twin = pool.aio
     assert isinstance(twin, AsyncPoolClient)

@@ -22,9 +22,9 @@ from localjudge.clients.remote_plan import Reply
 from localjudge.clients.retry import RetryPolicy, parse_retry_after
 from localjudge.errors import (
     AllClientsFailedError,
-    HTTPStatusError,
     OutputParseError,
-    TransportError,
+    RemoteCallError,
+    RemoteStatusError,
     TruncatedOutputError,
     UsageError,
 )
@@ -93,14 +93,14 @@ def test_credentials_in_the_url_are_refused_without_showing_them(url):
 
 
 def test_a_reply_nested_too_deep_is_that_clients_failure_and_the_chain_moves_on(fault_server):
-    from localjudge.clients.base import ScriptedClient
+    from localjudge.testing import ScriptedClient
 
     server = fault_server(*[respond(200, "[" * 200_000 + "]" * 200_000)] * 3)
     remote = OpenAICompatibleClient(server.base_url, **{**FAST, "max_retries": 0})
     chain = FallbackClient(remote, ScriptedClient(['{"score": true}']))
     answer = chain.chat.completions.create(**REQUEST)
     assert answer.choices[0].message.content == '{"score": true}'
-    with pytest.raises(TransportError, match="nested more than 64 levels"):
+    with pytest.raises(RemoteCallError, match="nested more than 64 levels"):
         remote.chat.completions.create(**REQUEST)
 
 
@@ -212,7 +212,7 @@ def test_redirects_are_not_followed(fault_server):
     other = fault_server(completion())
     server = fault_server(respond(307, "", {"Location": f"{other.base_url}/chat/completions"}))
     result = run("sync", server.base_url, server)
-    assert isinstance(result.error, HTTPStatusError)
+    assert isinstance(result.error, RemoteStatusError)
     assert result.error.status_code == 307
     assert "not followed" in str(result.error)
     assert other.base_url in str(result.error)
@@ -252,7 +252,7 @@ def test_json_schema_rejection_switches_form_once_and_remembers(mode, fault_serv
 def test_rejection_after_switching_is_an_ordinary_server_error(fault_server):
     server = fault_server(respond(500, LLAMA_REJECTION))
     result = run("sync", server.base_url, server, max_retries=1)
-    assert isinstance(result.error, HTTPStatusError)
+    assert isinstance(result.error, RemoteStatusError)
     assert len(server.requests) == 3  # json_schema, then json_object twice: never an endless loop
     assert "sending json_object" in result.error.attempts[0]
 
@@ -485,7 +485,7 @@ def test_our_remote_client_is_a_judge_for_openevals(llama_server):
 def test_transport_error_is_fallback_worthy_even_for_4xx(fault_server):
     server = fault_server(respond(401, "bad key"))
     result = run("sync", server.base_url, server)
-    assert isinstance(result.error, TransportError) and result.error.retryable
+    assert isinstance(result.error, RemoteCallError) and result.error.retryable
 
 
 def test_one_client_serves_many_threads_and_tasks(fault_server):
@@ -566,7 +566,7 @@ def test_the_plan_never_renames_a_bound_the_caller_gave(request_bound, client_bo
     plan = client.plan(request)
     sent = _body(next(plan))["max_tokens"]
     assert sent == (client_bound or request_bound.get("max_tokens") or 9)
-    with pytest.raises(HTTPStatusError) as caught:
+    with pytest.raises(RemoteStatusError) as caught:
         plan.send(_reply(400, O_SERIES_REFUSAL))
     assert caught.value.status_code == 400 and "max_completion_tokens" in str(caught.value)
     assert BOUND_FIELD.get("http://127.0.0.1:9/v1#judge") == "max_tokens"
@@ -577,7 +577,7 @@ def test_a_refusal_after_the_switch_is_the_server_s_error():
     plan = OpenAICompatibleClient("http://127.0.0.1:9/v1", max_retries=0).plan(request)
     next(plan)
     plan.send(_reply(400, O_SERIES_REFUSAL))
-    with pytest.raises(HTTPStatusError):
+    with pytest.raises(RemoteStatusError):
         plan.send(_reply(400, O_SERIES_REFUSAL))
 
 
@@ -656,4 +656,4 @@ def test_only_an_error_that_names_temperature_counts_as_refusing_it():
 def test_a_caller_s_own_temperature_refused_is_the_caller_s_error(fault_server):
     server = fault_server(respond(400, TEMPERATURE_REJECTION))
     result = run("sync", server.base_url, server, request={**REQUEST, "temperature": 0.5})
-    assert isinstance(result.error, HTTPStatusError) and len(server.requests) == 1
+    assert isinstance(result.error, RemoteStatusError) and len(server.requests) == 1

@@ -15,7 +15,7 @@ import pytest
 from support.fault_server import completion, completion_body, drip, hang, reset, respond, truncated
 from support.remote_helpers import REQUEST, run
 
-from localjudge.errors import ConnectError, HTTPStatusError, JudgeTimeoutError, TransportError
+from localjudge.errors import JudgeTimeoutError, RemoteCallError, RemoteConnectError, RemoteStatusError
 
 pytestmark = pytest.mark.parametrize("mode", ["sync", "async"])
 
@@ -39,7 +39,7 @@ def test_connection_reset_then_success(mode, fault_server):
 def test_connection_reset_every_time_is_a_transport_error(mode, fault_server):
     server = fault_server(reset())
     result = run(mode, server.base_url, server, max_retries=2)
-    assert isinstance(result.error, TransportError)
+    assert isinstance(result.error, RemoteCallError)
     assert len(result.error.attempts) == 3
     assert len(server.requests) == 3
     assert "3 attempts" in str(result.error)
@@ -51,7 +51,7 @@ def test_connection_refused_is_a_connect_error(mode, fault_server):
     url = server.base_url
     server.close()  # nothing listens on the port any more
     result = run(mode, url, max_retries=1)
-    assert isinstance(result.error, ConnectError)
+    assert isinstance(result.error, RemoteConnectError)
     assert len(result.error.attempts) == 2
     assert result.elapsed < 5
 
@@ -96,7 +96,7 @@ def test_server_errors_then_success(mode, fault_server):
 def test_server_errors_every_time_list_each_attempt(mode, fault_server):
     server = fault_server(respond(502, "bad gateway"), respond(503, "overloaded"), respond(500, "boom"))
     result = run(mode, server.base_url, server, max_retries=2)
-    assert isinstance(result.error, HTTPStatusError)
+    assert isinstance(result.error, RemoteStatusError)
     assert result.error.status_code == 500
     assert result.error.body == "boom"
     assert [a.split(" ", 2)[1] for a in result.error.attempts] == ["502", "503", "500"]
@@ -108,7 +108,7 @@ def test_server_errors_every_time_list_each_attempt(mode, fault_server):
 def test_other_client_errors_are_not_retried(mode, status, fault_server):
     server = fault_server(respond(status, "no"), completion())
     result = run(mode, server.base_url, server)
-    assert isinstance(result.error, HTTPStatusError)
+    assert isinstance(result.error, RemoteStatusError)
     assert result.error.status_code == status
     assert len(server.requests) == 1
     result.assert_no_leaks()
@@ -150,7 +150,7 @@ def test_truncated_body_then_success(mode, fault_server):
 def test_truncated_body_every_time_is_a_transport_error(mode, fault_server):
     server = fault_server(truncated(ANSWER[:60]))
     result = run(mode, server.base_url, server, max_retries=1)
-    assert type(result.error) is TransportError
+    assert type(result.error) is RemoteCallError
     assert "broke off" in str(result.error)
     result.assert_no_leaks()
 
@@ -169,7 +169,7 @@ def test_non_json_body_is_a_transport_error_with_a_hint(mode, fault_server):
         respond(200, "<html><body>Welcome to the web UI</body></html>", {"Content-Type": "text/html"})
     )
     result = run(mode, server.base_url, server, max_retries=1)
-    assert type(result.error) is TransportError
+    assert type(result.error) is RemoteCallError
     assert "not JSON" in str(result.error)
     assert "/v1" in str(result.error)
     assert "Welcome" in str(result.error)
@@ -198,7 +198,7 @@ def test_drip_within_the_deadline_succeeds(mode, fault_server):
 def test_retries_are_bounded_by_max_retries_zero(mode, fault_server):
     server = fault_server(respond(503), completion())
     result = run(mode, server.base_url, server, max_retries=0)
-    assert isinstance(result.error, HTTPStatusError)
+    assert isinstance(result.error, RemoteStatusError)
     assert len(server.requests) == 1
     assert "1 attempt:" in str(result.error)
     result.assert_no_leaks()

@@ -10,11 +10,11 @@ from click.testing import CliRunner
 from support.results_files import check_judge_on_tiny
 
 from localjudge.cli import main
-from localjudge.clients.base import ScriptedClient
 from localjudge.commands.check import CHECK_SETS, graded, load_set, measure, readout_verdict
 from localjudge.commands.settings import JudgeSettings
 from localjudge.errors import UsageError
 from localjudge.judges.ways import WAYS
+from localjudge.testing import ScriptedClient
 
 
 @pytest.mark.parametrize("name", list(CHECK_SETS))
@@ -108,7 +108,7 @@ def test_a_score_from_0_to_1_is_read_as_its_nearest_grade_with_its_probabilities
 
 @pytest.mark.parametrize("name", [*EVALUATOR_SETS, *GRADED_EVALUATOR_SETS])
 def test_an_evaluator_set_is_asked_with_the_evaluators_own_prompt_whatever_way_is_asked(name):
-    from localjudge.commands.judging import RowJudge, make_evaluator
+    from localjudge.commands.judging import RowJudge, evaluator_from_settings
     from localjudge.judges.evaluators import EVALUATORS
 
     check_set = CHECK_SETS[name]
@@ -119,7 +119,7 @@ def test_an_evaluator_set_is_asked_with_the_evaluators_own_prompt_whatever_way_i
     assert check_set.settings(JudgeSettings(way=WAYS["plain"])).way == WAYS["plain"]
     shape = RowJudge.shape(load_set(check_set)[0])
     settings = check_set.settings(JudgeSettings(model_spec="tiny"))
-    evaluator = make_evaluator(
+    evaluator = evaluator_from_settings(
         settings, has_inputs=shape[0], has_reference=shape[1], build=lambda _: ScriptedClient([])
     )
     assert evaluator.core.prompt == EVALUATORS[check_set.evaluator].prompt

@@ -9,10 +9,11 @@ import time
 
 import pytest
 
-from localjudge.clients.base import ScriptedClient, make_chat_completion
+from localjudge.clients.base import make_chat_completion
 from localjudge.clients.cached import CachedClient
 from localjudge.datasets.result_cache import ResultCache, _digest, request_key
 from localjudge.errors import UsageError
+from localjudge.testing import ScriptedClient
 
 IDENTITY = {"engine": "test", "model": "abc"}
 REQUEST = {"messages": [{"role": "user", "content": "2+2?"}], "response_format": {"type": "json_object"}}

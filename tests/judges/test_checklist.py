@@ -8,18 +8,19 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from localjudge import ScriptedClient, cli, create_llm_as_judge
-from localjudge.clients.base import ChatClient, ChatCompletion, make_chat_completion
+from localjudge import cli, create_llm_as_judge
+from localjudge.clients.base import ChatClient, ChatResponse, make_chat_completion
 from localjudge.errors import OptionError, OutputParseError, TruncatedOutputError, UsageError
 from localjudge.judges.checklist import CHECKLIST_PROMPT, checks_section
 from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
 from localjudge.judges.ways import Way
+from localjudge.testing import ScriptedClient
 
 CHECKS = "Is it one word?\nIs it a city?\nIs it the capital of France?"
 PAIR = {"inputs": "Name the capital of France in one word.", "outputs_a": "Paris", "outputs_b": "It is Paris."}
 
 
-def reply(text: str) -> ChatCompletion:
+def reply(text: str) -> ChatResponse:
     return make_chat_completion(text, model="scripted")
 
 
@@ -90,7 +91,7 @@ def test_checks_given_with_the_call_are_shown_and_nothing_is_written():
 
 
 def test_checks_cut_at_their_bound_are_an_error_with_what_was_written_and_no_verdict_is_asked():
-    cut = ChatCompletion(
+    cut = ChatResponse(
         {"choices": [{"index": 0, "message": {"role": "assistant", "content": "Is it"}, "finish_reason": "length"}]}
     )
     client = ScriptedClient([cut])

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from localjudge.clients.base import ScriptedClient
 from localjudge.errors import AllClientsFailedError, UsageError
 from localjudge.judges.ensemble import combine_verdicts, create_async_ensemble_judge, create_ensemble_judge
 from localjudge.judges.single import create_async_llm_as_judge, create_llm_as_judge
+from localjudge.testing import ScriptedClient
 
 
 def _result(score, comment=None, **metadata):

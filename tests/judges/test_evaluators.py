@@ -6,7 +6,6 @@ import json
 
 import pytest
 
-from localjudge.clients.base import ScriptedClient
 from localjudge.commands.check import find_set
 from localjudge.errors import MissingTemplateVariableError, UsageError
 from localjudge.judges.evaluators import (
@@ -20,6 +19,7 @@ from localjudge.judges.evaluators import (
 from localjudge.judges.single import Evaluator
 from localjudge.judges.ways import WAYS
 from localjudge.prompts.prompting import DATA_NOT_INSTRUCTIONS
+from localjudge.testing import ScriptedClient
 
 REQUIRED = {
     "correctness", "conciseness", "hallucination", "answer_relevance", "groundedness",

@@ -8,11 +8,11 @@ import math
 import pytest
 from support.likelihood_readings import PAIR, scored
 
-from localjudge import ScriptedClient
 from localjudge.clients.formats import read_reply_logprobs
-from localjudge.errors import ConnectError, JudgeRuntimeError, OptionError, OutputParseError, UsageError
+from localjudge.errors import JudgeRuntimeError, OptionError, OutputParseError, RemoteConnectError, UsageError
 from localjudge.judges.likelihood import calibrated_winner, check_readings, likelihood_gain, pick_by_gain
 from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
+from localjudge.testing import ScriptedClient
 from localjudge.trust.correction import Correction, gain_readout
 
 
@@ -60,7 +60,7 @@ def test_each_output_is_read_after_the_instruction_and_after_nothing(mode):
 def test_a_chain_names_the_member_that_read_all_four():
     from localjudge.clients.fallback import FallbackClient
 
-    down = ScriptedClient([ConnectError("down")], repeat=True)
+    down = ScriptedClient([RemoteConnectError("down")], repeat=True)
     down.name = "down"
     reader = ScriptedClient([scored], repeat=True)
     reader.name = "reader"

@@ -6,9 +6,9 @@ import asyncio
 import json
 import threading
 
-from localjudge.clients.base import ScriptedClient
 from localjudge.judges.plan import keeping_exchanges
 from localjudge.judges.single import create_async_llm_as_judge, create_llm_as_judge
+from localjudge.testing import ScriptedClient
 
 
 def test_a_judgement_in_a_keeping_context_keeps_its_requests_and_raw_answers_in_order():

@@ -8,18 +8,19 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from localjudge import ScriptedClient, cli, create_async_llm_as_judge, create_llm_as_judge
-from localjudge.clients.base import ChatCompletion
+from localjudge import cli, create_async_llm_as_judge, create_llm_as_judge
+from localjudge.clients.base import ChatResponse
 from localjudge.errors import OutputParseError, TruncatedOutputError, UsageError
 from localjudge.evaluators import SAME_ANSWER_PROMPT, make_evaluator
 from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
 from localjudge.judges.self_reference import SELF_REFERENCE_SYSTEM
 from localjudge.judges.ways import Way
+from localjudge.testing import ScriptedClient
 
 
 def cut(request):
     """An answer stopped by its token bound."""
-    return ChatCompletion(
+    return ChatResponse(
         {
             "choices": [
                 {

@@ -19,7 +19,6 @@ from localjudge import (
     ChatClient,
     ModelError,
     OutputParseError,
-    ScriptedClient,
     TruncatedOutputError,
     UsageError,
     create_async_llm_as_judge,
@@ -30,6 +29,7 @@ from localjudge.errors import JudgeRuntimeError, MissingTemplateVariableError
 from localjudge.prompts.prompting import format_few_shot_examples
 from localjudge.prompts.schema import default_output_schema
 from localjudge.specs.options import LIBRARY_PARALLEL
+from localjudge.testing import ScriptedClient
 from localjudge.trust.correction import Correction
 
 PROMPT = "Is the answer correct?\nQuestion: {inputs}\nAnswer: {outputs}"
@@ -634,9 +634,10 @@ def test_an_example_verdict_the_judge_could_never_give_is_shown_with_a_warning(o
 
 
 def test_a_local_readout_and_a_fallback_chain_share_the_metadata():
-    from localjudge import FallbackClient, ScriptedClient
+    from localjudge import FallbackClient
     from localjudge.clients.base import make_chat_completion
     from localjudge.errors import ModelLoadError
+    from localjudge.testing import ScriptedClient
 
     answer = make_chat_completion('{"reasoning": "r", "score": true}', model="local")
     answer["readout"] = {"score": {"probabilities": {"true": 0.8, "false": 0.2}, "probability_unexplored": 0.0}}
@@ -652,8 +653,8 @@ def test_a_local_readout_and_a_fallback_chain_share_the_metadata():
 
 
 def test_a_readout_of_another_field_does_not_become_the_score_metadata():
-    from localjudge import ScriptedClient
     from localjudge.clients.base import make_chat_completion
+    from localjudge.testing import ScriptedClient
 
     answer = make_chat_completion('{"reasoning": "r", "score": true}', model="local")
     answer["readout"] = {"grade": {"probabilities": {"1": 1.0}}}

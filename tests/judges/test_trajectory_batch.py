@@ -8,8 +8,9 @@ import pytest
 from click.testing import CliRunner
 from support.trajectories import CALCULATOR
 
-from localjudge import ScriptedClient, cli
+from localjudge import cli
 from localjudge.prompts.trajectory import trajectory_text
+from localjudge.testing import ScriptedClient
 
 GOOD = CALCULATOR
 ROWS = [

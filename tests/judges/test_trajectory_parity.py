@@ -15,11 +15,11 @@ openevals_trajectory = pytest.importorskip("openevals.trajectory.llm")
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage  # noqa: E402
 
 from localjudge import (  # noqa: E402
-    ScriptedClient,
     create_async_trajectory_llm_as_judge,
     create_trajectory_llm_as_judge,
 )
 from localjudge.judges import trajectory as our_trajectory  # noqa: E402
+from localjudge.testing import ScriptedClient  # noqa: E402
 
 THEIR_PROMPT = openevals_trajectory.TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE  # the same template for both
 

@@ -8,11 +8,12 @@ import warnings
 import pytest
 from support.likelihood_readings import PAIR, scored
 
-from localjudge.clients.base import ScriptedClient, make_chat_completion
+from localjudge.clients.base import make_chat_completion
 from localjudge.errors import JudgeRuntimeError, OptionError
 from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
 from localjudge.judges.plan import together
 from localjudge.judges.ways import WAYS, Way
+from localjudge.testing import ScriptedClient
 from localjudge.trust.pair_weights import PairSignals, read_pair_weights
 
 

@@ -16,12 +16,13 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.prompts import ChatPromptTemplate, PromptTemplate
 from langchain_core.runnables import RunnableLambda
 
-from localjudge import OutputParseError, ScriptedClient, UsageError, create_async_llm_as_judge, create_llm_as_judge
+from localjudge import OutputParseError, UsageError, create_async_llm_as_judge, create_llm_as_judge
 from localjudge.clients.langchain import LangChainClient
 from localjudge.errors import MissingTemplateVariableError
 from localjudge.prompts.langchain import runnable_to_messages
 from localjudge.prompts.prompting import format_few_shot_examples
 from localjudge.prompts.schema import default_output_schema
+from localjudge.testing import ScriptedClient
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

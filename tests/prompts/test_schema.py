@@ -166,8 +166,8 @@ def test_every_variant_is_a_valid_closed_schema_with_reasoning_first(continuous,
 def test_a_continuous_score_outside_the_stated_range_is_an_error_with_the_raw_text():
     """A remote judge is not held by our grammar; OpenEvals would hand on its 200000000000000.0 as a score."""
     from localjudge import create_llm_as_judge
-    from localjudge.clients.base import ScriptedClient
     from localjudge.errors import OutputParseError
+    from localjudge.testing import ScriptedClient
 
     for score, ok in ((0.0, True), (1, True), (1.01, False), (-0.5, False), (2e14, False)):
         answer = json.dumps({"reasoning": "r", "score": score})

@@ -12,10 +12,10 @@ from click.testing import CliRunner
 
 from localjudge import cli
 from localjudge.clients import resolve as models
-from localjudge.clients.base import ScriptedClient
 from localjudge.errors import ModelSpecError
 from localjudge.specs import ENGINES, Engine, ModelOptions, Option, parse_spec, register, unregister
 from localjudge.specs.registry import command_line_options, declared_options, identity_options
+from localjudge.testing import ScriptedClient
 
 # A toy engine, declared as a new engine's module would: its client, its options, one registry line.
 TOY_OPTIONS = (Option("loudness", int, 1, "Toy: how loud the verdict is.", identity=True),)

@@ -14,7 +14,7 @@ def _quiet_inner_sessions(pytester: pytest.Pytester) -> None:
 
 
 SUITE = """
-from localjudge.clients.base import ScriptedClient
+from localjudge.testing import ScriptedClient
 from localjudge.testing import assert_judged
 
 

@@ -297,11 +297,11 @@ def test_the_shipped_fits_are_found_by_the_default_judge_s_verdict_only_prompts(
     In a process of its own, as the command line builds its judge (this session's judge is the tiny model).
     """
     code = (
-        "from localjudge.commands.judging import judge_from_settings, make_evaluator;"
+        "from localjudge.commands.judging import judge_from_settings, evaluator_from_settings;"
         "from localjudge.commands.settings import JudgeSettings;"
         "from localjudge.trust.fit import calibration_key, shipped_calibration;"
         f"s = JudgeSettings(model_spec='default', {options});"
-        "e = make_evaluator(s, has_inputs=True,"
+        "e = evaluator_from_settings(s, has_inputs=True,"
         " has_reference=False, build=lambda s: judge_from_settings(s, load=False));"
         "print(shipped_calibration(calibration_key(e)))"
     )
