@@ -251,9 +251,9 @@ def default_way_rows(spec: str) -> list[tuple[str, float, str, str]]:
     """
     import tempfile
 
+    from localjudge.clients.result_cache import ResultCache
     from localjudge.commands.judging import evaluator_from_settings
     from localjudge.commands.settings import JudgeSettings
-    from localjudge.datasets.result_cache import ResultCache
     from localjudge.judges.ways import WAYS
 
     answers = ["4", "Paris", "Jupiter", "366", "Leonardo da Vinci", "100 degrees"]

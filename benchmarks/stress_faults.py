@@ -211,7 +211,7 @@ def row_probes() -> None:
 def cache_and_files() -> None:
     @probe("result cache: an entry whose verdict was flipped by hand")
     def _() -> tuple[str, bool]:
-        from localjudge.datasets.result_cache import ResultCache
+        from localjudge.clients.result_cache import ResultCache
 
         path = Path(tempfile.mkdtemp()) / "r.sqlite3"
         cache = ResultCache(path)

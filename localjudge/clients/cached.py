@@ -1,4 +1,4 @@
-"""Any judge client with its complete answers kept in a :class:`~localjudge.datasets.result_cache.ResultCache`.
+"""Any judge client with its complete answers kept in a :class:`~localjudge.clients.result_cache.ResultCache`.
 
 The same request to the same judge gets the stored answer, without a model
 call. Who answers is the client's ``cache_identity()``: a local model's file
@@ -13,11 +13,11 @@ import threading
 from concurrent.futures import Future
 from typing import Any
 
-from ..datasets.result_cache import ResultCache, request_key
 from ..errors import OutputParseError, UsageError
 from ..types import SupportsCacheIdentity, offers
 from .base import ChatResponse, WrappingClient, call_create, plain_data
 from .formats import check_answer
+from .result_cache import ResultCache, request_key
 
 __all__ = ["CachedClient", "cache_identity"]
 

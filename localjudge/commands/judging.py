@@ -494,7 +494,7 @@ class RowJudge:
                 raise self._failure
             try:
                 if self._cache is None and self.use_cache:
-                    from ..datasets.result_cache import ResultCache
+                    from ..clients.result_cache import ResultCache
 
                     self._cache = ResultCache(self.cache_file)
                 if shape not in self._evaluators:

@@ -347,7 +347,7 @@ def build_core(
     client = _resolve_client(judge, model)
     if cache is not None and cache is not False:  # a ResultCache is falsy while empty
         from ..clients.cached import CachedClient
-        from ..datasets.result_cache import ResultCache
+        from ..clients.result_cache import ResultCache
 
         client = CachedClient(client, cache if isinstance(cache, ResultCache) else ResultCache())
     if offers(client, SupportsCheckSchema):

@@ -115,7 +115,7 @@ def create_llm_as_judge(
     ``few_shot_placement="start"`` puts the examples before the prompt's
     text, so every evaluation's prompt starts alike and a local model
     reuses that evaluated start (OpenEvals' place, and the default, is the end).
-    ``cache=True`` (or a :class:`~localjudge.datasets.result_cache.ResultCache`) answers
+    ``cache=True`` (or a :class:`~localjudge.clients.result_cache.ResultCache`) answers
     a request the judge has answered before from the result cache, without a
     model call. ``calibration`` (a :class:`~localjudge.trust.correction.Correction`,
     as ``localjudge calibrate`` fits and :func:`~localjudge.read_calibration`

@@ -165,7 +165,7 @@ def test_a_call_without_what_it_scores_is_refused_before_any_request(call, messa
 @pytest.mark.model
 def test_the_tiny_model_prefers_the_reply_to_the_question_asked_and_the_cache_keeps_its_figures(tmp_path):
     """Machinery on the real tiny model: an answer to another question gains less from the instruction."""
-    from localjudge.datasets.result_cache import ResultCache
+    from localjudge.clients.result_cache import ResultCache
 
     cache = ResultCache(tmp_path / "cache.sqlite3")
     judge = create_pairwise_judge(model="tiny", way="likelihood", cache=cache)
