@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Union
 
@@ -42,7 +42,8 @@ if TYPE_CHECKING:
     from ..judges.single import JudgeEvaluator
     from ..judges.trajectory import TrajectoryEvaluator
 
-    RowEvaluator = Union[JudgeEvaluator, PairwiseEvaluator, TrajectoryEvaluator, EnsembleEvaluator]
+    OneJudge = Union[JudgeEvaluator, PairwiseEvaluator, TrajectoryEvaluator]
+    RowEvaluator = Union[OneJudge, EnsembleEvaluator]
 
 
 def build_judge(
@@ -175,97 +176,149 @@ def evaluator_from_settings(
     build: Callable[[JudgeSettings], Any] | None = None,
     notify: Notify | None = None,
 ) -> RowEvaluator:
-    """An evaluator from the judge options; our default prompt when none was given.
+    """An evaluator from the judge options, for rows of this shape; our default prompt when none was given.
 
     ``settings.pairwise`` makes it a pairwise judge (outputs_a, outputs_b);
     ``settings.ensemble_specs`` an ensemble of the main model and those.
     ``build`` makes a judge client from settings (default: :func:`judge_from_settings`);
     ``notify`` is told which calibration ``settings.calibrated`` applied.
     """
-    from ..judges.single import create_llm_as_judge
-
     build = build or judge_from_settings
     if settings.ensemble_specs:
-        from ..judges.ensemble import create_ensemble_judge
-
-        specs = (settings.model_spec, *settings.ensemble_specs)
-        members = [
-            evaluator_from_settings(
-                replace(settings, model_spec=spec, ensemble_specs=(), ensemble_names=()),
-                has_inputs=has_inputs,
-                has_reference=has_reference,
-                cache=cache,
-                build=build,
-                notify=notify,
-            )
-            for spec in specs
-        ]
-        return create_ensemble_judge(*members, names=list(settings.ensemble_names) or member_names(specs))
-
-    pairwise, trajectory = settings.pairwise, settings.trajectory
-    if trajectory:
-        _check_trajectory_options(settings)
-    if settings.allow_ties and not pairwise:
-        raise OptionError("{allow_ties} is for pairs: use it with a pairwise judge ({pairwise})")
+        return _ensemble(
+            settings, has_inputs=has_inputs, has_reference=has_reference, cache=cache, build=build, notify=notify
+        )
     calibration_asked = settings.calibrated  # --calibrated itself: a missing fit is then an error
+    check_options(settings)
     settings, way, _ = resolve_way(settings, has_inputs=has_inputs, has_reference=has_reference)
-    if settings.pointwise and settings.calibrated:
+    check_way(settings, way, has_inputs=has_inputs)
+    shape = RowShape(has_inputs, has_reference)
+    question = asked_question(settings, way, shape, notify)
+    judge = build(settings)
+    evaluator = _evaluator(settings, way, shape, question, judge, _usable_cache(judge, cache))
+    if settings.calibrated:
+        way = _calibrate(evaluator, way, insisted=calibration_asked, notify=notify)
+    evaluator.way = way
+    return evaluator
+
+
+@dataclass(frozen=True)
+class RowShape:
+    """What the rows give besides their outputs: what a prompt can show and a way can use."""
+
+    has_inputs: bool
+    has_reference: bool
+
+
+@dataclass(frozen=True)
+class Question:
+    """What the judge is asked: the prompt (None: ours for the rows' shape), the result's key, and its scale."""
+
+    prompt: Optional[str]
+    feedback_key: Optional[str]
+    continuous: bool
+    writes_reference: bool  # the judge answers the question first and is compared with its own answer
+    compares: bool  # asked whether the answer gives the same result as a reference (given, or the judge's own)
+
+
+def _ensemble(settings: JudgeSettings, **shared: Any) -> RowEvaluator:
+    """An ensemble of the main model and the others named, each member made from the same options."""
+    from ..judges.ensemble import create_ensemble_judge
+
+    specs = (settings.model_spec, *settings.ensemble_specs)
+    members = [
+        evaluator_from_settings(replace(settings, model_spec=spec, ensemble_specs=(), ensemble_names=()), **shared)
+        for spec in specs
+    ]
+    return create_ensemble_judge(*members, names=list(settings.ensemble_names) or member_names(specs))
+
+
+def check_options(settings: JudgeSettings) -> None:
+    """Options that do not fit one another whatever the way, refused before any model is loaded."""
+    if settings.trajectory:
+        _check_trajectory_options(settings)
+    if settings.allow_ties and not settings.pairwise:
+        raise OptionError("{allow_ties} is for pairs: use it with a pairwise judge ({pairwise})")
+    shapes = [f"{{{name}}}" for name in SINGLE_OUTPUT_OPTIONS if getattr(settings, name)]
+    if settings.pairwise and shapes:
+        raise OptionError(f"{', '.join(shapes)} shapes a single output's score; a pairwise judge picks A or B")
+    if len(shapes) > 1:
+        raise OptionError(f"{' and '.join(shapes)} are each a shape of the score: give one")
+    if settings.prompt is not None and settings.prompt_file is not None:
+        raise OptionError("Give {prompt} or {prompt_file}, not both")
+
+
+def check_way(settings: JudgeSettings, way: Way, *, has_inputs: bool) -> None:
+    """Options that do not fit the way the rows will be judged (the way checked its own parts when it was made)."""
+    if way.pairs == "pointwise" and settings.calibrated:
         raise OptionError("{calibrated} corrects a pair's positions, and {pointwise} has none")
-    if settings.pointwise and not has_inputs:
+    if way.pairs == "pointwise" and not has_inputs:
         raise OptionError("{pointwise} asks whether each output does what the instruction asks: give the inputs")
-    if settings.likelihood:  # rows without inputs, or with a reference, are each their own error (see the judge)
+    if way.pairs == "likelihood":  # rows without inputs, or with a reference, are each their own error (the judge's)
         given = [
             f"{{{name}}}" for name in ("prompt", "prompt_file", "evaluator", "few_shot") if getattr(settings, name)
         ]
         if given:
             raise OptionError(f"{{likelihood}} asks the judge nothing, so it does not go with {', '.join(given)}")
-    shapes = [f"{{{name}}}" for name in SINGLE_OUTPUT_OPTIONS if getattr(settings, name)]
-    if pairwise and shapes:
-        raise OptionError(f"{', '.join(shapes)} shapes a single output's score; a pairwise judge picks A or B")
-    if len(shapes) > 1:
-        raise OptionError(f"{' and '.join(shapes)} are each a shape of the score: give one")
-    prompt, prompt_file = settings.prompt, settings.prompt_file
-    if prompt is not None and prompt_file is not None:
-        raise OptionError("Give {prompt} or {prompt_file}, not both")
-    if prompt_file is not None:
+
+
+def asked_question(settings: JudgeSettings, way: Way, shape: RowShape, notify: Notify | None) -> Question:
+    """The prompt, key and scale the options ask for: a prompt or file given, a ready-made evaluator's, or ours."""
+    prompt = settings.prompt
+    if settings.prompt_file is not None:
         from ..datasets.rows import read_text
 
-        prompt = read_text(prompt_file)
-    if prompt is not None and not (settings.likelihood or trajectory):
-        answers = ["outputs_a", "outputs_b"] if pairwise and not settings.pointwise else ["outputs"]  # one at a time
-        context = ["inputs"] * has_inputs + ["reference_outputs"] * has_reference
+        prompt = read_text(settings.prompt_file)
+    if prompt is not None and way.pairs != "likelihood" and not settings.trajectory:
+        answers = ["outputs_a", "outputs_b"] if settings.pairwise and way.pairs != "pointwise" else ["outputs"]
+        context = ["inputs"] * shape.has_inputs + ["reference_outputs"] * shape.has_reference
         check_shown(prompt, answers, context, notify)
-    feedback_key, continuous = settings.feedback_key, settings.continuous
-    writes_reference = settings.self_reference and not has_reference  # a reference given with the rows is used
-    compares = writes_reference or way.same_answer  # is it the same result as the reference (or the judge's own)?
-    if settings.evaluator:
-        from ..judges.evaluators import EVALUATORS
+    writes_reference = way.self_reference and not shape.has_reference  # a reference given with the rows is used
+    question = Question(
+        prompt, settings.feedback_key, settings.continuous, writes_reference, writes_reference or way.same_answer
+    )
+    return _ready_made(settings, question) if settings.evaluator else question
 
-        ready = EVALUATORS.get(settings.evaluator)
-        if ready is None:
-            raise UsageError(f"no evaluator named {settings.evaluator!r}; see: localjudge evaluators list")
-        if prompt is not None:
-            raise OptionError("{evaluator} brings its own prompt; give {evaluator} or {prompt}, not both")
-        if ready.pairwise != pairwise:
-            where = "a pairwise judge ({pairwise})" if ready.pairwise else "a judge of one output (without {pairwise})"
-            judges = "pairs" if ready.pairwise else "one output"
-            raise OptionError(f"the {{name}} evaluator judges {judges}: use {where}", name=ready.name)
-        if settings.choices or (continuous and not ready.continuous):
-            raise OptionError(
-                "the {name} evaluator has its own scale; drop {continuous} and {choices}", name=ready.name
-            )
-        prompt = ready.prompt or None
-        feedback_key = feedback_key or ready.name
-        continuous = ready.continuous
-        if compares and ready.name == "correctness":
-            prompt = SAME_ANSWER_PROMPT  # "is it right?" asked as "the same result as the reference?": measured better
-    judge = build(settings)
-    if cache is not None:
-        from ..clients.cached import cache_identity
 
-        if cache_identity(judge) is None:  # a judge that cannot say which model answers is asked every time
-            cache = None
-    shared = {
+def _ready_made(settings: JudgeSettings, question: Question) -> Question:
+    """The question of the ready-made evaluator the options name, refused where the options shape another."""
+    from ..judges.evaluators import EVALUATORS
+
+    ready = EVALUATORS.get(settings.evaluator or "")
+    if ready is None:
+        raise UsageError(f"no evaluator named {settings.evaluator!r}; see: localjudge evaluators list")
+    if question.prompt is not None:
+        raise OptionError("{evaluator} brings its own prompt; give {evaluator} or {prompt}, not both")
+    if ready.pairwise != settings.pairwise:
+        where = "a pairwise judge ({pairwise})" if ready.pairwise else "a judge of one output (without {pairwise})"
+        judges = "pairs" if ready.pairwise else "one output"
+        raise OptionError(f"the {{name}} evaluator judges {judges}: use {where}", name=ready.name)
+    if settings.choices or (question.continuous and not ready.continuous):
+        raise OptionError("the {name} evaluator has its own scale; drop {continuous} and {choices}", name=ready.name)
+    prompt = ready.prompt or None
+    if question.compares and ready.name == "correctness":
+        prompt = SAME_ANSWER_PROMPT  # "is it right?" asked as "the same result as the reference?": measured better
+    return replace(
+        question, prompt=prompt, feedback_key=question.feedback_key or ready.name, continuous=ready.continuous
+    )
+
+
+def _usable_cache(judge: Any, cache: Any) -> Any:
+    """The result cache, unless the judge cannot say which model answers: such a judge is asked every time."""
+    from ..clients.cached import cache_identity
+
+    return cache if cache is not None and cache_identity(judge) is not None else None
+
+
+def _evaluator(
+    settings: JudgeSettings, way: Way, shape: RowShape, question: Question, judge: Any, cache: Any
+) -> OneJudge:
+    """The judge of pairs, of trajectories or of one output that the question and the way make."""
+    from ..judges.pairwise import create_pairwise_judge, pairwise_prompt
+    from ..judges.single import create_llm_as_judge
+    from ..judges.trajectory import FEEDBACK_KEY, create_trajectory_llm_as_judge
+
+    shared: dict[str, Any] = {
         "judge": judge,
         "system": settings.system,
         "use_reasoning": settings.reasoning,
@@ -273,70 +326,57 @@ def evaluator_from_settings(
         "few_shot_placement": "start" if settings.few_shot_first else "end",
         "cache": cache,
     }
-    choices = list(settings.choices) if settings.choices is not None else None
-    output_schema = read_json(settings.output_schema) if settings.output_schema else None
-    evaluator: RowEvaluator
-    if pairwise:
-        from ..judges.pairwise import create_pairwise_judge, pairwise_prompt
-
+    prompt, own = question.prompt, question.writes_reference
+    if settings.pairwise:
         if prompt is None and way.pairs == "both-orders":  # the other methods bring their own
+            with_reference = shape.has_reference or own
             prompt = pairwise_prompt(
-                has_inputs=has_inputs,
-                has_reference=has_reference or writes_reference,
-                own_reference=writes_reference,
-                checks=way.checklist,
+                has_inputs=shape.has_inputs, has_reference=with_reference, own_reference=own, checks=way.checklist
             )
-        evaluator = create_pairwise_judge(
+        return create_pairwise_judge(
             prompt=prompt,
-            feedback_key=feedback_key or "preference",
+            feedback_key=question.feedback_key or "preference",
             allow_ties=settings.allow_ties,
-            reference=has_reference and way.pairs != "likelihood",
-            way=replace(way, self_reference=writes_reference),  # a reference given with the rows is used
+            reference=shape.has_reference and way.pairs != "likelihood",
+            way=replace(way, self_reference=own),  # a reference given with the rows is used
             **shared,
         )
-    elif trajectory:
-        from ..judges.trajectory import FEEDBACK_KEY, create_trajectory_llm_as_judge
+    scale: dict[str, Any] = {
+        "continuous": question.continuous,
+        "choices": list(settings.choices) if settings.choices is not None else None,
+        "output_schema": read_json(settings.output_schema) if settings.output_schema else None,
+    }
+    if settings.trajectory:  # prompt None: ours, with the sections each row's values need
+        key = question.feedback_key or FEEDBACK_KEY
+        return create_trajectory_llm_as_judge(prompt=prompt, feedback_key=key, **scale, **shared)
+    if prompt is None:
+        ours = default_prompt(has_inputs=shape.has_inputs, has_reference=shape.has_reference)
+        prompt = SAME_ANSWER_PROMPT if question.compares else ours
+    key = question.feedback_key or "score"
+    return create_llm_as_judge(prompt=prompt, feedback_key=key, self_reference=own, **scale, **shared)
 
-        evaluator = create_trajectory_llm_as_judge(
-            prompt=prompt,  # None: ours, with the sections each row's values need
-            feedback_key=feedback_key or FEEDBACK_KEY,
-            continuous=continuous,
-            choices=choices,
-            output_schema=output_schema,
-            **shared,
-        )
-    else:
-        if prompt is None:
-            prompt = (
-                SAME_ANSWER_PROMPT if compares else default_prompt(has_inputs=has_inputs, has_reference=has_reference)
-            )
-        evaluator = create_llm_as_judge(
-            prompt=prompt,
-            feedback_key=feedback_key or "score",
-            continuous=continuous,
-            choices=choices,
-            output_schema=output_schema,
-            self_reference=writes_reference,
-            **shared,
-        )
-    if settings.calibrated:
-        from ..trust.fit import stored_correction
 
-        try:
-            correction, note = stored_correction(evaluator)
-        except NoCalibrationError:
-            if calibration_asked:
-                raise
-            # a named or default way is calibrated where a fit exists for this judge; elsewhere as the model says
-            way = way.uncalibrated()
-            correction, note = None, "note: no calibration is kept for this judge, so its verdicts are not calibrated"
-            if way == Way():  # a question of one's own, with no fit for it: as asked, nothing to say
-                note = None
-        evaluator.core.use_calibration(correction)
-        if notify is not None and note is not None:
-            notify(note)
-    evaluator.way = way
-    return evaluator
+def _calibrate(evaluator: OneJudge, way: Way, *, insisted: bool, notify: Notify | None) -> Way:
+    """The stored fit for this judge applied, and the way as it then judges.
+
+    Where no fit is kept, a named or default way judges as the model says
+    (uncalibrated, with a note); ``insisted`` (``--calibrated`` itself) makes that an error.
+    """
+    from ..trust.fit import stored_correction
+
+    try:
+        correction, note = stored_correction(evaluator)
+    except NoCalibrationError:
+        if insisted:
+            raise
+        way = way.uncalibrated()
+        correction, note = None, "note: no calibration is kept for this judge, so its verdicts are not calibrated"
+        if way == Way():  # a question of one's own, with no fit for it: as asked, nothing to say
+            note = None
+    evaluator.core.use_calibration(correction)
+    if notify is not None and note is not None:
+        notify(note)
+    return way
 
 
 def fields_shown(evaluator: Any) -> Optional[set[str]]:
