@@ -14,9 +14,15 @@ __all__ = [
     "ChatCompletion",
     "ChatCompletionMessage",
     "ChatCompletionsClient",
+    "ChatModel",
     "EvaluatorResult",
     "FewShotExample",
+    "JudgeClient",
     "ModelClient",
+    "OutputSchemaSpec",
+    "Prompt",
+    "PromptCallable",
+    "RunnablePrompt",
     "SimpleAsyncEvaluator",
     "SimpleEvaluator",
     "SupportsCacheIdentity",
@@ -172,3 +178,31 @@ class SimpleAsyncEvaluator(Protocol):
 
 
 PromptCallable = Callable[..., list[ChatCompletionMessage]]
+
+
+@runtime_checkable
+class RunnablePrompt(Protocol):
+    """A LangChain prompt (``ChatPromptTemplate``, ``StructuredPrompt``): a runnable that says what it takes."""
+
+    @property
+    def input_schema(self) -> Any: ...
+
+    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any: ...
+
+
+#: what a judge can be asked with: a template string, a callable returning messages, or a LangChain prompt
+Prompt = Union[str, PromptCallable, RunnablePrompt]
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A LangChain chat model (``BaseChatModel``), which a judge accepts as its client."""
+
+    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any: ...
+
+
+#: what ``judge=`` takes: an OpenAI-shaped client, sync or async (ours among them), or a LangChain chat model
+JudgeClient = Union[ModelClient, AsyncModelClient, ChatModel]
+
+#: a verdict's shape as a caller gives it: a JSON schema, a Pydantic model class or a TypedDict class
+OutputSchemaSpec = Union[Mapping[str, Any], type]

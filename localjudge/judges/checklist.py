@@ -21,6 +21,7 @@ from typing import Any, Optional
 from ..errors import UsageError
 from ..prompts.messages import render_value
 from ..prompts.prompting import template_fields
+from ..types import Prompt
 from ..wording import Message
 from .written import read_written, written_request
 
@@ -50,7 +51,7 @@ def checks_section(subject: str = "the request") -> str:
     return f"<checks>\nQuestions a response must pass to do what {subject} asks:\n{{checks}}\n</checks>"
 
 
-def given_checks(value: Any) -> Optional[str]:
+def given_checks(value: object) -> Optional[str]:
     """A call's own checks as the prompt shows them; None: the call gives none, so the judge writes them.
 
     Text is shown as it is (empty too: a content-free input shows empty
@@ -67,7 +68,7 @@ def given_checks(value: Any) -> Optional[str]:
     )
 
 
-def refuse_hidden_checks(kwargs: Mapping[str, Any], prompt: Any) -> None:
+def refuse_hidden_checks(kwargs: Mapping[str, Any], prompt: Prompt) -> None:
     """Checks given to a judge without a checklist whose prompt does not show them are an error, never dropped."""
     if CHECKS_FIELD in kwargs and isinstance(prompt, str) and CHECKS_FIELD not in template_fields(prompt):
         raise UsageError(  # plain words for both callers: a row's error is not rendered with flags
@@ -83,7 +84,7 @@ class Checklist:
     max_tokens: int = DEFAULT_CHECKLIST_TOKENS
     prompt: str = CHECKLIST_PROMPT
 
-    def request(self, inputs: Any, model: Optional[str]) -> dict[str, Any]:
+    def request(self, inputs: object, model: Optional[str]) -> dict[str, Any]:
         """The chat request for the checks of ``inputs``: free text, greedy, bounded."""
         if inputs is None:
             raise UsageError(
@@ -95,7 +96,7 @@ class Checklist:
         content = self.prompt.replace("{inputs}", render_value(inputs))
         return written_request([{"role": "user", "content": content}], max_tokens=self.max_tokens, model=model)
 
-    def read(self, response: Any, *, backend: str) -> str:
+    def read(self, response: object, *, backend: str) -> str:
         """The judge's checks; cut or empty, an error with what it wrote."""
         return read_written(
             response,

@@ -29,7 +29,7 @@ from ..prompts.prompting import (
     template_fields,
 )
 from ..prompts.schema import OutputSchema, default_output_schema, normalise_output_schema
-from ..types import FewShotExample, SupportsCheckSchema, offers
+from ..types import FewShotExample, JudgeClient, OutputSchemaSpec, Prompt, SupportsCheckSchema, offers
 from ..wording import Message
 from .checklist import CHECKS_FIELD, Checklist, given_checks, refuse_hidden_checks
 from .plan import Step
@@ -37,6 +37,7 @@ from .self_reference import SelfReference, own_answer_comment
 from .written import Writer, with_written, write_first
 
 if TYPE_CHECKING:
+    from ..clients.result_cache import ResultCache
     from ..trust.correction import Correction
 
 __all__ = [
@@ -57,7 +58,7 @@ READOUT_FIELD = "readout"
 
 @dataclass
 class JudgeCore:
-    prompt: Any
+    prompt: Prompt
     feedback_key: str
     client: Any
     model: Optional[str]
@@ -75,7 +76,7 @@ class JudgeCore:
     checklist: Optional[Checklist] = None  # without checks in the row, the judge first writes its own
     reads_replies: bool = False  # a likelihood pair's core: it sends readings of replies, never build_request's
 
-    def plan(self, inputs: Any, outputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]) -> Step:
+    def plan(self, inputs: object, outputs: object, reference_outputs: object, kwargs: Mapping[str, Any]) -> Step:
         """One output judged: what the judge writes first (its reference, its checks), then the verdict."""
         reference, kwargs, written = yield from self.before_verdict(inputs, reference_outputs, kwargs)
         (response,) = yield [self.build_request(inputs, outputs, reference, kwargs)]
@@ -84,7 +85,7 @@ class JudgeCore:
             result = own_answer_comment(result, written.texts["self_reference"])
         return with_written(result, written)
 
-    def before_verdict(self, inputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]) -> Step:
+    def before_verdict(self, inputs: object, reference_outputs: object, kwargs: Mapping[str, Any]) -> Step:
         """The reference and values to show, and what the judge wrote for them, in one step of requests.
 
         The judge writes only what the call does not give: a reference without
@@ -105,7 +106,7 @@ class JudgeCore:
         return written.texts.get("self_reference", reference_outputs), kwargs, written
 
     def build_request(
-        self, inputs: Any, outputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
+        self, inputs: object, outputs: object, reference_outputs: object, kwargs: Mapping[str, Any]
     ) -> dict[str, Any]:
         values = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs, **kwargs}
         messages = build_messages(
@@ -122,7 +123,7 @@ class JudgeCore:
         request["response_format"] = self.schema.response_format()
         return request
 
-    def read_parsed(self, response: Any) -> Any:
+    def read_parsed(self, response: object) -> Any:
         """The answer, parsed and checked against the schema (an error with the raw text otherwise)."""
         content, finish_reason = read_choice(response)
         return parse_json_output(
@@ -137,7 +138,7 @@ class JudgeCore:
     def backend(self) -> str:
         return getattr(self.client, "name", type(self.client).__name__)
 
-    def read_result(self, response: Any) -> Any:
+    def read_result(self, response: object) -> Any:
         """The evaluator's result: the default score dict, or the answer in the shape of a custom schema."""
         parsed = self.read_parsed(response)
         if not self.schema.is_default:
@@ -194,7 +195,8 @@ class JudgeCore:
                 )
         self.calibration = correction
 
-    def _score(self, score: Any) -> Union[bool, float]:
+    def _score(self, score: Union[bool, float]) -> Union[bool, float]:
+        """The score as the schema allows it (checked before): one of the choices, a number, or true/false."""
         if self.choices is not None:
             return next(c for c in self.choices if c == score)
         if self.continuous:
@@ -202,7 +204,7 @@ class JudgeCore:
         return score
 
 
-def response_metadata(response: Any, score_field: str) -> Optional[dict[str, Any]]:
+def response_metadata(response: object, score_field: str) -> Optional[dict[str, Any]]:
     """Who answered (a fallback chain) and how likely each score was (a local model), merged; None for neither."""
     metadata: dict[str, Any] = {}
     extra = field_of(response, RESPONSE_METADATA_FIELD)
@@ -280,18 +282,18 @@ def recalibrate(
 
 def build_core(
     *,
-    prompt: Any,
+    prompt: Prompt,
     feedback_key: str,
-    judge: Any,
+    judge: Optional[JudgeClient],
     model: Optional[str],
     system: Optional[str],
     continuous: bool,
     choices: Optional[list[float]],
     use_reasoning: bool,
     few_shot_examples: Optional[list[FewShotExample]],
-    output_schema: Any,
+    output_schema: Optional[OutputSchemaSpec],
     few_shot_placement: str,
-    cache: Any,
+    cache: Union[bool, ResultCache, None],
     calibration: Union[Correction, str, None] = None,
     verdict_field: Optional[str] = None,
     few_shot_shape: ExampleShape = SINGLE_EXAMPLE,
@@ -394,7 +396,7 @@ def _correction(core: JudgeCore, calibration: Union[Correction, str, None]) -> O
     return correction
 
 
-def _check_has_place(prompt: Any, field: str, *, option: str, what: str, add: str, has_metadata: bool) -> None:
+def _check_has_place(prompt: Prompt, field: str, *, option: str, what: str, add: str, has_metadata: bool) -> None:
     """What the judge writes first goes into the prompt's ``field`` and into the result: both must have a place for it.
 
     ``option`` names the option (``{self_reference:self_reference=True}``), ``add`` says how to give the prompt the field.
@@ -455,12 +457,12 @@ def _check_few_shot_examples(
             )
 
 
-def _schema_from_prompt(prompt: Any) -> Any:
+def _schema_from_prompt(prompt: Prompt) -> Any:
     """A LangChain StructuredPrompt carries its own output schema."""
     return getattr(prompt, "schema_", None) if not isinstance(prompt, str) else None
 
 
-def _resolve_client(judge: Any, model: Optional[str]) -> Any:
+def _resolve_client(judge: Optional[JudgeClient], model: Optional[str]) -> Any:
     if judge is None:
         from ..clients.resolve import default_model_spec, resolve_model
         from ..specs.options import LIBRARY_PARALLEL
@@ -485,5 +487,5 @@ def _resolve_client(judge: Any, model: Optional[str]) -> Any:
     return adapt_response_format(judge)
 
 
-def _is_langchain_chat_model(judge: Any) -> bool:
+def _is_langchain_chat_model(judge: Optional[JudgeClient]) -> bool:
     return any(cls.__name__ == "BaseChatModel" for cls in type(judge).__mro__)

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..errors import AllClientsFailedError, JudgeRuntimeError, UsageError
-from .pairwise import SCORES
+from ..prompts.prompting import SCORES
 from .single import AsyncEvaluator, Evaluator
 
 __all__ = ["combine_verdicts", "create_async_ensemble_judge", "create_ensemble_judge"]
@@ -51,7 +51,7 @@ def combine_verdicts(
     numbers = all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scores)
     if all(isinstance(w, str) for w in winners):
         verdict, agreement, votes = _vote(winners, results)
-        score: Any = SCORES.get(verdict, 0.5)
+        score: object = SCORES.get(verdict, 0.5)
         metadata: dict[str, Any] = {"winner": verdict, "votes": votes, "agreement": agreement}
     elif all(isinstance(s, bool) for s in scores) or (numbers and vote_numbers):
         score, agreement, votes = _vote(scores, results)
@@ -73,7 +73,7 @@ def combine_verdicts(
     return {"key": key, "score": score, "comment": _majority_comment(results, score), "metadata": metadata}
 
 
-def _copy(metadata: Any) -> Any:
+def _copy(metadata: object) -> Any:
     """A member's metadata as the ensemble's own: a caller who edits the result leaves the member's (cached) one be."""
     return dict(metadata) if isinstance(metadata, Mapping) else metadata
 
@@ -86,11 +86,11 @@ def _vote(values: list[Any], results: Sequence[Mapping[str, Any]]) -> tuple[Any,
     return leaders[0], top / len(values), {_label(v): n for v, n in counts.most_common()}
 
 
-def _label(value: Any) -> str:
+def _label(value: object) -> str:
     return "true" if value is True else "false" if value is False else str(value)
 
 
-def _mean_probability(results: Sequence[Mapping[str, Any]], value: Any) -> float:
+def _mean_probability(results: Sequence[Mapping[str, Any]], value: object) -> float:
     """How likely the members thought ``value`` was, on average; 0 where none said."""
     seen = []
     for result in results:
@@ -100,7 +100,7 @@ def _mean_probability(results: Sequence[Mapping[str, Any]], value: Any) -> float
     return statistics.fmean(seen) if seen else 0.0
 
 
-def _majority_comment(results: Sequence[Mapping[str, Any]], score: Any) -> Any:
+def _majority_comment(results: Sequence[Mapping[str, Any]], score: object) -> Any:
     """The first comment of a member that gave the verdict (a vote), else of the first member."""
     for result in results:
         if result.get("score") == score and result.get("comment") is not None:
@@ -162,7 +162,7 @@ class _Members:
 class EnsembleEvaluator(_Members, Evaluator):
     """What :func:`create_ensemble_judge` returns: every member asked at once, in threads, their verdicts combined."""
 
-    def __call__(self, **kwargs: Any) -> dict[str, Any]:
+    def __call__(self, **kwargs: object) -> dict[str, Any]:
         def ask(member: Callable[..., Any]) -> Any:
             try:
                 return member(**kwargs)
@@ -179,7 +179,7 @@ class EnsembleEvaluator(_Members, Evaluator):
 class AsyncEnsembleEvaluator(_Members, AsyncEvaluator):
     """What :func:`create_async_ensemble_judge` returns: every async member awaited at once."""
 
-    async def __call__(self, **kwargs: Any) -> dict[str, Any]:
+    async def __call__(self, **kwargs: object) -> dict[str, Any]:
         outcomes = await asyncio.gather(*(member(**kwargs) for member in self.members), return_exceptions=True)
         return _settle(outcomes, self.names, self.key, self.vote_numbers)
 

@@ -21,10 +21,12 @@ from typing_extensions import Unpack
 
 from ..errors import UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, template_fields
+from ..types import JudgeClient, OutputSchemaSpec
 from .single import Evaluator as EvaluatorBase
 from .ways import Way
 
 if TYPE_CHECKING:
+    from ..clients.result_cache import ResultCache
     from ..trust.correction import Correction
     from ..types import FewShotExample
 
@@ -289,7 +291,9 @@ class AnswerJudge(EvaluatorBase):
     def __init__(self, given: Callable[..., Any], own: Callable[..., Any]) -> None:
         self.given, self.own = given, own
 
-    def __call__(self, *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any) -> Any:
+    def __call__(
+        self, *, inputs: object = None, outputs: object = None, reference_outputs: object = None, **kwargs: object
+    ) -> Any:
         if reference_outputs is not None or inputs is None:  # no question to answer: as the prompt says
             return self.given(inputs=inputs, outputs=outputs, reference_outputs=reference_outputs, **kwargs)
         return self.own(inputs=inputs, outputs=outputs, **kwargs)
@@ -339,16 +343,16 @@ class JudgeOptions(TypedDict, total=False):
     """
 
     feedback_key: str
-    judge: Any
+    judge: Optional[JudgeClient]
     model: Optional[str]
     system: Optional[str]
     continuous: bool
     choices: Optional[list[float]]
     use_reasoning: bool
     few_shot_examples: Optional[list[FewShotExample]]
-    output_schema: Any
+    output_schema: Optional[OutputSchemaSpec]
     few_shot_placement: str
-    cache: Any
+    cache: Union[bool, ResultCache, None]
     calibration: Union[Correction, str, None]
     self_reference: bool
     checklist: bool
@@ -362,14 +366,14 @@ class PairJudgeOptions(TypedDict, total=False):
     """
 
     feedback_key: str
-    judge: Any
+    judge: Optional[JudgeClient]
     model: Optional[str]
     system: Optional[str]
     allow_ties: bool
     use_reasoning: bool
     reference: bool
-    cache: Any
-    calibration: Any
+    cache: Union[bool, ResultCache, None]
+    calibration: Union[Correction, str, None]
     few_shot_examples: Optional[list[dict[str, Any]]]
     few_shot_placement: str
     way: Union[Way, str, None]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..clients.fallback import answering_client
 from ..clients.formats import read_reply_logprobs
@@ -33,6 +33,9 @@ from ..prompts.messages import render_value
 from ..prompts.prompting import SCORES
 from .core import JudgeCore
 from .plan import Step
+
+if TYPE_CHECKING:
+    from ..trust.correction import Correction
 
 __all__ = [
     "SHOWN",
@@ -74,7 +77,7 @@ def pick_by_gain(gain_a: float, gain_b: float) -> str:
     return "A" if gain_a > gain_b else "B" if gain_b > gain_a else "tie"
 
 
-def calibrated_winner(gains: Mapping[str, float], correction: Any) -> tuple[str, dict[str, float]]:
+def calibrated_winner(gains: Mapping[str, float], correction: Correction) -> tuple[str, dict[str, float]]:
     """The side the calibrated readout favours (equal: the gains decide), and that readout."""
     from ..trust.correction import correct, gain_readout
 
@@ -103,7 +106,7 @@ class LikelihoodPair:
         return request
 
     def plan(
-        self, inputs: Any, outputs_a: Any, outputs_b: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
+        self, inputs: object, outputs_a: object, outputs_b: object, reference_outputs: object, kwargs: Mapping[str, Any]
     ) -> Step:
         """Four readings side by side: each output after the instruction and after an empty request.
 

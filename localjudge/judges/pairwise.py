@@ -13,10 +13,11 @@ import json
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ..errors import OptionError, UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, PAIR_EXAMPLE, SCORES, SWAP, template_fields
+from ..types import JudgeClient, Prompt
 from .checklist import checks_section
 from .core import JudgeCore, build_core, chain_record, recalibrate, response_metadata
 from .likelihood import LikelihoodPair
@@ -27,6 +28,10 @@ from .twin import async_twin
 from .ways import Way, find_way, stamped
 from .weighed import WeighedPair
 from .written import with_written
+
+if TYPE_CHECKING:
+    from ..clients.result_cache import ResultCache
+    from ..trust.correction import Correction
 
 __all__ = [
     "ON_DISAGREEMENT",
@@ -165,7 +170,7 @@ class _PairwiseCore:
     on_disagreement: str = "tie"
 
     def requests(
-        self, inputs: Any, outputs_a: Any, outputs_b: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
+        self, inputs: object, outputs_a: object, outputs_b: object, reference_outputs: object, kwargs: Mapping[str, Any]
     ) -> list[dict[str, Any]]:
         refuse_hidden_reference(reference_outputs, self.shows_reference)
         forward = {**kwargs, "outputs_a": outputs_a, "outputs_b": outputs_b}
@@ -173,7 +178,7 @@ class _PairwiseCore:
         return [self.core.build_request(inputs, None, reference_outputs, values) for values in (forward, backward)]
 
     def plan(
-        self, inputs: Any, outputs_a: Any, outputs_b: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
+        self, inputs: object, outputs_a: object, outputs_b: object, reference_outputs: object, kwargs: Mapping[str, Any]
     ) -> Step:
         """One pair judged: what the judge writes first (its reference, its checks), then both orders side by side."""
         reference, kwargs, written = yield from self.core.before_verdict(inputs, reference_outputs, kwargs)
@@ -224,14 +229,15 @@ class PairwiseEvaluator(Evaluator):
     def __call__(
         self,
         *,
-        inputs: Any = None,
-        outputs_a: Any = None,
-        outputs_b: Any = None,
-        reference_outputs: Any = None,
-        **kwargs: Any,
+        inputs: object = None,
+        outputs_a: object = None,
+        outputs_b: object = None,
+        reference_outputs: object = None,
+        **kwargs: object,
     ) -> dict[str, Any]:
         plan = self.pair.plan(inputs, outputs_a, outputs_b, reference_outputs, kwargs)
-        return run_plan(self.core.client, stamped(plan, self.way))
+        result: dict[str, Any] = run_plan(self.core.client, stamped(plan, self.way))
+        return result
 
 
 class AsyncPairwiseEvaluator(AsyncEvaluator):
@@ -245,14 +251,15 @@ class AsyncPairwiseEvaluator(AsyncEvaluator):
     async def __call__(
         self,
         *,
-        inputs: Any = None,
-        outputs_a: Any = None,
-        outputs_b: Any = None,
-        reference_outputs: Any = None,
-        **kwargs: Any,
+        inputs: object = None,
+        outputs_a: object = None,
+        outputs_b: object = None,
+        reference_outputs: object = None,
+        **kwargs: object,
     ) -> dict[str, Any]:
         plan = self.pair.plan(inputs, outputs_a, outputs_b, reference_outputs, kwargs)
-        return await arun_plan(self.core.client, stamped(plan, self.way))
+        result: dict[str, Any] = await arun_plan(self.core.client, stamped(plan, self.way))
+        return result
 
 
 PairPlan = Union[_PairwiseCore, PointwisePair, LikelihoodPair, WeighedPair]
@@ -262,16 +269,16 @@ PairPlan = Union[_PairwiseCore, PointwisePair, LikelihoodPair, WeighedPair]
 class PairOptions:
     """What shapes a pair's question apart from the way it is asked: the factory's options, checked by each way."""
 
-    prompt: Any
+    prompt: Optional[Prompt]
     feedback_key: str
-    judge: Any
+    judge: Optional[JudgeClient]
     model: Optional[str]
     system: Optional[str]
     allow_ties: bool
     use_reasoning: bool
     has_reference: bool
-    cache: Any
-    calibration: Any
+    cache: Union[bool, ResultCache, None]
+    calibration: Union[Correction, str, None]
     few_shot_examples: Optional[list[dict[str, Any]]]
     few_shot_placement: str
 
@@ -418,23 +425,23 @@ _METHODS: dict[str, Callable[[PairOptions, Way], PairPlan]] = {
 }
 
 
-def _shows_reference(prompt: Any) -> bool:
+def _shows_reference(prompt: Prompt) -> bool:
     """A template string shows the reference only if it names it; a callable or LangChain prompt decides itself."""
     return not isinstance(prompt, str) or "reference_outputs" in template_fields(prompt)
 
 
 def create_pairwise_judge(
     *,
-    prompt: Any = None,
+    prompt: Optional[Prompt] = None,
     feedback_key: str = "preference",
-    judge: Any = None,
+    judge: Optional[JudgeClient] = None,
     model: Optional[str] = None,
     system: Optional[str] = None,
     allow_ties: bool = False,
     use_reasoning: bool = True,
     reference: bool = False,
-    cache: Any = None,
-    calibration: Any = None,
+    cache: Union[bool, ResultCache, None] = None,
+    calibration: Union[Correction, str, None] = None,
     few_shot_examples: Optional[list[dict[str, Any]]] = None,
     few_shot_placement: str = "end",
     way: Union[Way, str, None] = None,

@@ -17,9 +17,10 @@ import contextlib
 from collections.abc import Generator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import ContextVar
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from ..clients.base import acall_create, call_create
+from ..types import AsyncModelClient, ModelClient
 
 __all__ = ["Step", "arun_plan", "keeping_exchanges", "note_exchanges", "run_plan", "together"]
 
@@ -53,10 +54,10 @@ def note_exchanges(requests: Sequence[dict[str, Any]], responses: Sequence[Any])
         ]
 
 
-def _raw_answer(response: Any) -> Any:
+def _raw_answer(response: object) -> object:
     """The text a response carries (a reply scored for its likelihood has none: None)."""
     try:
-        return response.choices[0].message.content
+        return response.choices[0].message.content  # type: ignore[attr-defined]  # an SDK object or our ChatResponse
     except (AttributeError, IndexError, KeyError, TypeError):
         return None
 
@@ -87,7 +88,7 @@ def together(*plans: Step) -> Step:
     return results
 
 
-def run_plan(client: Any, plan: Step) -> Any:
+def run_plan(client: Union[ModelClient, AsyncModelClient], plan: Step) -> Any:
     """A plan's result, each step's requests sent side by side (a local model decodes them together)."""
     requests = next(plan)  # every plan asks for its verdict at least
     while True:
@@ -103,7 +104,7 @@ def run_plan(client: Any, plan: Step) -> Any:
             return done.value
 
 
-async def arun_plan(client: Any, plan: Step) -> Any:
+async def arun_plan(client: Union[ModelClient, AsyncModelClient], plan: Step) -> Any:
     """A plan's result, each step's requests awaited together."""
     requests = next(plan)
     while True:

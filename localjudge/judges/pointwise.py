@@ -62,7 +62,7 @@ OWN_REFERENCE_LEAD = (
 POINTWISE_PAIR_PROMPT = pointwise_pair_prompt()
 
 
-def refuse_hidden_reference(reference_outputs: Any, shows_reference: bool) -> None:
+def refuse_hidden_reference(reference_outputs: object, shows_reference: bool) -> None:
     """A reference given to a pairwise judge whose prompt does not show it is an error, never dropped."""
     if reference_outputs is not None and not shows_reference:
         raise UsageError(
@@ -106,7 +106,7 @@ class PointwisePair:
     shows_reference: bool
 
     def plan(
-        self, inputs: Any, outputs_a: Any, outputs_b: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
+        self, inputs: object, outputs_a: object, outputs_b: object, reference_outputs: object, kwargs: Mapping[str, Any]
     ) -> Step:
         """What the judge writes first (its reference, its checks), then both outputs side by side."""
         refuse_hidden_reference(reference_outputs, self.shows_reference)

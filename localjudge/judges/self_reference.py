@@ -39,7 +39,7 @@ class SelfReference:
     max_tokens: int = DEFAULT_SELF_REFERENCE_TOKENS
     system: str = SELF_REFERENCE_SYSTEM
 
-    def request(self, inputs: Any, model: Optional[str]) -> dict[str, Any]:
+    def request(self, inputs: object, model: Optional[str]) -> dict[str, Any]:
         """The chat request for the judge's own answer to ``inputs``: free text, greedy, bounded."""
         if inputs is None:
             raise UsageError(
@@ -51,7 +51,7 @@ class SelfReference:
         messages = [{"role": "system", "content": self.system}, {"role": "user", "content": render_value(inputs)}]
         return written_request(messages, max_tokens=self.max_tokens, model=model)
 
-    def read(self, response: Any, *, backend: str) -> str:
+    def read(self, response: object, *, backend: str) -> str:
         """The judge's answer as the reference; cut or empty, an error with what it wrote."""
         return read_written(
             response,
@@ -63,7 +63,7 @@ class SelfReference:
         )
 
 
-def own_answer_comment(result: Any, own_answer: str) -> Any:
+def own_answer_comment(result: object, own_answer: str) -> Any:
     """A true/false verdict given without reasoning, explained by what it rests on: the judge's own answer.
 
     Made from the verdict itself, so it can never state the opposite one.

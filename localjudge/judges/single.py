@@ -12,13 +12,14 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ..types import FewShotExample
+from ..types import FewShotExample, JudgeClient, OutputSchemaSpec, Prompt
 from .core import JudgeCore, build_core
 from .plan import arun_plan, run_plan
 from .twin import async_twin
 from .ways import Way, stamped
 
 if TYPE_CHECKING:
+    from ..clients.result_cache import ResultCache
     from ..trust.correction import Correction
 
 __all__ = [
@@ -75,7 +76,9 @@ class JudgeEvaluator(Evaluator):
     def __init__(self, core: JudgeCore) -> None:
         self.core = core
 
-    def __call__(self, *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any) -> Any:
+    def __call__(
+        self, *, inputs: object = None, outputs: object = None, reference_outputs: object = None, **kwargs: object
+    ) -> Any:
         return run_plan(self.core.client, stamped(self.core.plan(inputs, outputs, reference_outputs, kwargs), self.way))
 
 
@@ -86,7 +89,7 @@ class AsyncJudgeEvaluator(AsyncEvaluator):
         self.core = core
 
     async def __call__(
-        self, *, inputs: Any = None, outputs: Any = None, reference_outputs: Any = None, **kwargs: Any
+        self, *, inputs: object = None, outputs: object = None, reference_outputs: object = None, **kwargs: object
     ) -> Any:
         plan = stamped(self.core.plan(inputs, outputs, reference_outputs, kwargs), self.way)
         return await arun_plan(self.core.client, plan)
@@ -94,18 +97,18 @@ class AsyncJudgeEvaluator(AsyncEvaluator):
 
 def create_llm_as_judge(
     *,
-    prompt: Any,
+    prompt: Prompt,
     feedback_key: str = "score",
-    judge: Any = None,
+    judge: Optional[JudgeClient] = None,
     model: Optional[str] = None,
     system: Optional[str] = None,
     continuous: bool = False,
     choices: Optional[list[float]] = None,
     use_reasoning: bool = True,
     few_shot_examples: Optional[list[FewShotExample]] = None,
-    output_schema: Any = None,
+    output_schema: Optional[OutputSchemaSpec] = None,
     few_shot_placement: str = "end",
-    cache: Any = None,
+    cache: Union[bool, ResultCache, None] = None,
     calibration: Union[Correction, str, None] = None,
     self_reference: bool = False,
     checklist: bool = False,

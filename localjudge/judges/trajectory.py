@@ -13,13 +13,13 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ..clients.base import acall_create, call_create
 from ..errors import UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, template_fields
 from ..prompts.trajectory import trajectory_text
-from ..types import FewShotExample
+from ..types import FewShotExample, JudgeClient, OutputSchemaSpec, Prompt
 from .core import JudgeCore, build_core
 from .plan import note_exchanges
 from .single import AsyncEvaluator, Evaluator
@@ -27,6 +27,7 @@ from .twin import async_twin
 from .ways import stamp
 
 if TYPE_CHECKING:
+    from ..clients.result_cache import ResultCache
     from ..trust.correction import Correction
 
 __all__ = [
@@ -82,7 +83,7 @@ class TrajectoryJudge:
     own_prompt: bool
 
     def request(
-        self, inputs: Any, outputs: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
+        self, inputs: object, outputs: object, reference_outputs: object, kwargs: Mapping[str, Any]
     ) -> tuple[JudgeCore, dict[str, Any]]:
         """The core that judges this call, and its request: the trajectories rendered into the prompt."""
         rendered = trajectory_text(outputs, "outputs")
@@ -97,7 +98,7 @@ class TrajectoryJudge:
         return core, core.build_request(inputs, rendered, "" if reference is None else reference, kwargs)
 
 
-def _warn_if_unshown(prompt: Any, has_reference: bool) -> None:
+def _warn_if_unshown(prompt: Prompt, has_reference: bool) -> None:
     """A template that shows no reference when one is given, or an empty one when none is: say so."""
     if not isinstance(prompt, str):
         return  # a callable or LangChain prompt decides for itself what it shows
@@ -117,7 +118,7 @@ def _warn_if_unshown(prompt: Any, has_reference: bool) -> None:
         )
 
 
-def _trajectory_judge(*, prompt: Any, **options: Any) -> TrajectoryJudge:
+def _trajectory_judge(*, prompt: Optional[Prompt], **options: Any) -> TrajectoryJudge:
     if isinstance(options.get("calibration"), str):  # our prompt changes per call; a fit is for one prompt
         raise UsageError("the trajectory judge takes a Correction as calibration=, not a name")
     core = build_core(prompt=TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE if prompt is None else prompt, **options)
@@ -131,7 +132,9 @@ class TrajectoryEvaluator(Evaluator):
         self.trajectory = trajectory
         self.core = trajectory.core
 
-    def __call__(self, *, outputs: Any = None, reference_outputs: Any = None, inputs: Any = None, **kwargs: Any) -> Any:
+    def __call__(
+        self, *, outputs: object = None, reference_outputs: object = None, inputs: object = None, **kwargs: object
+    ) -> Any:
         core, request = self.trajectory.request(inputs, outputs, reference_outputs, kwargs)
         response = call_create(core.client, request)
         note_exchanges([request], [response])
@@ -147,7 +150,7 @@ class AsyncTrajectoryEvaluator(AsyncEvaluator):
         self.core = trajectory.core
 
     async def __call__(
-        self, *, outputs: Any = None, reference_outputs: Any = None, inputs: Any = None, **kwargs: Any
+        self, *, outputs: object = None, reference_outputs: object = None, inputs: object = None, **kwargs: object
     ) -> Any:
         core, request = self.trajectory.request(inputs, outputs, reference_outputs, kwargs)
         response = await acall_create(core.client, request)
@@ -158,18 +161,18 @@ class AsyncTrajectoryEvaluator(AsyncEvaluator):
 
 def create_trajectory_llm_as_judge(
     *,
-    prompt: Any = None,
+    prompt: Optional[Prompt] = None,
     model: Optional[str] = None,
     feedback_key: str = FEEDBACK_KEY,
-    judge: Any = None,
+    judge: Optional[JudgeClient] = None,
     continuous: bool = False,
     choices: Optional[list[float]] = None,
     use_reasoning: bool = True,
     few_shot_examples: Optional[list[FewShotExample]] = None,
     system: Optional[str] = None,
-    output_schema: Any = None,
+    output_schema: Optional[OutputSchemaSpec] = None,
     few_shot_placement: str = "end",
-    cache: Any = None,
+    cache: Union[bool, ResultCache, None] = None,
     calibration: Optional[Correction] = None,
 ) -> TrajectoryEvaluator:
     """An evaluator that judges an agent's trajectory: OpenEvals' arguments, then those of create_llm_as_judge.

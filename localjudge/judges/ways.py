@@ -241,7 +241,7 @@ def question_of(
     return Question.ANSWER if has_inputs else Question.OWN_PROMPT
 
 
-def stamp(result: Any, way: Way, requests: int) -> Any:
+def stamp(result: object, way: Way, requests: int) -> Any:
     """The result with the way it was judged (``way``) and the model requests it took (``requests``) in its metadata.
 
     A result without metadata (a custom schema's answer) is returned as it is.

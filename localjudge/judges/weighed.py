@@ -34,7 +34,7 @@ class PairPlan(Protocol):
     core: JudgeCore
 
     def plan(
-        self, inputs: Any, outputs_a: Any, outputs_b: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
+        self, inputs: object, outputs_a: object, outputs_b: object, reference_outputs: object, kwargs: Mapping[str, Any]
     ) -> Step: ...
 
 
@@ -51,7 +51,7 @@ class WeighedPair:
         return self.side.core
 
     def plan(
-        self, inputs: Any, outputs_a: Any, outputs_b: Any, reference_outputs: Any, kwargs: Mapping[str, Any]
+        self, inputs: object, outputs_a: object, outputs_b: object, reference_outputs: object, kwargs: Mapping[str, Any]
     ) -> Step:
         """Both ways side by side; a reference, if given, is shown to the checks' judge (likelihood reads none)."""
         from ..trust.pair_weights import PairSignals

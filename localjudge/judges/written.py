@@ -24,9 +24,9 @@ __all__ = ["Writer", "Written", "read_written", "with_written", "write_first", "
 class Writer(Protocol):
     """Something the judge is asked to write before its verdict."""
 
-    def request(self, inputs: Any, model: Optional[str]) -> dict[str, Any]: ...
+    def request(self, inputs: object, model: Optional[str]) -> dict[str, Any]: ...
 
-    def read(self, response: Any, *, backend: str) -> str: ...
+    def read(self, response: object, *, backend: str) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class Written:
     by: dict[str, str] = field(default_factory=dict)
 
 
-def write_first(writers: Mapping[str, Writer], inputs: Any, *, model: Optional[str], backend: str) -> Step:
+def write_first(writers: Mapping[str, Writer], inputs: object, *, model: Optional[str], backend: str) -> Step:
     """Every writer's text, and the chain's member that wrote it, by name, from one step of requests.
 
     Nothing is asked when there are no writers.
@@ -61,7 +61,7 @@ def written_request(messages: list[dict[str, str]], *, max_tokens: int, model: O
     return request
 
 
-def read_written(response: Any, *, backend: str, cut: str, empty: str) -> str:
+def read_written(response: object, *, backend: str, cut: str, empty: str) -> str:
     """A writer's text, stripped; cut at its bound or empty, an error (``cut``, ``empty``) with what it wrote."""
     content, finish_reason = read_choice(response)
     text = (content or "").strip()
@@ -72,7 +72,7 @@ def read_written(response: Any, *, backend: str, cut: str, empty: str) -> str:
     return text
 
 
-def with_written(result: Any, written: Written) -> Any:
+def with_written(result: object, written: Written) -> Any:
     """The result with what the judge wrote in its metadata, where it has metadata (our score dict).
 
     A chain's member that wrote a text is named in ``written_by``: the verdict may come from another.

@@ -19,7 +19,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
@@ -28,6 +28,9 @@ from ..errors import NoCalibrationError, UsageError
 from ..prompts.prompting import SWAP, template_fields
 from .agreement import label_text
 from .correction import Fit, choose_correction, gain_readout, value_key
+
+if TYPE_CHECKING:
+    from .correction import Correction
 
 __all__ = [
     "CONTENT_FREE",
@@ -202,7 +205,7 @@ def fit_calibration(
     )
 
 
-def stored_correction(evaluator: Any) -> tuple[Any, str]:
+def stored_correction(evaluator: Any) -> tuple[Optional[Correction], str]:
     """The correction kept for this evaluator or judge core (None if none helped), and a note on it.
 
     The user's own fit (``localjudge calibrate``) wins; without one, a fit
