@@ -9,6 +9,7 @@ from typing import Any, Optional, Protocol, TypeGuard, TypeVar, Union, cast, run
 from typing_extensions import NotRequired, TypedDict, get_protocol_members
 
 __all__ = [
+    "AnyModelClient",
     "AsyncChatCompletionsClient",
     "AsyncModelClient",
     "ChatCompletion",
@@ -206,3 +207,6 @@ JudgeClient = Union[ModelClient, AsyncModelClient, ChatModel]
 
 #: a verdict's shape as a caller gives it: a JSON schema, a Pydantic model class or a TypedDict class
 OutputSchemaSpec = Union[Mapping[str, Any], type]
+
+#: an OpenAI-shaped client, sync or async: what the judges call once ``judge=`` is resolved
+AnyModelClient = Union[ModelClient, AsyncModelClient]

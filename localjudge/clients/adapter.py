@@ -14,10 +14,11 @@ model that refuses ``max_tokens``. Both decisions are made once, in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
+from ..types import AnyModelClient
 from .base import _Chat, is_async_create
 from .bound import BOUND_FIELD, MAX_COMPLETION_TOKENS, MAX_TOKENS, is_max_tokens_refusal, with_bound
 from .formats import FORMATS, LLAMA_FORM, OPENAI_FORM, is_schema_rejection, wire_response_format
@@ -25,7 +26,7 @@ from .formats import FORMATS, LLAMA_FORM, OPENAI_FORM, is_schema_rejection, wire
 __all__ = ["AsyncFormatAdapter", "FormatAdapter", "adapt_response_format", "is_async_create"]
 
 
-def _endpoint_key(client: Any) -> str:
+def _endpoint_key(client: AnyModelClient) -> str:
     base_url = getattr(client, "base_url", None)
     if base_url:
         return str(base_url).rstrip("/")
@@ -43,7 +44,7 @@ class _Attempt:
 
 
 class _Adapter:
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: AnyModelClient) -> None:
         self.client = client
         self.key = _endpoint_key(client)
         self.name = getattr(client, "name", None) or type(client).__name__
@@ -91,7 +92,7 @@ class _Adapter:
 class FormatAdapter(_Adapter):
     """Wraps a blocking client; see the module docstring."""
 
-    def _create(self, **request: Any) -> Any:
+    def _create(self, **request: object) -> Any:
         attempt = self.first_attempt(request)
         while True:
             try:
@@ -106,11 +107,11 @@ class FormatAdapter(_Adapter):
 class AsyncFormatAdapter(_Adapter):
     """Wraps an async client (``await client.chat.completions.create(...)``)."""
 
-    async def _create(self, **request: Any) -> Any:
+    async def _create(self, **request: object) -> Any:
         attempt = self.first_attempt(request)
         while True:
             try:
-                return await self.client.chat.completions.create(**attempt.body)
+                return await cast("Awaitable[Any]", self.client.chat.completions.create(**attempt.body))
             except Exception as exc:
                 following = self.next_attempt(request, attempt, exc)
                 if following is None:
@@ -118,7 +119,7 @@ class AsyncFormatAdapter(_Adapter):
             attempt = following
 
 
-def adapt_response_format(client: Any) -> Any:
+def adapt_response_format(client: AnyModelClient) -> Any:
     """``client`` wrapped to negotiate the schema form and bound its answers; our own clients already do."""
     from .base import AsyncChatClient, ChatClient
 

@@ -15,9 +15,10 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, cast
 
 from ..errors import JudgeRuntimeError, UsageError
+from ..types import AnyModelClient
 
 __all__ = [
     "AsyncChatClient",
@@ -40,7 +41,7 @@ class Record(dict):
     both work, so callers written for either style read our responses.
     """
 
-    def __init__(self, data: Mapping[str, Any] | None = None, **fields: Any) -> None:
+    def __init__(self, data: Mapping[str, Any] | None = None, **fields: object) -> None:
         super().__init__()
         for key, value in {**(data or {}), **fields}.items():
             self[key] = _wrap(value)
@@ -63,7 +64,7 @@ class ChatResponse(Record):
     """
 
 
-def _wrap(value: Any) -> Any:
+def _wrap(value: object) -> Any:
     if isinstance(value, Mapping) and not isinstance(value, Record):
         return Record(value)
     if isinstance(value, list):
@@ -71,7 +72,7 @@ def _wrap(value: Any) -> Any:
     return value
 
 
-def plain_data(value: Any) -> Any:
+def plain_data(value: object) -> Any:
     """Plain dicts and lists, without the attribute access of our records: to print, compare or serialise."""
     if isinstance(value, Mapping):
         return {k: plain_data(v) for k, v in value.items()}
@@ -113,14 +114,14 @@ def make_chat_completion(
     )
 
 
-def field_of(obj: Any, name: str) -> Any:
+def field_of(obj: object, name: str) -> Any:
     """A response's field, read by key (our dicts) or by attribute (the openai SDK's objects)."""
     if isinstance(obj, Mapping):
         return obj.get(name)
     return getattr(obj, name, None)
 
 
-def read_choice(response: Any) -> tuple[str | None, str | None]:
+def read_choice(response: object) -> tuple[str | None, str | None]:
     """(content, finish_reason) from a response read by key or by attribute."""
     choices = field_of(response, "choices")
     if not choices:
@@ -182,7 +183,7 @@ class ChatClient:
     def __init__(self) -> None:
         self.chat = _Chat(self._create)
 
-    def _create(self, **request: Any) -> ChatResponse:
+    def _create(self, **request: object) -> ChatResponse:
         return self._complete(request)
 
     def _complete(self, request: dict[str, Any]) -> ChatResponse:
@@ -204,7 +205,7 @@ class WrappingClient(ChatClient):
     are the wrapped client's, but ``create_many``, which would go round the wrapper.
     """
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: AnyModelClient) -> None:
         super().__init__()
         self.client = client
         self.name = getattr(client, "name", type(self).__name__)
@@ -226,7 +227,7 @@ class AsyncChatClient:
     def __init__(self) -> None:
         self.chat = _Chat(self._create)
 
-    async def _create(self, **request: Any) -> ChatResponse:
+    async def _create(self, **request: object) -> ChatResponse:
         return await self._acomplete(request)
 
     async def _acomplete(self, request: dict[str, Any]) -> ChatResponse:
@@ -262,7 +263,7 @@ async def in_worker_thread(function: Callable[..., Any], *args: Any, **kwargs: A
     return await asyncio.get_running_loop().run_in_executor(_worker_threads(), call)
 
 
-def call_create(client: Any, request: dict[str, Any]) -> Any:
+def call_create(client: AnyModelClient, request: dict[str, Any]) -> Any:
     """Call ``client.chat.completions.create`` from sync code."""
     result = client.chat.completions.create(**request)
     if asyncio.iscoroutine(result):
@@ -274,18 +275,18 @@ def call_create(client: Any, request: dict[str, Any]) -> Any:
     return result
 
 
-async def acall_create(client: Any, request: dict[str, Any]) -> Any:
+async def acall_create(client: AnyModelClient, request: dict[str, Any]) -> Any:
     """Await an async client, or run a sync one in a worker thread so the loop stays free."""
     create = client.chat.completions.create
     if is_async_create(create):
-        return await create(**request)
+        return await cast("Awaitable[Any]", create(**request))
     result = await in_worker_thread(create, **request)
     if isinstance(result, Awaitable):
         result = await result
     return result
 
 
-def is_async_create(create: Any) -> bool:
+def is_async_create(create: Callable[..., Any]) -> bool:
     """Whether ``create`` is a coroutine function, also behind decorators (the openai SDK wraps it)."""
     call_method = type(create).__dict__.get("__call__")  # a callable object's async __call__
     for candidate in (create, call_method):

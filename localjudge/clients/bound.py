@@ -75,7 +75,7 @@ def given_bound(request: Mapping[str, Any]) -> Any:
     return next((v for v in values if v is not None and type(v).__name__ not in _UNSET_MARKERS), None)
 
 
-def default_bound(field: str, model: Any = None) -> int:
+def default_bound(field: str, model: object = None) -> int:
     """Our bound in ``field``: a card's recommended max_tokens for a model a card names, else the default."""
     if field == MAX_COMPLETION_TOKENS:
         return DEFAULT_MAX_COMPLETION_TOKENS
@@ -107,7 +107,7 @@ def with_bound(request: Mapping[str, Any], field: str) -> tuple[dict[str, Any], 
     return body, field
 
 
-def chat_model_bound(settings: Mapping[str, Any], model: Any = None, given: int | None = None) -> dict[str, int]:
+def chat_model_bound(settings: Mapping[str, Any], model: object = None, given: int | None = None) -> dict[str, int]:
     """The settings to change so a chat model's answers are bounded: none when it has no field for a bound.
 
     ``settings`` are the chat model's own fields and values (a pydantic model's
@@ -125,7 +125,7 @@ def chat_model_bound(settings: Mapping[str, Any], model: Any = None, given: int 
     return {fields[0]: default_bound(MAX_TOKENS, model)}
 
 
-def is_max_tokens_refusal(status_code: int, body: Any) -> bool:
+def is_max_tokens_refusal(status_code: int, body: object) -> bool:
     """Whether an error answer says "this model takes max_completion_tokens, not max_tokens".
 
     ``body`` is the answer's text, its JSON, or the error object inside it (the
@@ -148,7 +148,7 @@ def _names_the_other_field(text: str) -> bool:
     return "max_tokens" in text and MAX_COMPLETION_TOKENS in text and "supported" in text
 
 
-def _error_object(body: Any) -> Mapping[str, Any] | None:
+def _error_object(body: object) -> Mapping[str, Any] | None:
     if isinstance(body, (bytes, str)):
         try:
             body = bounded_json.loads(body)

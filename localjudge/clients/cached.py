@@ -14,7 +14,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from ..errors import OutputParseError, UsageError
-from ..types import SupportsCacheIdentity, offers
+from ..types import AnyModelClient, SupportsCacheIdentity, offers
 from .base import ChatResponse, WrappingClient, call_create, plain_data
 from .formats import check_answer
 from .result_cache import ResultCache, request_key
@@ -22,7 +22,7 @@ from .result_cache import ResultCache, request_key
 __all__ = ["CachedClient", "cache_identity"]
 
 
-def cache_identity(client: Any) -> dict[str, Any] | None:
+def cache_identity(client: AnyModelClient) -> dict[str, Any] | None:
     """Who answers for ``client``, or None when it cannot say."""
     return client.cache_identity() if offers(client, SupportsCacheIdentity) else None
 
@@ -30,7 +30,7 @@ def cache_identity(client: Any) -> dict[str, Any] | None:
 class CachedClient(WrappingClient):
     """``client`` (a blocking ModelClient), answering from ``cache`` when it can; counts in ``cache.hits``."""
 
-    def __init__(self, client: Any, cache: ResultCache) -> None:
+    def __init__(self, client: AnyModelClient, cache: ResultCache) -> None:
         identity = cache_identity(client)
         if identity is None:
             raise UsageError(

@@ -14,7 +14,7 @@ from typing import Any, Optional, Union
 
 from .._text import clip
 from ..errors import AllClientsFailedError, UsageError
-from ..types import SupportsCacheIdentity, SupportsCheckSchema, offers
+from ..types import AnyModelClient, SupportsCacheIdentity, SupportsCheckSchema, offers
 from .adapter import adapt_response_format
 from .base import (
     AsyncChatClient,
@@ -35,7 +35,7 @@ FALLBACK_FIELD = "localjudge"
 FallbackOn = Union[type, tuple, Callable[[BaseException], bool], None]
 
 
-def answering_client(response: Any) -> Optional[str]:
+def answering_client(response: object) -> Optional[str]:
     """The name of the chain's member that gave ``response``; None for a response no chain labelled."""
     client = field_of(field_of(response, FALLBACK_FIELD), "client")
     return client if isinstance(client, str) else None
@@ -115,7 +115,7 @@ class _Chain:
             raise exc
         failures.append((name, exc))
 
-    def checked(self, name: str, request: Mapping[str, Any], response: Any) -> Any:
+    def checked(self, name: str, request: Mapping[str, Any], response: object) -> Any:
         """The answer as a ChatResponse; one cut at max_tokens, or not of the shape asked for, is a failure.
 
         Such an answer fails like an error, so the next client may do better.
@@ -123,12 +123,12 @@ class _Chain:
         """
         if isinstance(response, Mapping):
             response = response if isinstance(response, ChatResponse) else ChatResponse(response)
-        elif callable(getattr(response, "model_dump", None)):  # the openai SDK's pydantic objects
-            response = ChatResponse(response.model_dump())
+        elif callable(dump := getattr(response, "model_dump", None)):  # the openai SDK's pydantic objects
+            response = ChatResponse(dump())
         check_answer(request, response, backend=name)
         return response
 
-    def answered(self, name: str, response: Any, failures: list[tuple[str, BaseException]]) -> Any:
+    def answered(self, name: str, response: object, failures: list[tuple[str, BaseException]]) -> Any:
         """The answer, labelled with who gave it and who failed before (an object we cannot label goes unchanged)."""
         if not isinstance(response, ChatResponse):
             return response
@@ -155,7 +155,9 @@ class _Chain:
 class _Chained:
     """What a fallback client and its async twin share: the chain, built once, that both walk."""
 
-    def __init__(self, *clients: Any, fallback_on: FallbackOn = None, names: Sequence[str] | None = None) -> None:
+    def __init__(
+        self, *clients: AnyModelClient, fallback_on: FallbackOn = None, names: Sequence[str] | None = None
+    ) -> None:
         super().__init__()
         self._chain = self._new_chain(clients, fallback_on, names)
 

@@ -42,7 +42,7 @@ LLAMA_FORM = "json_object+schema"
 class FormatMemo:
     """What each endpoint was found to accept (``default`` until found otherwise), shared in the process."""
 
-    def __init__(self, default: Any = OPENAI_FORM) -> None:
+    def __init__(self, default: object = OPENAI_FORM) -> None:
         self._forms: dict[str, Any] = {}
         self._default = default
         self._lock = threading.Lock()
@@ -51,7 +51,7 @@ class FormatMemo:
         with self._lock:
             return self._forms.get(key, self._default)
 
-    def set(self, key: str, form: Any) -> None:
+    def set(self, key: str, form: object) -> None:
         with self._lock:
             self._forms[key] = form
 
@@ -150,7 +150,7 @@ def check_content(
     return value
 
 
-def read_reply_logprobs(response: Any, *, backend: str | None = None) -> list[float]:
+def read_reply_logprobs(response: object, *, backend: str | None = None) -> list[float]:
     """The log-probability of each token of a scored reply (a ``score_reply`` request's answer).
 
     ``OutputParseError`` when the response holds none, as from a client that
@@ -175,7 +175,7 @@ def read_reply_logprobs(response: Any, *, backend: str | None = None) -> list[fl
     return [float(f) for f in figures]
 
 
-def check_answer(request: Mapping[str, Any], response: Any, *, backend: str | None = None) -> tuple[str, Any]:
+def check_answer(request: Mapping[str, Any], response: object, *, backend: str | None = None) -> tuple[str, Any]:
     """``(kind, value)`` of a response to ``request``: its JSON value checked against the format asked for
     (``OutputParseError`` otherwise), or None for free text, which is any text; a scored reply's figures."""
     if scores_reply(request):

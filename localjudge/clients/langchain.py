@@ -22,7 +22,7 @@ class LangChainClient(ChatClient):
 
     name = "langchain"
 
-    def __init__(self, chat_model: Any) -> None:
+    def __init__(self, chat_model: object) -> None:
         super().__init__()
         self.chat_model = chat_model
 
@@ -74,21 +74,21 @@ class LangChainClient(ChatClient):
         return copy(update=update) if update and callable(copy) else self.chat_model
 
 
-def _stopped_at_bound(message: Any) -> bool:
+def _stopped_at_bound(message: object) -> bool:
     """Whether a reply says it stopped at its token bound, in any provider's words for it."""
     metadata = getattr(message, "response_metadata", None) or {}
     reasons = (metadata.get(key) for key in ("finish_reason", "stop_reason", "done_reason"))
     return any(isinstance(reason, str) and reason.lower() in ("length", "max_tokens") for reason in reasons)
 
 
-def _completion_text(exc: Any) -> str:
+def _completion_text(exc: object) -> str:
     """The text of the completion an openai SDK error carries (its ``completion``), or nothing."""
     choices = getattr(getattr(exc, "completion", None), "choices", None) or []
     content = getattr(getattr(choices[0], "message", None), "content", None) if choices else None
     return content if isinstance(content, str) else ""
 
 
-def _raw_text(message: Any) -> str:
+def _raw_text(message: object) -> str:
     """What the model said: its text (its text blocks joined), else the arguments of its tool calls, valid or not."""
     content = getattr(message, "content", None)
     if isinstance(content, list):

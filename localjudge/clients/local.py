@@ -278,7 +278,7 @@ class LocalClient(ChatClient):
         response.choices[0]["logprobs"] = ChatResponse({"content": tokens})
         return response
 
-    def _respond(self, prepared: _Prepared, result: Any) -> ChatResponse:
+    def _respond(self, prepared: _Prepared, result: Any) -> ChatResponse:  # a DecodeResult, or a reply's scores
         if prepared.reply is not None:
             return self._respond_score(prepared, result)
         response = make_chat_completion(

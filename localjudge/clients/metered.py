@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from ..types import AnyModelClient
 from .base import WrappingClient, call_create, field_of
 
 __all__ = ["MeteredClient"]
@@ -17,7 +18,7 @@ __all__ = ["MeteredClient"]
 class MeteredClient(WrappingClient):
     """``client`` (a blocking ModelClient) with ``calls``, ``prompt_tokens`` and ``completion_tokens`` counted."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: AnyModelClient) -> None:
         super().__init__(client)
         self.calls = self.prompt_tokens = self.completion_tokens = 0
         self._lock = threading.Lock()
@@ -32,6 +33,6 @@ class MeteredClient(WrappingClient):
         return response
 
 
-def _count(value: Any) -> int:
+def _count(value: object) -> int:
     """A token count as reported; a server that reports none (or nonsense) counts 0."""
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

@@ -19,6 +19,7 @@ from collections.abc import Generator, Sequence
 from typing import Any
 
 from ..errors import UsageError
+from ..types import AnyModelClient
 from .base import ChatClient
 from .failure_policy import another_server
 from .fallback import AsyncFallbackClient, FallbackClient, FallbackOn, _Chain, _Chained
@@ -82,7 +83,7 @@ class _Pool(_Chain):
         with self.state.lock:
             self.state.resting_until[self.names.index(name)] = time.monotonic() + self.state.rest
 
-    def answered(self, name: str, response: Any, failures: list[tuple[str, BaseException]]) -> Any:
+    def answered(self, name: str, response: object, failures: list[tuple[str, BaseException]]) -> Any:
         with self.state.lock:
             self.state.resting_until[self.names.index(name)] = 0.0
         return super().answered(name, response, failures)
@@ -106,7 +107,7 @@ class _Pooled(_Chained):
 
     def __init__(
         self,
-        *clients: Any,
+        *clients: AnyModelClient,
         rest: float = DEFAULT_REST,
         fallback_on: FallbackOn = None,
         names: Sequence[str] | None = None,

@@ -133,7 +133,7 @@ class OpenAICompatibleClient(RemoteBase, ChatClient):
     def __enter__(self) -> OpenAICompatibleClient:
         return self
 
-    def __exit__(self, *exc_info: Any) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 
@@ -203,5 +203,5 @@ class AsyncOpenAICompatibleClient(RemoteBase, AsyncChatClient):
     async def __aenter__(self) -> AsyncOpenAICompatibleClient:
         return self
 
-    async def __aexit__(self, *exc_info: Any) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()

@@ -261,7 +261,7 @@ class RemoteBase:
             read_timeout=min(self.read_timeout, float(deadline) if deadline is not None else self.timeout),
         )
 
-    def _model_key(self, model: Any) -> str:
+    def _model_key(self, model: object) -> str:
         return f"{self.endpoint.base_url}#{model or ''}"
 
     # -- the decisions -----------------------------------------------------------

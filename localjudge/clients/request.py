@@ -158,7 +158,7 @@ def answer_length(options: RequestOptions, default: int, n_ctx: int | None, n_pr
     return max(1, min(default, room))
 
 
-def check_max_tokens(value: Any) -> int:
+def check_max_tokens(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise UsageError(f"max_tokens must be a positive integer, got {value!r}", param="max_tokens")
     return value

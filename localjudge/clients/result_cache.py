@@ -149,7 +149,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     return connection
 
 
-def _retry_busy(operation: Any, attempts: int = 50) -> Any:
+def _retry_busy(operation: Callable[[], Any], attempts: int = 50) -> Any:
     for attempt in range(attempts):
         try:
             return operation()
@@ -167,7 +167,7 @@ def _unreadable(error: sqlite3.DatabaseError) -> bool:
     return "not a database" in str(error) or "malformed" in str(error)
 
 
-def _checked(text: Any) -> dict[str, Any] | None:
+def _checked(text: object) -> dict[str, Any] | None:
     """A stored response, if it is one: a JSON object with a choice whose message has text."""
     if not isinstance(text, str) or len(text) > MAX_RESPONSE_BYTES:
         return None

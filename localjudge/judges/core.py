@@ -14,7 +14,7 @@ import json
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Optional, Union, cast
 
 from ..clients.base import field_of, plain_data, read_choice
 from ..clients.fallback import FALLBACK_FIELD
@@ -29,7 +29,7 @@ from ..prompts.prompting import (
     template_fields,
 )
 from ..prompts.schema import OutputSchema, default_output_schema, normalise_output_schema
-from ..types import FewShotExample, JudgeClient, OutputSchemaSpec, Prompt, SupportsCheckSchema, offers
+from ..types import AnyModelClient, FewShotExample, JudgeClient, OutputSchemaSpec, Prompt, SupportsCheckSchema, offers
 from ..wording import Message
 from .checklist import CHECKS_FIELD, Checklist, given_checks, refuse_hidden_checks
 from .plan import Step
@@ -484,7 +484,7 @@ def _resolve_client(judge: Optional[JudgeClient], model: Optional[str]) -> Any:
         )
     from ..clients.adapter import adapt_response_format
 
-    return adapt_response_format(judge)
+    return adapt_response_format(cast("AnyModelClient", judge))  # it has chat.completions.create, checked above
 
 
 def _is_langchain_chat_model(judge: Optional[JudgeClient]) -> bool:
