@@ -27,6 +27,8 @@ FACE = "(the package's face)"
 # Bottom to top. A module may import its own layer (without a cycle) and any below.
 LAYERS = [
     FOUNDATION,
+    # the hooks into other libraries' internals, each checked (the compatibility layer)
+    "_compat",
     "specs",
     "datasets",
     "prompts",
