@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import bounded_json
+from ._compat.uvicorn_h11 import header_deadline_protocol, server_calling_on_signal
 from .cancellation import Cancel, cancellable
 from .clients.base import call_create, read_response_format
 from .clients.formats import check_answer
@@ -351,49 +352,8 @@ def run(app: Any, listening: Any, *, limits: Limits = Limits(), graceful_timeout
     (503s still); only a third lets uvicorn drop whatever is left.
     """
     import uvicorn
-    from uvicorn.protocols.http.h11_impl import H11Protocol
 
     in_flight: InFlight = app.state.in_flight
-
-    class HeaderDeadline(H11Protocol):
-        """h11, closing a connection whose next request line and headers take over ``header_seconds`` to arrive."""
-
-        deadline: Any = None
-        awaited: Any = None  # the request cycle current when the deadline was set
-
-        def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
-            self.arm()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            self.arm()
-
-        def handle_events(self) -> None:
-            super().handle_events()
-            if self.deadline is not None and self.cycle is not self.awaited:  # a whole request has arrived
-                self.disarm()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self.disarm()
-            super().connection_lost(exc)
-
-        def arm(self) -> None:
-            self.disarm()
-            if self.cycle is not None and not self.cycle.response_complete:
-                return  # a pipelined request already arrived whole and runs; its end arms the deadline again
-            self.awaited = self.cycle
-            self.deadline = self.loop.call_later(limits.header_seconds, self.late)
-
-        def disarm(self) -> None:
-            if self.deadline is not None:
-                self.deadline.cancel()
-                self.deadline = None
-
-        def late(self) -> None:
-            self.deadline = None
-            if self.cycle is self.awaited and not self.transport.is_closing():
-                self.transport.close()
 
     def wind_down(count: int) -> None:  # on a thread of its own: a signal handler must not print or wait
         print(f"stopping: {count} request(s) in flight get up to {graceful_timeout:g} s to finish", file=sys.stderr)
@@ -401,29 +361,24 @@ def run(app: Any, listening: Any, *, limits: Limits = Limits(), graceful_timeout
         threading.Event().wait(graceful_timeout)
         in_flight.cancel_all("the server is stopping")
 
-    signals = 0
-
-    class Server(uvicorn.Server):
-        def handle_exit(self, sig: int, frame: Any) -> None:
-            nonlocal signals
-            signals += 1
-            if signals == 1:
-                threading.Thread(target=wind_down, args=(in_flight.stop(),), daemon=True).start()
-            elif signals == 2:  # stop now, still answering each request: uvicorn's forced exit would 500 them
-                cancel = threading.Thread(target=in_flight.cancel_all, args=("the server is stopping now",))
-                cancel.start()
-                return
-            super().handle_exit(sig, frame)
+    def on_signal(count: int) -> bool:
+        """Whether uvicorn handles this signal too: not the second, when we stop now, still answering each request."""
+        if count == 1:
+            threading.Thread(target=wind_down, args=(in_flight.stop(),), daemon=True).start()
+        elif count == 2:  # uvicorn's forced exit would 500 them
+            threading.Thread(target=in_flight.cancel_all, args=("the server is stopping now",)).start()
+            return False
+        return True
 
     config = uvicorn.Config(
         app,
-        http=HeaderDeadline,
+        http=header_deadline_protocol(limits.header_seconds),
         log_level="warning",
         # uvicorn's own deadline comes after ours, so that every request left is ours to answer (a 503)
         timeout_graceful_shutdown=int(graceful_timeout) + 10,
         limit_concurrency=512,  # connections, well under the usual 1,024 descriptors; requests: max_in_flight
     )
-    Server(config).run(sockets=[listening])
+    server_calling_on_signal(config, on_signal).run(sockets=[listening])
 
 
 async def _read_body(request: Any, limit: int) -> bytes:
