@@ -20,6 +20,7 @@ hiding the other::
     │       ├── DuplicateIdError           an id an earlier row has
     │       └── MissingValueError          a mapped column absent or empty
     ├── MissingDependencyError (ImportError)  an optional extra is not installed
+    │   └── IncompatibleDependencyError    installed, but without the internals localjudge relies on
     └── JudgeRuntimeError                  the judge ran and something failed
         ├── ModelError                     a local model could not load or run
         │   ├── ModelLoadError             missing, truncated or non-GGUF file
@@ -57,6 +58,7 @@ __all__ = [
     "BadRowError",
     "ContextOverflowError",
     "DuplicateIdError",
+    "IncompatibleDependencyError",
     "InvalidEncodingError",
     "InvalidTrajectoryError",
     "JudgeRuntimeError",
@@ -229,6 +231,19 @@ class MissingDependencyError(LocalJudgeError, ImportError):
                 package=package,
                 install=install,
             )
+        )
+
+
+class IncompatibleDependencyError(MissingDependencyError):
+    """An installed library lacks an internal that localjudge relies on (see :mod:`localjudge._compat`)."""
+
+    def __init__(self, library: str, found: str, tested: str, *, missing: str, needed_for: str) -> None:
+        self.feature, self.package, self.extra = needed_for, library, None
+        self.found, self.tested, self.missing = found, tested, missing
+        LocalJudgeError.__init__(
+            self,
+            f"{library} {found} is installed, but it has no {missing}, which localjudge relies on "
+            f"({needed_for}). localjudge is tested with {library}{tested}. Run: pip install '{library}{tested}'",
         )
 
 

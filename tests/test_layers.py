@@ -4,8 +4,8 @@ The layers are the package's folders, bottom to top (``LAYERS``): a module is
 in its folder's layer, so a new module is placed by where it is put. The
 modules directly in ``localjudge/`` are the foundation at the bottom (errors,
 types, paths, the CPU probe, ...), except the package's face just below the
-command line: the package itself, the server, and the modules that only
-re-export a public path (``localjudge.batch`` is ``localjudge.datasets.batch``).
+command line: the package itself, and the modules that only re-export a
+public path (``localjudge.batch`` is ``localjudge.datasets.batch``).
 ``python -m localjudge`` is the command line.
 
 Counted from the source with ``ast``: module-level imports, imports inside
@@ -27,6 +27,8 @@ FACE = "(the package's face)"
 # Bottom to top. A module may import its own layer (without a cycle) and any below.
 LAYERS = [
     FOUNDATION,
+    # the hooks into other libraries' internals, each checked (the compatibility layer)
+    "_compat",
     "specs",
     "datasets",
     "prompts",
@@ -39,12 +41,14 @@ LAYERS = [
     # the page over results files: reads results, figures and check sets from the layers below
     "view",
     "testing",
+    # localjudge serve: any judge behind an OpenAI-compatible HTTP API
+    "serving",
     FACE,
     # the command line: it parses, calls the layers below, prints; nothing below imports it
     "cli",
 ]
 #: modules directly in localjudge/ that are not the foundation but its face
-FACE_MODULES = {"localjudge", "localjudge.server"}
+FACE_MODULES = {"localjudge"}
 
 
 def module_name(path: Path) -> str:

@@ -70,7 +70,7 @@ def serve(
     LOCALJUDGE_SERVER_KEY=secret localjudge serve --host 0.0.0.0 --model judge.gguf
     """
     from ..commands.judging import judge_from_settings
-    from ..server import Limits, create_app, run
+    from ..serving import Limits, create_app, run
 
     if settings.ensemble_specs:
         raise UsageError("serve serves one model (or a --fallback chain), not an --ensemble")

@@ -8,9 +8,10 @@ made to the checked address itself, so a second DNS answer cannot differ
 from the one that was checked. TLS still verifies the name.
 
 httpx has no public way to choose the address a connection goes to
-(``HTTPTransport`` takes no network backend in 0.28), so the transport's
-connection pool is given httpcore's backend interface, ours; the pool is
-checked to be what we expect, and anything else fails closed. With a proxy
+(``HTTPTransport`` takes no network backend), so the transport's connection
+pool is given httpcore's backend interface, ours, through
+:func:`localjudge._compat.httpx_pool.use_network_backend`, which fails closed
+when the pool is not what it expects. With a proxy
 configured (``HTTPS_PROXY`` and the like), the proxy makes the connections:
 the client is then httpx's own, which honours those settings, and the check
 is the proxy's to make.
@@ -26,6 +27,7 @@ from typing import Any
 import httpcore
 import httpx
 
+from .._compat.httpx_pool import use_network_backend
 from ..errors import UsageError
 from .endpoint import refused_address
 
@@ -93,14 +95,6 @@ class _CheckedAsyncBackend(httpcore.AnyIOBackend):
         raise failure or httpcore.ConnectError(f"{host} has no address to connect to")
 
 
-def _guard(transport: Any, backend: Any) -> Any:
-    pool = getattr(transport, "_pool", None)
-    if pool is None or not hasattr(pool, "_network_backend"):
-        raise RuntimeError("this httpx version hides its connection pool: addresses could not be checked")
-    pool._network_backend = backend
-    return transport
-
-
 def _proxied() -> bool:
     """Whether the environment names a proxy (a transport of our own would make httpx ignore it)."""
     import urllib.request
@@ -112,11 +106,13 @@ def guarded_client(**options: Any) -> httpx.Client:
     """An ``httpx.Client(**options)`` whose connections go only to allowed addresses (or through the proxy)."""
     if _proxied():
         return httpx.Client(**options)
-    return httpx.Client(transport=_guard(httpx.HTTPTransport(), _CheckedBackend()), **options)
+    return httpx.Client(transport=use_network_backend(httpx.HTTPTransport(), _CheckedBackend()), **options)
 
 
 def guarded_async_client(**options: Any) -> httpx.AsyncClient:
     """The async twin of :func:`guarded_client`."""
     if _proxied():
         return httpx.AsyncClient(**options)
-    return httpx.AsyncClient(transport=_guard(httpx.AsyncHTTPTransport(), _CheckedAsyncBackend()), **options)
+    return httpx.AsyncClient(
+        transport=use_network_backend(httpx.AsyncHTTPTransport(), _CheckedAsyncBackend()), **options
+    )

@@ -13,6 +13,7 @@ import importlib
 from pathlib import Path
 from typing import Any, ClassVar
 
+from .._compat.llama_cpp_internals import model_of
 from ..errors import MissingDependencyError, UsageError
 from ..runtimes.chat_templates import ChatTemplate, resolve_chat_template
 from .request import RequestOptions
@@ -88,8 +89,9 @@ class LlamaCppEngine(OutlinesEngine):
             eos_token=llm.detokenize([llm.token_eos()], special=True).decode("utf-8", "replace"),
             model_name=str(llm.model_path),
         )
-        self.n_ctx, self.n_ctx_train = llm.n_ctx(), llm._model.n_ctx_train()
-        self.adds_bos = bool(llm._model.add_bos_token())
+        llama_model = model_of(llm)
+        self.n_ctx, self.n_ctx_train = llm.n_ctx(), llama_model.n_ctx_train()
+        self.adds_bos = bool(llama_model.add_bos_token())
 
     @staticmethod
     def sampling_kwargs(options: RequestOptions, max_tokens: int) -> dict[str, Any]:

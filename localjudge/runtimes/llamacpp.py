@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from .._compat.llama_cpp_internals import llama_internals
 from ..cpu import ThreadGovernor, cpu_features
 from ..errors import MissingDependencyError, ModelError, ModelLoadError, UsageError
 from ..wording import Message
@@ -150,7 +151,7 @@ class LlamaCppRuntime(Runtime):
         self.path = check_gguf_file(path)
         check_positive(n_ctx=n_ctx, n_batch=n_batch, n_threads=n_threads, parallel=parallel)
         llama_cpp = import_llama_cpp()
-        from llama_cpp import _internals
+        _internals = llama_internals()
 
         if n_gpu_layers and not llama_cpp.llama_supports_gpu_offload():
             raise UsageError(

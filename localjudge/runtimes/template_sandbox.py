@@ -33,6 +33,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+from .._compat.jinja_sandbox import namespace_values, sandbox_class
+
 __all__ = ["RenderBudget", "TemplateBudgetError", "sandboxed_environment"]
 
 
@@ -77,10 +79,10 @@ def size_of(value: Any, limit: int) -> int:
             total += 2 * len(item) + 2
             stack.extend(item)
         else:
-            attrs = getattr(item, "_Namespace__attrs", None)  # a Jinja namespace() keeps its values here
             total += 16
-            if isinstance(attrs, dict):
-                stack.append(attrs)
+            held = namespace_values(item)  # a Jinja namespace(): what it holds counts
+            if held is not None:
+                stack.append(held)
         if total > limit:
             return total
     return total
@@ -224,23 +226,16 @@ def _format_fields(fmt: str) -> tuple[int, list[int]]:
 def sandboxed_environment(budget: Callable[[], RenderBudget]) -> Any:
     """An immutable sandbox whose operators, calls, filters, concatenation and output answer to ``budget()``."""
     import jinja2
-    from jinja2.compiler import CodeGenerator
-    from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError
+    from jinja2.sandbox import SecurityError
 
-    class BudgetedCodeGenerator(CodeGenerator):
-        def visit_Concat(self, node: Any, frame: Any) -> None:
-            self.write("environment.concatenate((")  # ``a ~ b``, sized before it is built
-            for arg in node.nodes:
-                self.visit(arg, frame)
-                self.write(", ")
-            self.write("))")
-
-    class BudgetedSandbox(ImmutableSandboxedEnvironment):
-        code_generator_class = BudgetedCodeGenerator
+    class BudgetedSandbox(sandbox_class()):  # type: ignore[misc]
         intercepted_binops = frozenset({"*", "**", "%", "+"})
 
-        def concatenate(self, parts: tuple) -> str:
+        def concatenate(self, parts: tuple) -> str:  # ``a ~ b``, sized before it is built
             return budget().joined("", parts)
+
+        def check_format(self, text: str, args: tuple, kwargs: dict[str, Any]) -> None:
+            budget().check_call("format", text, args, kwargs)
 
         def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
             budget().check_binop(operator, left, right)
@@ -259,18 +254,6 @@ def sandboxed_environment(budget: Callable[[], RenderBudget]) -> Any:
                 return current.joined(owner, args[0])
             current.check_call(name, owner if isinstance(owner, str) else None, args, kwargs)
             return current.check_value(super().call(__context, __obj, *args, **kwargs))
-
-        def wrap_str_format(self, value: Any) -> Any:
-            wrapped = super().wrap_str_format(value)
-            owner = getattr(value, "__self__", None)
-            if wrapped is None or not isinstance(owner, str):
-                return wrapped
-
-            def checked(*args: Any, **kwargs: Any) -> str:  # "{:>999999999}".format(...) and friends
-                budget().check_call("format", owner, args, kwargs)
-                return wrapped(*args, **kwargs)
-
-            return checked
 
     env = BudgetedSandbox(
         trim_blocks=True, lstrip_blocks=True, autoescape=False, finalize=lambda value: budget().check_value(value)

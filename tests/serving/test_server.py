@@ -22,7 +22,9 @@ from localjudge.errors import (
     UnsupportedSchemaError,
     UsageError,
 )
-from localjudge.server import ApiError, Limits, authorised, check_request, judge_failure
+from localjudge.serving import ApiError, Limits, check_request
+from localjudge.serving.api_errors import judge_failure
+from localjudge.serving.app import authorised
 
 SCHEMA = {
     "type": "object",
@@ -101,7 +103,7 @@ def test_bodies_json_cannot_hold_are_400s(body, words):
 
 def test_requests_in_flight_are_bounded_and_a_stop_answers_each_one():
     from localjudge.errors import RequestCancelledError
-    from localjudge.server import InFlight
+    from localjudge.serving import InFlight
 
     in_flight = InFlight(limit=2)
     first, second = in_flight.admit(), in_flight.admit()
@@ -165,7 +167,7 @@ class Exploding:
 def _app(judge, **limits):
     from starlette.testclient import TestClient
 
-    from localjudge.server import create_app
+    from localjudge.serving import create_app
 
     return TestClient(create_app(judge, model_id="m", api_key="k", limits=Limits(**limits)))
 
