@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 
-class Record(dict):
+class Record(dict[str, Any]):
     """A dict that also reads as attributes, like the openai SDK's response objects.
 
     ``resp.choices[0].message.content`` and ``resp["choices"][0]["message"]["content"]``
@@ -54,7 +54,8 @@ class Record(dict):
 
     def model_dump(self) -> dict[str, Any]:
         """Plain nested dicts, as pydantic-based SDK objects offer."""
-        return plain_data(self)
+        plain: dict[str, Any] = plain_data(self)
+        return plain
 
 
 class ChatResponse(Record):
@@ -244,7 +245,8 @@ class _ThreadedAsyncClient(AsyncChatClient):
         self.name = sync_client.name
 
     async def _acomplete(self, request: dict[str, Any]) -> ChatResponse:
-        return await in_worker_thread(self.sync_client._complete, request)
+        response: ChatResponse = await in_worker_thread(self.sync_client._complete, request)
+        return response
 
 
 @functools.cache

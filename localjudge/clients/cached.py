@@ -65,7 +65,7 @@ class CachedClient(WrappingClient):
             if stored is not None:
                 flight.set_result(stored)
                 return ChatResponse(stored)
-            response = call_create(self.client, request)
+            response: ChatResponse = call_create(self.client, request)
             data = plain_data(response.model_dump() if hasattr(response, "model_dump") else response)
             if data.get("choices") and data["choices"][0].get("finish_reason") == "stop":
                 self.cache.put(key, data)

@@ -48,4 +48,5 @@ class DeferredClient(ChatClient):
             check_schema(schema)
 
     def _complete(self, request: dict[str, Any]) -> ChatResponse:
-        return call_create(self.resolve(), request)
+        response: ChatResponse = call_create(self.resolve(), request)
+        return response

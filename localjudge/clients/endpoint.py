@@ -19,7 +19,8 @@ import ipaddress
 import os
 import socket
 from collections.abc import Mapping
-from urllib.parse import urlsplit, urlunsplit
+from typing import NoReturn
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 from ..errors import UsageError
 
@@ -88,7 +89,7 @@ class Secret:
     def __bool__(self) -> bool:
         return bool(self._value)
 
-    def __reduce__(self):  # pragma: no cover - pickling is refused outright
+    def __reduce__(self) -> NoReturn:  # pragma: no cover - pickling is refused outright
         raise TypeError("Secret values are not picklable")
 
 
@@ -199,13 +200,13 @@ def _as_address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | No
     return None
 
 
-def _display(parts) -> str:
+def _display(parts: SplitResult) -> str:
     """A URL safe to show: user info and query values removed."""
     netloc = parts.netloc
     if "@" in netloc:
         netloc = "***@" + netloc.rsplit("@", 1)[1]
     query = "&".join(f"{pair.split('=', 1)[0]}=***" for pair in parts.query.split("&") if pair) if parts.query else ""
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    return str(urlunsplit((parts.scheme, netloc, parts.path, query, "")))
 
 
 def safe_url(url: str) -> str:

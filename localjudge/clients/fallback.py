@@ -32,7 +32,7 @@ __all__ = ["FALLBACK_FIELD", "AsyncFallbackClient", "FallbackClient", "answering
 #: the response field that names the client that answered and why the others did not
 FALLBACK_FIELD = "localjudge"
 
-FallbackOn = Union[type, tuple, Callable[[BaseException], bool], None]
+FallbackOn = Union[type, tuple[type, ...], Callable[[BaseException], bool], None]
 
 
 def answering_client(response: object) -> Optional[str]:

@@ -27,7 +27,7 @@ as ``decode_stats``.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -328,7 +328,7 @@ class LocalClient(ChatClient):
             runtime.require_open()
             tokens = runtime.prompt_tokens(self.template.render_parts([{"role": "user", "content": "Say OK."}]))
 
-        def first_token():  # through the batcher, which owns the sequences
+        def first_token() -> Generator[Start, Any, int]:  # through the batcher, which owns the sequences
             logits = yield Start(tokens)
             return int(logits.argmax())
 

@@ -110,7 +110,7 @@ class LlamaCppEngine(OutlinesEngine):
 
     def spells_special(self, text: str) -> bool:
         data, llm = text.encode("utf-8"), self.model.model
-        return llm.tokenize(data, add_bos=False, special=True) != llm.tokenize(data, add_bos=False, special=False)
+        return bool(llm.tokenize(data, add_bos=False, special=True) != llm.tokenize(data, add_bos=False, special=False))
 
 
 class TransformersEngine(OutlinesEngine):
@@ -162,7 +162,7 @@ class TransformersEngine(OutlinesEngine):
     def spells_special(self, text: str) -> bool:
         tokenizer = self.model.hf_tokenizer
         plain = tokenizer(text, add_special_tokens=False, split_special_tokens=True)["input_ids"]
-        return tokenizer(text, add_special_tokens=False)["input_ids"] != plain
+        return bool(tokenizer(text, add_special_tokens=False)["input_ids"] != plain)
 
 
 class MLXEngine(OutlinesEngine):

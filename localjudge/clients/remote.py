@@ -82,7 +82,8 @@ class OpenAICompatibleClient(RemoteBase, ChatClient):
             try:
                 step = plan.send(outcome)
             except StopIteration as done:
-                return done.value
+                response: ChatResponse = done.value
+                return response
             if isinstance(step, Sleep):
                 time.sleep(step.seconds)
                 outcome = None
@@ -161,7 +162,8 @@ class AsyncOpenAICompatibleClient(RemoteBase, AsyncChatClient):
             try:
                 step = plan.send(outcome)
             except StopIteration as done:
-                return done.value
+                response: ChatResponse = done.value
+                return response
             if isinstance(step, Sleep):
                 await asyncio.sleep(step.seconds)
                 outcome = None

@@ -194,7 +194,7 @@ class RemoteBase:
     @property
     def response_format_form(self) -> str:
         """The schema form this endpoint is known to take: "json_schema" or "json_object+schema"."""
-        return FORMATS.get(self.endpoint.base_url)
+        return str(FORMATS.get(self.endpoint.base_url))
 
     def __repr__(self) -> str:
         key = "'***'" if self._api_key else "None"

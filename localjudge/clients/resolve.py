@@ -83,7 +83,7 @@ def default_model_spec() -> str:
     return os.environ.get(MODEL_ENV, "").strip() or "default"
 
 
-_client_cache: dict[tuple, Any] = {}
+_client_cache: dict[tuple[Any, ...], Any] = {}
 _client_cache_lock = threading.Lock()
 
 

@@ -124,7 +124,7 @@ class ResultCache:
         warnings.warn(f"The result cache {self.path} failed ({error}); answers are not kept or reused", stacklevel=3)
 
     def __len__(self) -> int:
-        return self._connection().execute("SELECT COUNT(*) FROM answers").fetchone()[0]
+        return int(self._connection().execute("SELECT COUNT(*) FROM answers").fetchone()[0])
 
 
 def _digest(key: str, text: str) -> str:

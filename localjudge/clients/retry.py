@@ -80,4 +80,4 @@ class RetryPolicy:
             return min(retry_after, self.max_retry_after)
         base = min(self.max_backoff, self.backoff * (2**retry_index))
         # Jitter down by up to a quarter so many clients don't retry in lockstep.
-        return base * (1.0 - 0.25 * rng())
+        return float(base * (1.0 - 0.25 * rng()))
