@@ -21,11 +21,17 @@ install: $(BIN)/python $(PEERS_VENV)/bin/python
 	$(BIN)/localjudge models fetch tiny
 	$(PEERS_VENV)/bin/python -m pip install -r tests/peers/requirements-deepeval.txt
 
+# The coverage of the localjudge package (pyproject's [tool.coverage], `localjudge` subprocesses included) may not
+# fall below the floor: the figure of the fast selection alone (85.4% on 2026-12-05), which the whole suite covers more than.
+COVERAGE_FLOOR := 85
 test: $(BIN)/python
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --cov --cov-report=term --cov-fail-under=$(COVERAGE_FLOOR)
 
-test-fast: $(BIN)/python  ## unit tests only: no model, no server
-	$(BIN)/python -m pytest -m "not model and not server and not browser"
+# Run where every model file, torch and socket is hidden (tests/support/offline): a test that needs one unmarked fails.
+FAST := not model and not server and not torch and not slow and not browser
+test-fast: $(BIN)/python  ## the tests that need no model file, server, torch or browser and are not slow (pyproject's markers)
+	home=$$(mktemp -d) && LOCALJUDGE_HOME=$$home PYTHONPATH=$(CURDIR)/tests/support/offline$${PYTHONPATH:+:$$PYTHONPATH} \
+		$(BIN)/python -m pytest -m "$(FAST)"; status=$$?; rm -rf "$$home"; exit $$status
 
 lint: $(BIN)/python
 	$(BIN)/ruff check localjudge tests benchmarks examples

@@ -20,6 +20,26 @@ LLAMA_SERVER_LAUNCHER = Path(__file__).parent / "support" / "llama_server.py"
 SERVER_START_DEADLINE = 120.0
 os.environ["LOCALJUDGE_MODEL"] = "tiny"
 
+#: what a test is, given a fixture it asks for (directly or through another fixture): the markers it gets
+FIXTURE_MARKS = {
+    "tiny_gguf": ("model",),  # the tiny model's GGUF, assembled from its package
+    "tiny_model_dir": ("torch",),  # a random-weights transformers model
+    "llama_server": ("server",),
+    "disposable_llama_server": ("server",),
+    "fault_server": ("server",),  # tests/clients/conftest.py: a scripted server on 127.0.0.1
+    "blackhole": ("server",),  # a port on 127.0.0.1 that never answers
+    "local_cluster": ("server", "slow"),  # tests/datasets/test_ray.py: a Ray cluster on this machine
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that asks for a model, a server or torch through a fixture carries that fixture's markers."""
+    for item in items:
+        for fixture in FIXTURE_MARKS.keys() & set(getattr(item, "fixturenames", ())):
+            for marker in FIXTURE_MARKS[fixture]:
+                item.add_marker(marker)
+
 
 @pytest.fixture(scope="session")
 def tiny_gguf() -> Path:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 import typing
 from types import SimpleNamespace
 
 import pytest
+from typing_extensions import is_typeddict
 
 from localjudge import types
 from localjudge.testing import ScriptedClient
@@ -20,20 +22,43 @@ from localjudge.types import (
 )
 
 
-def test_all_names_exist():
+def kind_of(value: object) -> str:
+    """What a public name of ``localjudge.types`` is: a TypedDict, a Protocol, a function, or something else."""
+    if is_typeddict(value):
+        return "TypedDict"
+    if isinstance(value, type) and getattr(value, "_is_protocol", False):
+        return "Protocol"
+    if inspect.isfunction(value):
+        return "function"
+    return type(value).__name__
+
+
+def test_all_names_are_the_types_defined_here():
+    """Each name in ``__all__`` is defined in ``localjudge.types`` itself, under its own name, and is of its kind."""
+    kinds = {}
     for name in types.__all__:
-        assert getattr(types, name) is not None
-    assert {
-        "ChatCompletionMessage",
-        "FewShotExample",
-        "EvaluatorResult",
-        "SimpleEvaluator",
-        "SimpleAsyncEvaluator",
-        "ChatCompletionsClient",
-        "ModelClient",
-        "AsyncChatCompletionsClient",
-        "AsyncModelClient",
-    } <= set(types.__all__)
+        value = getattr(types, name)
+        assert value.__module__ == "localjudge.types" and value.__name__ == name, name
+        kinds[name] = kind_of(value)
+    assert kinds == {
+        "ChatCompletion": "TypedDict",
+        "ChatCompletionMessage": "TypedDict",
+        "EvaluatorResult": "TypedDict",
+        "FewShotExample": "TypedDict",
+        "AsyncChatCompletionsClient": "Protocol",
+        "AsyncModelClient": "Protocol",
+        "ChatCompletionsClient": "Protocol",
+        "ModelClient": "Protocol",
+        "SimpleAsyncEvaluator": "Protocol",
+        "SimpleEvaluator": "Protocol",
+        "SupportsCacheIdentity": "Protocol",
+        "SupportsCheckSchema": "Protocol",
+        "SupportsCounters": "Protocol",
+        "SupportsCreateMany": "Protocol",
+        "SupportsRuntimeInfo": "Protocol",
+        "SupportsSmokeDecode": "Protocol",
+        "offers": "function",
+    }
 
 
 @pytest.mark.parametrize(

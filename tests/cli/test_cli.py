@@ -16,6 +16,7 @@ from localjudge.cli.output import handle_errors
 from localjudge.clients.base import ChatClient, make_chat_completion
 from localjudge.commands import judging as command_judge
 from localjudge.commands.settings import JudgeSettings
+from localjudge.errors import OutputParseError
 from localjudge.judges.ways import WAYS
 from localjudge.specs import ModelOptions
 from localjudge.testing import ScriptedClient
@@ -324,10 +325,17 @@ def test_every_library_error_names_options_by_the_flags_of_the_command():
 
 
 def test_debug_shows_the_exception(scripted):
+    """With --debug the library's error escapes with its traceback; without, it is one line and exit 1."""
     scripted._script = iter(["not json at all"])
     result = run("--debug", "score", "--outputs", "x")
     assert result.exit_code == 1
-    assert result.exception is not None
+    assert isinstance(result.exception, OutputParseError), result.exception
+    assert result.exception.raw_output == "not json at all"
+    assert "error:" not in result.stderr  # raised, not rendered as the one-line error
+    scripted._script = iter(["not json at all"])
+    plain = run("score", "--outputs", "x")
+    assert plain.exit_code == 1 and isinstance(plain.exception, SystemExit)
+    assert "error: [scripted] The judge's answer is not JSON" in plain.stderr
 
 
 def test_unknown_model_spec_is_usage_error():

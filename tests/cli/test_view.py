@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 
+import pytest
 from click.testing import CliRunner
 from support.results_files import answers_run
 
@@ -30,6 +31,7 @@ def test_a_missing_file_is_named(tmp_path):
     assert outcome.exit_code == 2 and "does not exist" in outcome.output
 
 
+@pytest.mark.server
 def test_a_port_in_use_is_named(tmp_path):
     results, _ = answers_run(tmp_path)
     with socket.socket() as taken:

@@ -28,10 +28,10 @@ from localjudge.prompts.schema import decoding_order, default_output_schema
 
 ENGINES = [
     pytest.param("llama.cpp", marks=pytest.mark.model),
-    pytest.param("transformers", marks=pytest.mark.model),
-    "tiny-transformers",
+    pytest.param("transformers", marks=[pytest.mark.model, pytest.mark.torch]),
+    pytest.param("tiny-transformers", marks=pytest.mark.torch),
     pytest.param("outlines-llama.cpp", marks=pytest.mark.model),
-    "outlines-tiny-transformers",
+    pytest.param("outlines-tiny-transformers", marks=pytest.mark.torch),
 ]
 MESSAGES = [
     {"role": "system", "content": "You are a strict grader. Reply with JSON only."},

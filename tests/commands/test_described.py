@@ -72,6 +72,7 @@ def test_a_judge_loaded_elsewhere_is_described_by_its_stand_in_with_no_header(mo
     assert not any(secret in text for secret in SECRETS)
 
 
+@pytest.mark.server
 def test_a_batch_run_on_a_server_with_a_key_describes_its_judge_and_writes_no_secret(
     tmp_path, monkeypatch, fresh_formats
 ):

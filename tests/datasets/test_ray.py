@@ -151,7 +151,9 @@ def test_cli_ray_engine_gives_the_local_engine_results_and_shares_its_cache(tmp_
     ("options", "message"),
     [
         (["--engine", "ray", "--device", "cpu"], "--device does not apply"),
-        (["--engine", "ray", "--few-shot", "FEW_SHOT", "--no-cache"], "few_shot_examples"),
+        pytest.param(  # the judge's model is resolved before the few-shot file is read
+            ["--engine", "ray", "--few-shot", "FEW_SHOT", "--no-cache"], "few_shot_examples", marks=pytest.mark.model
+        ),
         (["--actors", "3"], "--actors is for --engine ray"),
     ],
 )

@@ -43,6 +43,7 @@ def start_writer(script: Path, results: Path, prefix: str, rows: int = 12) -> su
     )
 
 
+@pytest.mark.slow  # twenty-odd processes, each importing localjudge
 def test_two_runs_on_one_results_file_never_lose_a_row(tmp_path):
     """Two real processes started together, ten times: the one that finds the file taken stops at once
     with a message, and run again it adds its rows to the other's."""

@@ -154,6 +154,7 @@ print(json.dumps({"outcomes": outcomes, "grew_mb": grew}))
 """
 
 
+@pytest.mark.model
 def test_the_python_api_refuses_them_when_the_judge_is_built_in_a_process_under_a_memory_limit():
     """Once, create_llm_as_judge built these without complaint and the first call killed the interpreter."""
     schemas = [HOSTILE[name][0] for name in ("minLength 1e7", "maxItems 1e9", "enum of 20,000", "depth 200")]

@@ -10,6 +10,8 @@ from support.network_guard import loopback_only
 
 ELSEWHERE = ("192.0.2.1", 443)  # TEST-NET-1: never routed
 
+pytestmark = pytest.mark.server
+
 
 def test_loopback_connects_and_anything_else_is_refused_and_counted():
     with socket.socket() as listening:

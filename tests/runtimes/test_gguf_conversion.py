@@ -60,6 +60,7 @@ def converted(tiny_gguf):
 
 
 @pytest.mark.model
+@pytest.mark.torch
 def test_the_tiny_gguf_converts_once_into_a_checked_directory(tiny_gguf, converted):
     manifest = json.loads((converted / gguf_conversion.MANIFEST).read_text())
     assert manifest["source_sha256"] == file_sha256(tiny_gguf)
@@ -71,6 +72,7 @@ def test_the_tiny_gguf_converts_once_into_a_checked_directory(tiny_gguf, convert
 
 
 @pytest.mark.model
+@pytest.mark.torch
 def test_both_engines_see_the_same_model(tiny_gguf, converted):
     """Same prompt tokens, and next-token logits that agree: the conversion kept the weights' meaning."""
     from localjudge.runtimes.llamacpp import LlamaCppRuntime
@@ -95,6 +97,7 @@ def test_both_engines_see_the_same_model(tiny_gguf, converted):
         hf.close()
 
 
+@pytest.mark.torch
 def test_a_gguf_transformers_cannot_read_is_a_load_error_that_leaves_nothing_behind(tmp_path, monkeypatch):
     gguf = pytest.importorskip("gguf")
     pytest.importorskip("transformers")

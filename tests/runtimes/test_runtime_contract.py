@@ -57,7 +57,7 @@ def _toy(slots: int = 1, n_ctx: int = 10_000) -> Runtime:
     params=[
         "toy",
         pytest.param("llama.cpp", marks=pytest.mark.model),
-        "transformers",
+        pytest.param("transformers", marks=pytest.mark.torch),
     ]
 )
 def subject(request) -> Subject:

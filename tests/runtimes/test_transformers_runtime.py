@@ -13,6 +13,8 @@ pytest.importorskip("transformers")
 from localjudge.errors import MissingDependencyError, ModelLoadError, UsageError  # noqa: E402
 from localjudge.runtimes.transformers import TransformersRuntime, pick_device, token_pieces  # noqa: E402
 
+pytestmark = pytest.mark.torch
+
 
 @pytest.fixture(scope="module")
 def runtime(tiny_model_dir):

@@ -291,6 +291,7 @@ def test_calibration_stored_applies_the_fit_kept_for_the_judge_being_built(tmp_p
     ["self_reference=False", "self_reference=True", "pairwise=True, likelihood=True", "pairwise=True, checklist=True"],
     ids=["plain", "own-reference", "likelihood", "checklist"],
 )
+@pytest.mark.model  # the default judge's file names it in the calibration key
 def test_the_shipped_fits_are_found_by_the_default_judge_s_verdict_only_prompts(options):
     """A change to the default judge's prompt, schema or identity orphans the shipped fit: refit with make calibrations.
 
