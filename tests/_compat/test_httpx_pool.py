@@ -54,6 +54,7 @@ class RecordingAsyncBackend(httpcore.AnyIOBackend):
         return await super().connect_tcp("127.0.0.1", port, *args, **kwargs)
 
 
+@pytest.mark.server
 def test_the_backend_given_opens_the_connection_to_the_address_it_chooses(http_server):
     backend = RecordingBackend()
     with httpx.Client(transport=use_network_backend(httpx.HTTPTransport(), backend)) as client:
@@ -62,6 +63,7 @@ def test_the_backend_given_opens_the_connection_to_the_address_it_chooses(http_s
     assert backend.connected == [("judge.invalid", http_server)]
 
 
+@pytest.mark.server
 async def test_the_async_transport_uses_the_backend_given_too(http_server):
     backend = RecordingAsyncBackend()
     async with httpx.AsyncClient(transport=use_network_backend(httpx.AsyncHTTPTransport(), backend)) as client:
@@ -70,6 +72,7 @@ async def test_the_async_transport_uses_the_backend_given_too(http_server):
     assert backend.connected == [("judge.invalid", http_server)]
 
 
+@pytest.mark.server
 def test_the_guarded_client_connects_through_its_checked_backend(http_server, monkeypatch):
     """The name is resolved by the guard (here to 127.0.0.1), not by httpcore's own backend."""
     from localjudge.clients.guarded_network import guarded_client

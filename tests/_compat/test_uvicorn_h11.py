@@ -72,6 +72,7 @@ def read_answer(connection: socket.socket, seconds: float) -> bytes:
     return answer
 
 
+@pytest.mark.server
 def test_a_request_whose_headers_arrived_runs_past_the_deadline_and_an_idle_connection_is_closed(port):
     """The protocol sees the request cycle change when headers arrive (disarm), and complete (arm again)."""
     with socket.create_connection(("127.0.0.1", port)) as connection:
@@ -83,6 +84,7 @@ def test_a_request_whose_headers_arrived_runs_past_the_deadline_and_an_idle_conn
         assert time.monotonic() - started < HEADER_SECONDS + 1
 
 
+@pytest.mark.server
 def test_a_connection_whose_headers_are_late_is_closed_and_others_are_served(port):
     with socket.create_connection(("127.0.0.1", port)) as slow, socket.create_connection(("127.0.0.1", port)) as fine:
         slow.sendall(b"GET / HTTP/1.1\r\nHost: ju")  # and no more
@@ -123,6 +125,7 @@ def get(port: int) -> bytes:
         return connection.recv(4096)
 
 
+@pytest.mark.server
 def test_each_signal_reaches_the_callback_and_uvicorn_stops_only_when_it_says_so():
     process = subprocess.Popen([sys.executable, "-c", SIGNAL_SCRIPT], stdout=subprocess.PIPE, text=True)
     try:

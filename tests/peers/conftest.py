@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 from support.relay import Relay
-from test_server import start_serve
+from support.serve_process import start_serve
 
 
 @pytest.fixture(scope="session")

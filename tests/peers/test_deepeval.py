@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from test_server import KEY
+from support.serve_process import KEY
 
 PEERS_PYTHON = Path(__file__).resolve().parents[2] / ".venv-peers" / "bin" / "python"
 RUNNER = Path(__file__).resolve().parents[1] / "support" / "deepeval_runner.py"

@@ -11,7 +11,7 @@ import zipfile
 
 import pytest
 from support.network_guard import loopback_only
-from test_server import KEY
+from support.serve_process import KEY
 
 GRADE_SCHEMA = {
     "type": "object",

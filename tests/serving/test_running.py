@@ -33,6 +33,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.server
 def test_it_serves_closes_late_headers_and_stops_on_sigterm():
     process = subprocess.Popen(
         [sys.executable, "-c", SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
+from support.serve_process import KEY, start_serve
 
 from localjudge.errors import (
     ContextOverflowError,
@@ -217,36 +215,6 @@ def test_the_app_refuses_what_would_get_past_its_limits_and_shapes_every_error()
 
 
 # -- the real server ------------------------------------------------------------------------
-
-KEY = "test-key-0123"
-
-
-def start_serve(folder, *options: str):
-    """`localjudge serve` (the tiny model unless ``--model``), as a process on a free port: (process, base URL, log path)."""
-    pytest.importorskip("uvicorn")
-    from support.process_helpers import die_with_parent
-
-    log = folder / "serve.log"
-    env = {**os.environ, "LOCALJUDGE_SERVER_KEY": KEY}
-    command = [sys.executable, "-m", "localjudge", "serve", "--port", "0", *options]
-    with open(log, "wb") as out:
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env, preexec_fn=die_with_parent)
-    deadline, base = time.monotonic() + 120, None
-    while time.monotonic() < deadline:  # --port 0: the server says which port it got
-        assert process.poll() is None, log.read_text()
-        found = re.search(r"serving \S+ on (http://127\.0\.0\.1:\d+)/v1", log.read_text())
-        if found:
-            base = found.group(1)
-            break
-        time.sleep(0.1)
-    assert base is not None, log.read_text()
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.25)
-    return process, base, log
 
 
 @pytest.fixture(scope="module")
