@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from typing_extensions import Required, TypedDict, Unpack
 
 from ..errors import ModelError
 from ..runtimes.base import Runtime
@@ -35,7 +36,7 @@ from .guide import Guide
 from .readout import DEFAULT_TOLERANCE, Readout, readout, value_probabilities
 from .steps import Extend, Generation, Start, run
 
-__all__ = ["LOOP_MIN_TOKENS", "DecodeResult", "Sampler", "decode", "generate"]
+__all__ = ["LOOP_MIN_TOKENS", "DecodeResult", "GenerateOptions", "Sampler", "decode", "generate"]
 
 LOOP_MIN_TOKENS = 12
 LOOP_MAX_PERIOD = 64
@@ -61,7 +62,7 @@ class Sampler:
             return logits
         ids = np.fromiter(counts.keys(), dtype=np.int64, count=len(counts))
         seen = np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
-        adjusted = logits.copy()
+        adjusted: np.ndarray = logits.copy()
         adjusted[ids] -= self.frequency_penalty * seen + self.presence_penalty
         return adjusted
 
@@ -121,7 +122,24 @@ class DecodeResult:
         }
 
 
-def decode(runtime: Runtime, vocab: TokenVocabulary, prompt_tokens: Sequence[int], **options: Any) -> DecodeResult:
+class GenerateOptions(TypedDict, total=False):
+    """:func:`generate`'s keywords, which :func:`decode` passes on."""
+
+    guide: Required[Guide | None]
+    max_tokens: Required[int]
+    sampler: Required[Sampler]
+    string_budget: int | None
+    close_loops: bool
+    stop: Sequence[str]
+    readout_after: Sequence[bytes]
+    readout_tolerance: float
+    logprobs: int | None
+    clock: Callable[[], float]
+
+
+def decode(
+    runtime: Runtime, vocab: TokenVocabulary, prompt_tokens: Sequence[int], **options: Unpack[GenerateOptions]
+) -> DecodeResult:
     """Generate after ``prompt_tokens`` on sequence 0 of ``runtime``, alone; the options are :func:`generate`'s."""
     return run(generate(runtime, vocab, prompt_tokens, **options), runtime)
 
