@@ -229,7 +229,7 @@ def authorised(header: str | None, key: str | None) -> bool:
     return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), key.encode())
 
 
-def create_app(client: Any, *, model_id: str, api_key: str | None = None, limits: Limits = Limits()) -> Any:
+def create_app(client: Any, *, model_id: str, api_key: str | None = None, limits: Limits = Limits()) -> Any:  # noqa: C901  route handlers nested to close over the client; each is small
     """The Starlette app serving ``client`` (any ModelClient) as ``model_id``; ``app.state.in_flight`` its requests."""
     import anyio
     from starlette.applications import Starlette
@@ -341,7 +341,7 @@ async def _cancel_on_disconnect(request: Any, token: Cancel) -> None:
             return
 
 
-def run(app: Any, listening: Any, *, limits: Limits = Limits(), graceful_timeout: float = 30.0) -> None:
+def run(app: Any, listening: Any, *, limits: Limits = Limits(), graceful_timeout: float = 30.0) -> None:  # noqa: C901  uvicorn subclasses nested to close over this server's state; each method is small
     """Serve ``app`` (from :func:`create_app`) on the socket ``listening`` until SIGINT or SIGTERM.
 
     On the signal the server stops accepting; requests in flight get

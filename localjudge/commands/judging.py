@@ -166,7 +166,7 @@ def with_flags(base: Way, flags: Mapping[str, Any]) -> Way:
     return replace(base, **changes)
 
 
-def evaluator_from_settings(
+def evaluator_from_settings(  # noqa: C901  to split (issue 38)
     settings: JudgeSettings,
     *,
     has_inputs: bool,

@@ -221,7 +221,7 @@ def _format_fields(fmt: str) -> tuple[int, list[int]]:
     return fields, widths
 
 
-def sandboxed_environment(budget: Callable[[], RenderBudget]) -> Any:
+def sandboxed_environment(budget: Callable[[], RenderBudget]) -> Any:  # noqa: C901  Jinja overrides nested to close over budget(); each is small
     """An immutable sandbox whose operators, calls, filters, concatenation and output answer to ``budget()``."""
     import jinja2
     from jinja2.compiler import CodeGenerator
