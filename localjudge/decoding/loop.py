@@ -200,9 +200,11 @@ def generate(
 class _Decoding:
     """One call of :func:`generate`: its settings, the output so far, and the result being filled in.
 
-    The loops (:meth:`guided`, :meth:`free`) run once per token: they read
-    what they use into locals first, and call out only where the work is
-    rare (a readout, a string to close) or was a call before.
+    The loops (:meth:`guided`, :meth:`free`) run once per token, so each is
+    kept whole, with what it reads bound to locals first: per token they make
+    the calls the single loop made, plus :meth:`close_reason` inside a
+    free-text string and :meth:`read_markers` until each marker is read (no
+    difference measured in the loop's time per token).
     """
 
     runtime: Runtime
