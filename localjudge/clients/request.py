@@ -75,7 +75,7 @@ def scores_reply(request: Mapping[str, Any]) -> bool:
     return bool(value)
 
 
-def read_request(
+def read_request(  # noqa: C901  one check per request field, read in order
     request: Mapping[str, Any], client: str, *, logprobs: bool = True
 ) -> tuple[list[Mapping[str, Any]], RequestOptions]:
     """``(messages, options)``, or a UsageError naming what ``client`` cannot do (``logprobs``: whether it can)."""

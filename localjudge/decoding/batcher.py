@@ -39,7 +39,7 @@ import numpy as np
 from .. import cancellation
 from ..errors import ContextOverflowError, ModelError, RequestCancelledError
 from ..runtimes.base import Group, Runtime
-from .steps import FRESH, Extend, Generation, Probe, perform
+from .steps import FRESH, Answer, Extend, Generation, Probe, perform
 
 __all__ = ["Batcher"]
 
@@ -67,7 +67,7 @@ class _Job:
             return RequestCancelledError(f"The request was cancelled: {self.cancel.reason}")
         return None
 
-    def advance(self, sent: Any = None, *, first: bool = False) -> None:
+    def advance(self, sent: Answer | None = None, *, first: bool = False) -> None:
         """Send the step's result (or start); the next step, or the outcome."""
         self.probed = []
         try:

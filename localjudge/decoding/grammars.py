@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, cast
 
 if sys.version_info >= (3, 11):
     import re._constants as sre_constants
@@ -70,7 +70,12 @@ def write_default_grammars(directory: Path) -> list[Path]:
 
 def regex_to_gbnf(regex: str) -> str:
     """Translate a regular expression (the subset outlines emits) into a one-rule GBNF grammar."""
-    return f"root ::= {_sequence(sre_parse.parse(regex))}"
+    return f"root ::= {_sequence(sre_parse.parse(regex).data)}"
+
+
+# A parsed regex is a list of (opcode, argument) items, the argument's shape decided by the opcode;
+# each branch below casts the argument to the shape its opcode gives it (see ``sre_parse``).
+_Items = Iterable[tuple[int, object]]
 
 
 def _char(code: int, in_class: bool) -> str:
@@ -83,12 +88,12 @@ def _char(code: int, in_class: bool) -> str:
     return f"\\x{code:02X}" if code <= 0xFF else f"\\u{code:04X}"
 
 
-def _sequence(items: Any) -> str:
+def _sequence(items: _Items) -> str:
     parts: list[str] = []
     literal = ""
     for op, value in items:
         if op is sre_constants.LITERAL:
-            literal += _char(value, in_class=False)
+            literal += _char(cast(int, value), in_class=False)
             continue
         if literal:
             parts.append(f'"{literal}"')
@@ -99,47 +104,56 @@ def _sequence(items: Any) -> str:
     return " ".join(parts) if parts else '""'
 
 
-def _item(op: Any, value: Any) -> str:
+def _item(op: int, value: object) -> str:
     if op is sre_constants.NOT_LITERAL:
-        return f"[^{_char(value, in_class=True)}]"
+        return f"[^{_char(cast(int, value), in_class=True)}]"
     if op is sre_constants.IN:
-        return _class(value)
+        return _class(cast("list[tuple[int, object]]", value))
     if op is sre_constants.ANY:
         return "[^\\x0A]"
     if op is sre_constants.BRANCH:
-        return "(" + " | ".join(_sequence(branch) for branch in value[1]) + ")"
+        branches = cast("tuple[None, list[sre_parse.SubPattern]]", value)[1]
+        return "(" + " | ".join(_sequence(branch.data) for branch in branches) + ")"
     if op is sre_constants.SUBPATTERN:
-        inner = value[-1]
-        return _sequence(inner) if len(inner) == 1 and inner[0][0] is sre_constants.BRANCH else f"({_sequence(inner)})"
+        inner = cast("tuple[object, ...]", value)[-1]
+        items = cast("sre_parse.SubPattern", inner).data
+        return _sequence(items) if len(items) == 1 and items[0][0] is sre_constants.BRANCH else f"({_sequence(items)})"
     if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT):
-        low, high, item = value
-        body = _sequence(item)
-        if len(item) != 1:
-            body = f"({body})"
-        unbounded = high is sre_constants.MAXREPEAT
-        if (low, unbounded) == (0, True):
-            return body + "*"
-        if (low, unbounded) == (1, True):
-            return body + "+"
-        if (low, high) == (0, 1):
-            return body + "?"
-        return body + (f"{{{low},}}" if unbounded else f"{{{low}}}" if low == high else f"{{{low},{high}}}")
+        return _repeat(*cast("tuple[int, int, sre_parse.SubPattern]", value))
     raise ValueError(f"regex construct {op} has no GBNF translation")
 
 
-_CATEGORIES = {sre_constants.CATEGORY_DIGIT: "0-9", sre_constants.CATEGORY_SPACE: " \\t\\n\\r\\x0B\\x0C"}
+def _repeat(low: int, high: int, item: sre_parse.SubPattern) -> str:
+    body = _sequence(item.data)
+    if len(item.data) != 1:
+        body = f"({body})"
+    unbounded = high is sre_constants.MAXREPEAT
+    if (low, unbounded) == (0, True):
+        return body + "*"
+    if (low, unbounded) == (1, True):
+        return body + "+"
+    if (low, high) == (0, 1):
+        return body + "?"
+    return body + (f"{{{low},}}" if unbounded else f"{{{low}}}" if low == high else f"{{{low},{high}}}")
 
 
-def _class(items: Any) -> str:
+_CATEGORIES: dict[object, str] = {
+    sre_constants.CATEGORY_DIGIT: "0-9",
+    sre_constants.CATEGORY_SPACE: " \\t\\n\\r\\x0B\\x0C",
+}
+
+
+def _class(items: _Items) -> str:
     negate = ""
     body = ""
     for op, value in items:
         if op is sre_constants.NEGATE:
             negate = "^"
         elif op is sre_constants.LITERAL:
-            body += _char(value, in_class=True)
+            body += _char(cast(int, value), in_class=True)
         elif op is sre_constants.RANGE:
-            body += f"{_char(value[0], True)}-{_char(value[1], True)}"
+            low, high = cast("tuple[int, int]", value)
+            body += f"{_char(low, True)}-{_char(high, True)}"
         elif op is sre_constants.CATEGORY and value in _CATEGORIES:
             body += _CATEGORIES[value]
         else:

@@ -27,13 +27,13 @@ from .schema_limits import SCHEMA_LIMITS, estimated_states
 __all__ = ["Guide", "TokenVocabulary", "build_index", "guide_for", "outlines_vocabulary"]
 
 _INDEX_CACHE_SIZE = 32
-_index_cache: OrderedDict[tuple[str, str], object] = OrderedDict()
+_index_cache: OrderedDict[tuple[str, str], _Index] = OrderedDict()
 _index_lock = threading.Lock()
 _outlines_vocabularies: dict[str, object] = {}
 
 
-def outlines_vocabulary(vocab: TokenVocabulary):
-    """The outlines-core Vocabulary for ``vocab``, built once per model (~2 s for 262k tokens)."""
+def outlines_vocabulary(vocab: TokenVocabulary) -> object:
+    """The outlines-core Vocabulary for ``vocab``, built once per model (~2 s for 262k tokens); only an Index reads it."""
     with _index_lock:
         cached = _outlines_vocabularies.get(vocab.key)
     if cached is not None:
@@ -45,7 +45,7 @@ def outlines_vocabulary(vocab: TokenVocabulary):
         return _outlines_vocabularies.setdefault(vocab.key, built)
 
 
-def build_index(vocab: TokenVocabulary, regex: str):
+def build_index(vocab: TokenVocabulary, regex: str) -> _Index:
     """The outlines-core Index for ``regex`` over ``vocab``, cached per (model, regex)."""
     key = (vocab.key, regex)
     with _index_lock:
@@ -58,7 +58,7 @@ def build_index(vocab: TokenVocabulary, regex: str):
     from .. import disk_cache
 
     parts = ("index", getattr(outlines_core, "__version__", _outlines_version()), vocab.key, regex)
-    index = None
+    index: _Index | None = None
     data = disk_cache.load("index", parts)
     if data is not None:
         try:
@@ -68,14 +68,15 @@ def build_index(vocab: TokenVocabulary, regex: str):
     if index is None:
         try:
             if estimated_states(regex) > SCHEMA_LIMITS.in_process_states:  # not plainly small: bounded, elsewhere
-                index = Index.from_binary(build_in_child(regex, vocab, SCHEMA_LIMITS))
+                built = Index.from_binary(build_in_child(regex, vocab, SCHEMA_LIMITS))
             else:
-                index = Index(regex, outlines_vocabulary(vocab))
+                built = Index(regex, outlines_vocabulary(vocab))
         except SchemaTooLargeError:
             raise
         except Exception as exc:  # outlines-core raises plain ValueError/RuntimeError
             raise ModelError(f"Could not build the token index for the output grammar: {exc}") from exc
-        disk_cache.store("index", parts, index_bytes(index))
+        disk_cache.store("index", parts, index_bytes(built))
+        index = built
     with _index_lock:
         _index_cache[key] = index
         while len(_index_cache) > _INDEX_CACHE_SIZE:
@@ -213,7 +214,9 @@ class Guide:
         tokens = self._retokenize(state, bytes(data), current, tokenize)
         return Forced(tuple(tokens or byte_tokens), current)
 
-    def _retokenize(self, state: int, data: bytes, end_state: int, tokenize) -> list[int] | None:
+    def _retokenize(
+        self, state: int, data: bytes, end_state: int, tokenize: Callable[[bytes], list[int]] | None
+    ) -> list[int] | None:
         """The model's own tokens for ``data`` if the index accepts them all, else None."""
         if tokenize is None:
             return None

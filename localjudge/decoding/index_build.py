@@ -21,7 +21,7 @@ import pickle
 import subprocess
 import sys
 import threading
-from typing import Any
+from typing import Protocol
 
 import numpy as np
 
@@ -84,7 +84,13 @@ def token_ids_by_piece(vocab: TokenVocabulary) -> dict[bytes, list[int]]:
     return by_piece
 
 
-def index_bytes(index: Any) -> bytes:
+class _SerialisedByPickle(Protocol):
+    """An outlines-core Index, as far as :func:`index_bytes` reads it: pickled as ``(Index.from_binary, (its bytes,))``."""
+
+    def __reduce__(self) -> tuple[object, tuple[bytes]]: ...
+
+
+def index_bytes(index: _SerialisedByPickle) -> bytes:
     """An Index's own serialised form (what its pickle support carries), which ``Index.from_binary`` reads."""
     _, args = index.__reduce__()[:2]
     return bytes(args[0])

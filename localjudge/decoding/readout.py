@@ -29,13 +29,22 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from typing_extensions import TypedDict, Unpack
 
 from ..runtimes.base import Runtime
 from ..specs.options import DEFAULT_READOUT_TOLERANCE
 from .guide import Guide
 from .steps import Generation, Probe, run
 
-__all__ = ["DEFAULT_TOLERANCE", "Readout", "read_values", "readout", "readout_fields", "value_probabilities"]
+__all__ = [
+    "DEFAULT_TOLERANCE",
+    "Readout",
+    "ReadoutOptions",
+    "read_values",
+    "readout",
+    "readout_fields",
+    "value_probabilities",
+]
 
 DEFAULT_TOLERANCE = DEFAULT_READOUT_TOLERANCE
 MAX_ROUNDS = 6
@@ -95,11 +104,20 @@ def value_probabilities(logits: np.ndarray, ids: np.ndarray, temperature: float)
     chosen = logits[ids].astype(np.float64) / scale
     chosen -= chosen.max()
     weights = np.exp(chosen)
-    return weights / weights.sum()
+    probabilities: np.ndarray = weights / weights.sum()
+    return probabilities
+
+
+class ReadoutOptions(TypedDict, total=False):
+    """:func:`readout`'s keywords, which :func:`read_values` passes on."""
+
+    prefix: bytes
+    temperature: float
+    tolerance: float
 
 
 def read_values(
-    runtime: Runtime, guide: Guide, state: int, logits: np.ndarray, *, seq: int = 0, **options: Any
+    runtime: Runtime, guide: Guide, state: int, logits: np.ndarray, *, seq: int = 0, **options: Unpack[ReadoutOptions]
 ) -> Readout:
     """:func:`readout` run alone on sequence ``seq`` of ``runtime``, which is left where it was."""
     return run(readout(guide, state, logits, **options), runtime, seq)

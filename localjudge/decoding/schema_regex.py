@@ -121,7 +121,7 @@ class _Compiler:
     def fail(self, message: str, path: str, keyword: str) -> UnsupportedSchemaError:
         return refusal(message, path, keyword)
 
-    def compile(self, schema: Any, path: str) -> str:
+    def compile(self, schema: object, path: str) -> str:
         """One subschema's regex, refused as soon as it is nested too deep or has grown too large."""
         self.depth += 1
         try:
@@ -134,7 +134,7 @@ class _Compiler:
         self.limits.check("states", estimated_states(regex), path=path, keyword=keyword, why="grammar states")
         return regex
 
-    def compile_unbounded(self, schema: Any, path: str) -> str:
+    def compile_unbounded(self, schema: object, path: str) -> str:
         if schema is True or schema == {}:
             return any_json_value()
         if schema is False:
@@ -197,7 +197,7 @@ class _Compiler:
             raise self.fail(f"only local references are supported, got {ref!r}", path, "$ref")
         if ref in self.resolving:
             raise self.fail(f"recursive reference {ref!r}", path, "$ref")
-        target: Any = self.root
+        target: object = self.root
         for part in [p for p in ref[1:].split("/") if p]:
             part = part.replace("~1", "/").replace("~0", "~")
             if not isinstance(target, Mapping) or part not in target:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..runtimes.base import Runtime
 
-__all__ = ["FRESH", "Extend", "Generation", "Probe", "Score", "Start", "Step", "perform", "run"]
+__all__ = ["FRESH", "Answer", "Extend", "Generation", "Probe", "Score", "Start", "Step", "perform", "run"]
 
 T = TypeVar("T")
 
@@ -60,10 +60,13 @@ class Score:
 #: the steps that begin with a fresh prompt
 FRESH = (Start, Score)
 Step = Union[Start, Extend, Probe, Score]
+#: what a step is answered with: logits (Start, Extend), logits per path (Probe), log-probabilities (Score)
+Answer = Union[np.ndarray, list[np.ndarray], list[float]]
+#: a generation is sent each step's answer; typed Any there, as each kind of step gets its own kind of answer
 Generation = Generator[Step, Any, T]
 
 
-def perform(step: Step, runtime: Runtime, seq: int = 0) -> np.ndarray | list[np.ndarray] | list[float]:
+def perform(step: Step, runtime: Runtime, seq: int = 0) -> Answer:
     """Run one step on sequence ``seq`` of ``runtime``."""
     if isinstance(step, Start):
         return runtime.start(step.tokens, seq)
@@ -81,4 +84,5 @@ def run(generation: Generation[T], runtime: Runtime, seq: int = 0) -> T:
         while True:
             step = generation.send(perform(step, runtime, seq))
     except StopIteration as stop:
-        return stop.value
+        result: T = stop.value  # what the generation returned
+        return result

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from typing import Any, overload
+from typing import Any, TypeGuard, overload
 
 from ..errors import UnsupportedSchemaError
 from ..prompts.schema import stated_bounds
@@ -81,7 +81,7 @@ def _escape(text: str) -> str:
     return "".join(out)
 
 
-def literal(value: Any) -> str:
+def literal(value: object) -> str:
     """The regex for one JSON value written exactly as ``json.dumps`` prints it."""
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError("not finite")
@@ -93,7 +93,8 @@ def alternatives(parts: list[str]) -> str:
     return unique[0] if len(unique) == 1 else "(" + "|".join(unique) + ")"
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> TypeGuard[float]:
+    """An int or a float, not a bool (which Python counts as an int)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -112,10 +113,8 @@ def string_regex(schema: Mapping[str, Any], path: str, limits: SchemaLimits) -> 
 
 def number_regex(schema: Mapping[str, Any], path: str, *, integer: bool) -> str:
     """A number or an integer within the bounds the schema states (see :func:`stated_bounds`)."""
-    low, high = stated_bounds(schema)
-    for key, value in (("minimum", low), ("maximum", high)):
-        if value is not None and not _is_number(value):
-            raise UnsupportedSchemaError(f"{key} must be a number", path=path, keyword=key)
+    stated_low, stated_high = stated_bounds(schema)
+    low, high = _bound(stated_low, "minimum", path), _bound(stated_high, "maximum", path)
     if low is not None and high is not None and high < low:
         raise UnsupportedSchemaError("maximum < minimum admits nothing", path=path, keyword="maximum")
     if integer:
@@ -125,7 +124,14 @@ def number_regex(schema: Mapping[str, Any], path: str, *, integer: bool) -> str:
     return _bounded_number(low, high, path)
 
 
-def _bounded_integer(low: Any, high: Any, path: str) -> str:
+def _bound(value: object, key: str, path: str) -> float | None:
+    """A stated bound: a number or None; anything else is refused, naming ``key``."""
+    if value is not None and not _is_number(value):
+        raise UnsupportedSchemaError(f"{key} must be a number", path=path, keyword=key)
+    return value
+
+
+def _bounded_integer(low: float | None, high: float | None, path: str) -> str:
     lo = None if low is None else math.ceil(low)
     hi = None if high is None else math.floor(high)
     if lo is None and hi is None:
@@ -141,7 +147,7 @@ def _bounded_integer(low: Any, high: Any, path: str) -> str:
     raise refusal("a one-sided integer bound is supported only as minimum 0 or 1", path, keyword)
 
 
-def _bounded_number(low: Any, high: Any, path: str) -> str:
+def _bounded_number(low: float | None, high: float | None, path: str) -> str:
     if low is not None and high is None and low == 0:
         return f"(0|[1-9][0-9]{{0,{MAX_INT_DIGITS - 1}}}){FRACTION}"
     if low is None or high is None:
@@ -195,7 +201,7 @@ def count(schema: Mapping[str, Any], key: str, path: str, default: int | None) -
     return value
 
 
-def json_type(value: Any) -> str:
+def json_type(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -33,7 +33,9 @@ def describe_schema(schema: Mapping[str, Any]) -> str | None:
     return "\n".join(lines)
 
 
-def add_format_instructions(messages: Sequence[Mapping[str, Any]], schema: Mapping[str, Any] | None) -> list:
+def add_format_instructions(
+    messages: Sequence[Mapping[str, Any]], schema: Mapping[str, Any] | None
+) -> list[Mapping[str, Any]]:
     """The messages with the schema's lines after the last user message's text (unchanged when there are none)."""
     text = describe_schema(schema) if schema else None
     if text is None:

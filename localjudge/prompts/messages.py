@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import UsageError
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
 
 __all__ = ["Part", "is_langchain_message", "langchain_to_openai", "message_text", "render_value"]
 
@@ -33,7 +36,7 @@ def message_text(message: Mapping[str, Any]) -> str:
     return "".join(parts)
 
 
-def render_value(value: Any) -> str:
+def render_value(value: object) -> str:
     """Strings go in as they are; anything else as ``json.dumps`` writes it, as OpenEvals renders a prompt's values.
 
     (So an import swap from OpenEvals sends the same bytes; objects JSON
@@ -47,22 +50,26 @@ def render_value(value: Any) -> str:
         raise UsageError(f"Could not serialise a prompt value to JSON: {exc}") from exc
 
 
-def is_langchain_message(value: Any) -> bool:
+def is_langchain_message(value: object) -> bool:
     """A LangChain message object (told by its module, so LangChain need not be imported to ask)."""
     return type(value).__module__.startswith("langchain_core.messages")
 
 
-def langchain_to_openai(message: Any) -> dict[str, Any]:
-    """One LangChain message as OpenAI's message dict, its id kept, as OpenEvals converts it."""
+def langchain_to_openai(message: object) -> dict[str, Any]:
+    """One LangChain message as OpenAI's message dict, its id kept, as OpenEvals converts it.
+
+    ``message`` is one :func:`is_langchain_message` accepted; LangChain checks it again.
+    """
     from langchain_core.messages import convert_to_openai_messages
 
-    converted = convert_to_openai_messages([message])[0]
-    if getattr(message, "id", None) is not None and converted.get("id") is None:
-        converted["id"] = message.id
+    converted = convert_to_openai_messages([cast("BaseMessage", message)])[0]
+    message_id = getattr(message, "id", None)
+    if message_id is not None and converted.get("id") is None:
+        converted["id"] = message_id
     return converted
 
 
-def _openai_messages(value: Any) -> Any:
+def _openai_messages(value: object) -> object:
     """LangChain messages as OpenAI's message dicts, where OpenEvals converts them: the value itself, the
     items of a list, or the ``messages`` of a dict (an agent's run)."""
     if is_langchain_message(value):
@@ -74,7 +81,7 @@ def _openai_messages(value: Any) -> Any:
     return value
 
 
-def _json_fallback(value: Any) -> Any:
+def _json_fallback(value: object) -> object:
     for method in ("model_dump", "dict", "to_dict"):
         if callable(getattr(value, method, None)):
             return getattr(value, method)()

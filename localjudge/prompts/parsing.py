@@ -54,12 +54,32 @@ def complete_partial_json(text: str) -> Optional[str]:
         start = text.find("[")
     if start < 0:
         return None
-    # One pass records, after each character, what would close the text there.
+    scanned = _scan_json(text[start:])
+    if scanned is None:
+        return None
+    chars, endings, closers = scanned
+    if not closers:  # the value closed itself: it is whole, so nothing may be cut
+        candidate = "".join(chars)
+        return candidate if _parses(candidate) else None
+    # Cut back from the end until the closed-up text parses.
+    for end in range(len(chars), 0, -1):
+        candidate = "".join(chars[:end]) + endings[end - 1]
+        if _parses(candidate):
+            return candidate
+    return None
+
+
+def _scan_json(text: str) -> tuple[list[str], list[str], str] | None:
+    """One pass over a JSON prefix: its characters (newlines in strings escaped), what would close the text
+    after each, and what is left open at the end; None when a bracket closes what was not opened.
+
+    The pass stops where the first value closes itself, so trailing prose is not read.
+    """
     chars: list[str] = []
     endings: list[str] = []
     closers = ""
     in_string = escaped = False
-    for char in text[start:]:
+    for char in text:
         if in_string:
             if escaped:
                 escaped = False
@@ -81,15 +101,7 @@ def complete_partial_json(text: str) -> Optional[str]:
         endings.append(('"' if in_string else "") + closers)
         if not closers:
             break
-    if not closers:  # the value closed itself: it is whole, so nothing may be cut
-        candidate = "".join(chars)
-        return candidate if _parses(candidate) else None
-    # Cut back from the end until the closed-up text parses.
-    for end in range(len(chars), 0, -1):
-        candidate = "".join(chars[:end]) + endings[end - 1]
-        if _parses(candidate):
-            return candidate
-    return None
+    return chars, endings, closers
 
 
 def _parses(text: str) -> bool:
@@ -100,7 +112,7 @@ def _parses(text: str) -> bool:
     return True
 
 
-def validate(value: Any, schema: Mapping[str, Any], model_type: Any = None) -> Optional[str]:
+def validate(value: object, schema: Mapping[str, Any], model_type: Optional[type] = None) -> Optional[str]:
     """The first way ``value`` breaks ``schema`` (and the model type's own checks), or None."""
     import jsonschema
 
@@ -133,7 +145,7 @@ def parse_json_output(
     *,
     partial: bool = False,
     finish_reason: Optional[str] = None,
-    model_type: Any = None,
+    model_type: Optional[type] = None,
     backend: Optional[str] = None,
 ) -> Any:
     """Parse and validate the judge's answer.

@@ -6,12 +6,15 @@ import string
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, TypeAlias, TypeGuard, Union
 
 from ..errors import MissingTemplateVariableError, UsageError
 from .messages import render_value
 
-__all__ = ["DATA_NOT_INSTRUCTIONS", "build_messages", "format_template", "render_value"]
+if TYPE_CHECKING:
+    from .langchain import LangChainPrompt
+
+__all__ = ["DATA_NOT_INSTRUCTIONS", "Prompt", "build_messages", "format_template", "render_value"]
 
 #: what our prompts tell the judge about the text it judges, against answers that address the judge
 DATA_NOT_INSTRUCTIONS = (
@@ -19,6 +22,9 @@ DATA_NOT_INSTRUCTIONS = (
 )
 
 _FORMATTER = string.Formatter()
+
+#: what a judge's prompt may be: a template string, a callable that returns messages, or a LangChain prompt
+Prompt: TypeAlias = Union[str, Callable[..., object], "LangChainPrompt"]
 
 
 def template_fields(template: str) -> list[str]:
@@ -56,7 +62,7 @@ def format_template(template: str, values: Mapping[str, Any]) -> str:
         raise UsageError(f"Could not fill the prompt template: {exc!r}") from exc
 
 
-def _attachment_blocks(attachments: Any) -> list[dict[str, Any]]:
+def _attachment_blocks(attachments: object) -> list[dict[str, Any]]:
     items = attachments if isinstance(attachments, (list, tuple)) else [attachments]
     blocks = []
     for item in items:
@@ -100,7 +106,7 @@ def _template_messages(template: str, values: Mapping[str, Any]) -> list[dict[st
     return [{"role": "user", "content": content}]
 
 
-def _runnable_messages(prompt: Any, values: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _runnable_messages(prompt: LangChainPrompt, values: Mapping[str, Any]) -> list[dict[str, Any]]:
     from .langchain import runnable_to_messages
 
     return runnable_to_messages(prompt, values)
@@ -123,7 +129,7 @@ SCORES = {"A": 1.0, "B": 0.0, "tie": 0.5}
 
 
 def build_messages(
-    prompt: Any,
+    prompt: Prompt,
     *,
     values: Mapping[str, Any],
     system: Optional[str] = None,
@@ -160,15 +166,15 @@ def build_messages(
     return messages
 
 
-def _call_prompt(prompt: Callable[..., Any], values: Mapping[str, Any]) -> Any:
+def _call_prompt(prompt: Callable[..., object], values: Mapping[str, Any]) -> object:
     return prompt(**{k: v for k, v in values.items()})
 
 
-def _is_runnable(prompt: Any) -> bool:
+def _is_runnable(prompt: object) -> TypeGuard[LangChainPrompt]:
     return not isinstance(prompt, str) and callable(getattr(prompt, "invoke", None)) and hasattr(prompt, "input_schema")
 
 
-def _check_messages(messages: Any) -> list[dict[str, Any]]:
+def _check_messages(messages: object) -> list[dict[str, Any]]:
     if not isinstance(messages, list) or not messages:
         raise UsageError(f"A prompt callable must return a non-empty list of messages, got {type(messages).__name__}")
     checked = []

@@ -6,14 +6,16 @@ import copy
 import re
 import sys
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Optional, Protocol, cast
+from typing import Any, Optional, Protocol, TypeVar, Union, cast
 
 from .. import bounded_json
 from ..errors import SchemaTooLargeError, UsageError
 
 __all__ = ["OutputSchema", "decoding_order", "default_output_schema", "normalise_output_schema", "stated_bounds"]
+
+_Schema = TypeVar("_Schema")
 
 #: the verdict fields of our score and pair schemas, which a local judge decodes before the reasoning
 VERDICT_FIELDS = ("score", "winner")
@@ -32,7 +34,7 @@ CONTINUOUS_DESCRIPTION = (
 )
 
 
-def stated_bounds(field: Mapping[str, Any]) -> tuple[Any, Any]:
+def stated_bounds(field: Mapping[str, object]) -> tuple[object, object]:
     """A number field's ``(minimum, maximum)``, each None when not given, read as the decoder reads them.
 
     OpenEvals' continuous score states its range in words only ("from 0.0 to
@@ -106,10 +108,10 @@ def default_output_schema(
     return schema, description
 
 
-def _check_choices(choices: Any) -> list[float]:
-    if isinstance(choices, (str, bytes)) or not hasattr(choices, "__iter__"):
+def _check_choices(choices: object) -> list[float]:
+    if isinstance(choices, (str, bytes)) or not isinstance(choices, Iterable):
         raise UsageError(f"choices must be a list of numbers, got {choices!r}")
-    values = list(choices)
+    values: list[object] = list(choices)
     if not values:
         raise UsageError("choices must hold at least one number, got an empty list")
     for value in values:
@@ -117,7 +119,7 @@ def _check_choices(choices: Any) -> list[float]:
             raise UsageError(f"choices must be numbers, got {value!r} in {values!r}")
     if len(set(values)) != len(values):
         raise UsageError(f"choices must not repeat a value: {values!r}")
-    return values
+    return cast("list[float]", values)  # each one checked above
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,7 @@ class OutputSchema:
     json_schema: dict[str, Any]
     name: str
     is_default: bool
-    model_type: Any = None  # a Pydantic model or TypedDict to validate with, when one was given
+    model_type: Optional[type] = None  # a Pydantic model or TypedDict to validate with, when one was given
 
     def instance(self, parsed: dict[str, Any]) -> Any:
         """The answer as the caller's type: an instance of a Pydantic model (as OpenEvals gives), else the dict."""
@@ -141,7 +143,7 @@ class OutputSchema:
         }
 
 
-def normalise_output_schema(output_schema: Any) -> OutputSchema:
+def normalise_output_schema(output_schema: Union[Mapping[str, object], type]) -> OutputSchema:
     """Accept a JSON-schema dict, a Pydantic model class or a TypedDict class."""
     if isinstance(output_schema, Mapping):
         levels = bounded_json.depth(dict(output_schema))
@@ -225,7 +227,7 @@ def _pydantic_typeddict(cls: type) -> type:
     return rebuilt
 
 
-def _strict_objects(schema: Any) -> Any:
+def _strict_objects(schema: _Schema) -> _Schema:
     """Close every object schema that lists its properties, unless it says otherwise.
 
     A bare ``{"type": "object"}`` stays open: closing it would allow only ``{}``.
@@ -241,6 +243,6 @@ def _strict_objects(schema: Any) -> Any:
     return schema
 
 
-def _schema_name(title: Any) -> str:
+def _schema_name(title: object) -> str:
     name = re.sub(r"[^a-zA-Z0-9_-]+", "_", str(title or "")).strip("_")[:64]
     return name or "output"

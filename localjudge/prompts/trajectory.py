@@ -28,12 +28,12 @@ MESSAGE_SHAPE = 'a message is {"role": "user" | "assistant" | "tool" | ..., "con
 TOOL_CALL_SHAPE = 'a tool call is {"id": ..., "type": "function", "function": {"name": "...", "arguments": "{...}"}}'
 
 
-def trajectory_text(value: Any, name: str = "outputs") -> str:
+def trajectory_text(value: object, name: str = "outputs") -> str:
     """``value`` (messages, one message, or a dict holding ``messages``) as the judge's text; ``name`` for errors."""
     return render_trajectory(trajectory_messages(value, name))
 
 
-def trajectory_messages(value: Any, name: str = "outputs") -> list[dict[str, Any]]:
+def trajectory_messages(value: object, name: str = "outputs") -> list[dict[str, Any]]:
     """The trajectory as checked OpenAI messages: text content, tool calls with JSON-object arguments.
 
     Accepts what OpenEvals accepts: a list of message dicts or LangChain
@@ -88,7 +88,7 @@ def _render_message(message: Mapping[str, Any]) -> str:
     return f"<{role}>\n{content}\n</{role}>"
 
 
-def _message(item: Any, where: str) -> dict[str, Any]:
+def _message(item: object, where: str) -> dict[str, Any]:
     if is_langchain_message(item):
         item = langchain_to_openai(item)
     if not isinstance(item, Mapping):
@@ -113,7 +113,7 @@ def _message(item: Any, where: str) -> dict[str, Any]:
     return message
 
 
-def _content(content: Any, where: str) -> str:
+def _content(content: object, where: str) -> str:
     """A message's text: a string, or text blocks one per line (as LangChain joins them); none is empty."""
     if content is None:
         return ""
@@ -141,7 +141,7 @@ def _content(content: Any, where: str) -> str:
     return "\n".join(texts)
 
 
-def _tool_call(call: Any, where: str) -> dict[str, Any]:
+def _tool_call(call: object, where: str) -> dict[str, Any]:
     """One tool call in OpenAI's form; LangChain's (``name``, ``args``) is read too. Arguments must be an object."""
     if not isinstance(call, Mapping):
         raise InvalidTrajectoryError(f"{where} is {_kind(call)}, not an object; {TOOL_CALL_SHAPE}")
@@ -161,7 +161,7 @@ def _tool_call(call: Any, where: str) -> dict[str, Any]:
     }
 
 
-def _arguments(arguments: Any, where: str) -> str:
+def _arguments(arguments: object, where: str) -> str:
     """The arguments as JSON text, written anew as OpenEvals writes them (``", "`` and ``": "``, non-ASCII kept)."""
     if isinstance(arguments, str):
         try:
@@ -181,7 +181,7 @@ def _arguments(arguments: Any, where: str) -> str:
         raise InvalidTrajectoryError(f"{where} cannot be written as JSON: {exc}") from None
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, str):

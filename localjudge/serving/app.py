@@ -28,7 +28,7 @@ def authorised(header: str | None, key: str | None) -> bool:
     return scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), key.encode())
 
 
-def create_app(client: Any, *, model_id: str, api_key: str | None = None, limits: Limits = Limits()) -> Any:
+def create_app(client: Any, *, model_id: str, api_key: str | None = None, limits: Limits = Limits()) -> Any:  # noqa: C901  route handlers nested to close over the client; each is small
     """The Starlette app serving ``client`` (any ModelClient) as ``model_id``; ``app.state.in_flight`` its requests."""
     import anyio
     from starlette.applications import Starlette

@@ -61,7 +61,7 @@ def write_calibration(path: Path, fit: Fit, about: dict[str, Any]) -> None:
     replace_atomically(path, lambda out: out.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n"))
 
 
-def read_calibration(path: Path) -> StoredCalibration:
+def read_calibration(path: Path) -> StoredCalibration:  # noqa: C901  one check per field of the file, in order
     """The calibration in ``path``, every field checked; a damaged file is an error that says how to mend it."""
 
     def damaged(why: str) -> UsageError:

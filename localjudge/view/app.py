@@ -146,7 +146,7 @@ def token_given(headers: Mapping[str, str], cookies: Mapping[str, str], query: M
     return any(hmac.compare_digest(candidate.encode(), token.encode()) for candidate in offered if candidate)
 
 
-def create_app(
+def create_app(  # noqa: C901  route handlers nested to close over the viewer; each is small
     viewer: Viewer, *, token: Optional[str] = None, allowed_hosts: Optional[Sequence[str]] = LOOPBACK
 ) -> Any:
     """The Starlette app: ``/`` the page, ``/assets/NAME``, ``/api/...`` JSON; ``token`` required where given."""
