@@ -183,16 +183,20 @@ PromptCallable = Callable[..., list[ChatCompletionMessage]]
 
 @runtime_checkable
 class RunnablePrompt(Protocol):
-    """A LangChain prompt (``ChatPromptTemplate``, ``StructuredPrompt``): a runnable that says what it takes."""
+    """A LangChain prompt (``ChatPromptTemplate``, ``StructuredPrompt``): a runnable, invoked with the values.
+
+    Its ``input_variables`` and ``optional_variables``, when it has them, say which values it takes.
+    """
 
     @property
-    def input_schema(self) -> Any: ...
+    def input_schema(self) -> object: ...
 
-    def invoke(self, input: Any, config: Any = None, **kwargs: Any) -> Any: ...
+    def invoke(self, input: dict[str, str], /) -> object: ...
 
 
-#: what a judge can be asked with: a template string, a callable returning messages, or a LangChain prompt
-Prompt = Union[str, PromptCallable, RunnablePrompt]
+#: what a judge can be asked with: a template string, a callable returning messages (checked when called),
+#: or a LangChain prompt
+Prompt = Union[str, Callable[..., object], RunnablePrompt]
 
 
 @runtime_checkable

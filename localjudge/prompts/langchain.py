@@ -9,23 +9,12 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from ..errors import MissingDependencyError, MissingTemplateVariableError, UsageError
+from ..types import RunnablePrompt
 from .messages import render_value
 
-__all__ = ["LangChainPrompt", "runnable_to_messages"]
+__all__ = ["runnable_to_messages"]
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "chat": "user"}
-
-
-class LangChainPrompt(Protocol):
-    """What we use of a LangChain prompt (a ``Runnable`` with an ``input_schema``): it is invoked with the values.
-
-    Its ``input_variables`` and ``optional_variables``, when it has them, say which values it takes.
-    """
-
-    @property
-    def input_schema(self) -> object: ...
-
-    def invoke(self, input: dict[str, str], /) -> object: ...
 
 
 class _LangChainMessage(Protocol):
@@ -45,7 +34,7 @@ def _require_langchain() -> None:
         raise MissingDependencyError("LangChain prompts and chat models", "langchain-core", "langchain") from exc
 
 
-def runnable_to_messages(prompt: LangChainPrompt, values: Mapping[str, object]) -> list[dict[str, Any]]:
+def runnable_to_messages(prompt: RunnablePrompt, values: Mapping[str, object]) -> list[dict[str, Any]]:
     """Invoke a LangChain prompt with the evaluator's values; return OpenAI-style messages."""
     _require_langchain()
     given = {k: render_value(v) for k, v in values.items() if v is not None}

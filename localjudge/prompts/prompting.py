@@ -6,15 +6,13 @@ import string
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, TypeAlias, TypeGuard, Union
+from typing import Any, Optional, TypeGuard
 
 from ..errors import MissingTemplateVariableError, UsageError
+from ..types import Prompt, RunnablePrompt
 from .messages import render_value
 
-if TYPE_CHECKING:
-    from .langchain import LangChainPrompt
-
-__all__ = ["DATA_NOT_INSTRUCTIONS", "Prompt", "build_messages", "format_template", "render_value"]
+__all__ = ["DATA_NOT_INSTRUCTIONS", "build_messages", "format_template", "render_value"]
 
 #: what our prompts tell the judge about the text it judges, against answers that address the judge
 DATA_NOT_INSTRUCTIONS = (
@@ -22,9 +20,6 @@ DATA_NOT_INSTRUCTIONS = (
 )
 
 _FORMATTER = string.Formatter()
-
-#: what a judge's prompt may be: a template string, a callable that returns messages, or a LangChain prompt
-Prompt: TypeAlias = Union[str, Callable[..., object], "LangChainPrompt"]
 
 
 def template_fields(template: str) -> list[str]:
@@ -106,7 +101,7 @@ def _template_messages(template: str, values: Mapping[str, Any]) -> list[dict[st
     return [{"role": "user", "content": content}]
 
 
-def _runnable_messages(prompt: LangChainPrompt, values: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _runnable_messages(prompt: RunnablePrompt, values: Mapping[str, Any]) -> list[dict[str, Any]]:
     from .langchain import runnable_to_messages
 
     return runnable_to_messages(prompt, values)
@@ -170,7 +165,7 @@ def _call_prompt(prompt: Callable[..., object], values: Mapping[str, Any]) -> ob
     return prompt(**{k: v for k, v in values.items()})
 
 
-def _is_runnable(prompt: object) -> TypeGuard[LangChainPrompt]:
+def _is_runnable(prompt: object) -> TypeGuard[RunnablePrompt]:
     return not isinstance(prompt, str) and callable(getattr(prompt, "invoke", None)) and hasattr(prompt, "input_schema")
 
 
