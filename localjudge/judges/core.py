@@ -302,64 +302,16 @@ def build_core(
     reads_replies: bool = False,
 ) -> JudgeCore:
     """The judge's core; ``verdict_field`` names the field a calibration corrects (default: our score's)."""
-    if prompt is None:
-        raise UsageError("prompt is required: a template string, a callable returning messages or a LangChain prompt")
-    if not isinstance(feedback_key, str) or not feedback_key:
-        raise UsageError(f"feedback_key must be a non-empty string, got {feedback_key!r}")
-    if system is not None and not isinstance(prompt, str):
-        raise UsageError(
-            "system= only works with a string prompt; with a callable or LangChain prompt, "
-            "put the system message in the messages it returns"
-        )
-    if few_shot_examples is not None and not isinstance(few_shot_examples, (list, tuple)):
-        raise UsageError(f"few_shot_examples must be a list of examples, got {type(few_shot_examples).__name__}")
-
-    if output_schema is None:
-        output_schema = _schema_from_prompt(prompt)
-    if output_schema is not None:
-        schema = normalise_output_schema(output_schema)
-    else:
-        json_schema, _ = default_output_schema(continuous=continuous, choices=choices, use_reasoning=use_reasoning)
-        schema = OutputSchema(json_schema, "score", True)
-        choices = json_schema["properties"]["score"].get("enum")
-
-    if few_shot_placement not in FEW_SHOT_PLACEMENTS:
-        raise UsageError(f"few_shot_placement must be one of {FEW_SHOT_PLACEMENTS}, got {few_shot_placement!r}")
+    _check_arguments(prompt, feedback_key, system, few_shot_examples, few_shot_placement)
+    schema, choices = _verdict_schema(prompt, output_schema, continuous, choices, use_reasoning)
     verdict_field = verdict_field or ("score" if schema.is_default else None)
-    if self_reference:
-        _check_has_place(
-            prompt,
-            "reference_outputs",
-            option="{self_reference:self_reference=True}",
-            what="the judge's own answer",
-            add="add it (for one output, localjudge.evaluators.SAME_ANSWER_PROMPT is made for it)",
-            has_metadata=verdict_field is not None,
-        )
-    if checklist:
-        _check_has_place(
-            prompt,
-            CHECKS_FIELD,
-            option="{checklist:checklist=True}",
-            what="the judge's checks",
-            add="give a prompt with a section for them, such as <checks>\n{checks}\n</checks>, or judge without them",
-            has_metadata=verdict_field is not None,
-        )
+    _check_written_places(prompt, self_reference, checklist, has_metadata=verdict_field is not None)
     if few_shot_examples:
         _check_few_shot_examples(few_shot_examples, schema, verdict_field, few_shot_shape, continuous=continuous)
-    client = _resolve_client(judge, model)
-    if cache is not None and cache is not False:  # a ResultCache is falsy while empty
-        from ..clients.cached import CachedClient
-        from ..clients.result_cache import ResultCache
-
-        client = CachedClient(client, cache if isinstance(cache, ResultCache) else ResultCache())
-    if offers(client, SupportsCheckSchema):
-        client.check_schema(
-            schema.json_schema
-        )  # refuse a schema keyword this client cannot enforce, now rather than later
     core = JudgeCore(
         prompt=prompt,
         feedback_key=feedback_key,
-        client=client,
+        client=_client(judge, model, cache, schema),
         model=model if judge is not None else None,  # without a judge, model= is a spec, not a name to send
         system=system,
         few_shot_examples=few_shot_examples,
@@ -376,6 +328,82 @@ def build_core(
     )
     core.use_calibration(_correction(core, calibration))
     return core
+
+
+def _check_arguments(
+    prompt: Optional[Prompt],
+    feedback_key: str,
+    system: Optional[str],
+    few_shot_examples: Optional[Sequence[FewShotExample]],
+    few_shot_placement: str,
+) -> None:
+    """What a judge's arguments must be on their own, refused before anything is built."""
+    if prompt is None:
+        raise UsageError("prompt is required: a template string, a callable returning messages or a LangChain prompt")
+    if not isinstance(feedback_key, str) or not feedback_key:
+        raise UsageError(f"feedback_key must be a non-empty string, got {feedback_key!r}")
+    if system is not None and not isinstance(prompt, str):
+        raise UsageError(
+            "system= only works with a string prompt; with a callable or LangChain prompt, "
+            "put the system message in the messages it returns"
+        )
+    if few_shot_examples is not None and not isinstance(few_shot_examples, (list, tuple)):
+        raise UsageError(f"few_shot_examples must be a list of examples, got {type(few_shot_examples).__name__}")
+    if few_shot_placement not in FEW_SHOT_PLACEMENTS:
+        raise UsageError(f"few_shot_placement must be one of {FEW_SHOT_PLACEMENTS}, got {few_shot_placement!r}")
+
+
+def _verdict_schema(
+    prompt: Prompt,
+    output_schema: Optional[OutputSchemaSpec],
+    continuous: bool,
+    choices: Optional[list[float]],
+    use_reasoning: bool,
+) -> tuple[OutputSchema, Optional[list[float]]]:
+    """The answer's schema (the caller's, a LangChain prompt's own, or our score's) and the choices it allows."""
+    if output_schema is None:
+        output_schema = _schema_from_prompt(prompt)
+    if output_schema is not None:
+        return normalise_output_schema(output_schema), choices
+    json_schema, _ = default_output_schema(continuous=continuous, choices=choices, use_reasoning=use_reasoning)
+    return OutputSchema(json_schema, "score", True), json_schema["properties"]["score"].get("enum")
+
+
+def _check_written_places(prompt: Prompt, self_reference: bool, checklist: bool, *, has_metadata: bool) -> None:
+    """What the judge writes first (its own answer, its checks) needs a place in the prompt and in the result."""
+    if self_reference:
+        _check_has_place(
+            prompt,
+            "reference_outputs",
+            option="{self_reference:self_reference=True}",
+            what="the judge's own answer",
+            add="add it (for one output, localjudge.evaluators.SAME_ANSWER_PROMPT is made for it)",
+            has_metadata=has_metadata,
+        )
+    if checklist:
+        _check_has_place(
+            prompt,
+            CHECKS_FIELD,
+            option="{checklist:checklist=True}",
+            what="the judge's checks",
+            add="give a prompt with a section for them, such as <checks>\n{checks}\n</checks>, or judge without them",
+            has_metadata=has_metadata,
+        )
+
+
+def _client(
+    judge: Optional[JudgeClient], model: Optional[str], cache: Union[bool, ResultCache, None], schema: OutputSchema
+) -> AnyModelClient:
+    """The client that answers: the judge given (or the model named) behind the result cache, if asked for one."""
+    client: AnyModelClient = _resolve_client(judge, model)
+    if cache is not None and cache is not False:  # a ResultCache is falsy while empty
+        from ..clients.cached import CachedClient
+        from ..clients.result_cache import ResultCache
+
+        client = CachedClient(client, cache if isinstance(cache, ResultCache) else ResultCache())
+    if offers(client, SupportsCheckSchema):  # refuse a schema keyword this client cannot enforce, now rather than later
+        client.check_schema(schema.json_schema)
+    return client
 
 
 #: ``calibration=`` naming the fit kept for this judge: the user's own (``localjudge calibrate``), else the one shipped
