@@ -270,9 +270,9 @@ class RemoteBase:
         """Yield each step of one completion; the driver sends back each step's outcome."""
         call = self._build(request)
         attempts: list[str] = []
-        negotiated = temperature_dropped = bound_renamed = False
+        adjusted: set[str] = set()  # each way of meeting the server is tried once
         retries = 0
-        while True:  # each pass uses up a retry, or the one format switch
+        while True:  # each pass uses up a retry, or one adjustment
             outcome = yield call
             if isinstance(outcome, Reply) and 200 <= outcome.status_code < 300:
                 try:
@@ -281,53 +281,9 @@ class RemoteBase:
                     verdict = Verdict(str(exc), retry_here=exc.retry_here, error=RemoteCallError)
             elif isinstance(outcome, Reply):
                 text = self._clean(outcome.body)
-                if (
-                    not negotiated
-                    and call.kind == "json_schema"
-                    and call.form == OPENAI_FORM
-                    and is_schema_rejection(outcome.status_code, text)
-                ):
-                    negotiated = True
-                    FORMATS.set(self.endpoint.base_url, LLAMA_FORM)
-                    attempts.append(
-                        f"HTTP {outcome.status_code}: the server rejects response_format json_schema; "
-                        "sending json_object with the schema instead"
-                    )
-                    logger.info(
-                        "%s takes json_object+schema, not json_schema; switching for this endpoint", self.base_url
-                    )
-                    call = self._build(request)
-                    continue
-                if (
-                    not bound_renamed
-                    and call.bound_added == MAX_TOKENS
-                    and is_max_tokens_refusal(outcome.status_code, text)
-                ):
-                    bound_renamed = True
-                    BOUND_FIELD.set(self._model_key(call.context.get("model")), MAX_COMPLETION_TOKENS)
-                    attempts.append(
-                        f"HTTP {outcome.status_code}: the model takes max_completion_tokens, not max_tokens; "
-                        "sending the bound as max_completion_tokens"
-                    )
-                    logger.info("%s takes max_completion_tokens for this model; switching", self.base_url)
-                    call = self._build(request)
-                    continue
-                if (
-                    not temperature_dropped
-                    and call.temperature_added
-                    and is_temperature_rejection(outcome.status_code, text)
-                ):
-                    temperature_dropped = True
-                    FIXED_TEMPERATURE.set(self._model_key(call.context.get("model")), True)
-                    attempts.append(
-                        f"HTTP {outcome.status_code}: the model takes no temperature but its own; "
-                        "sending the request without one"
-                    )
-                    logger.warning(
-                        "%s refuses temperature %s for this model; its verdicts may now vary from call to call",
-                        self.base_url,
-                        self.temperature,
-                    )
+                note = self._adjust(call, outcome.status_code, text, adjusted)
+                if note is not None:
+                    attempts.append(note)
                     call = self._build(request)
                     continue
                 verdict = self._status_verdict(outcome, text)
@@ -345,6 +301,40 @@ class RemoteBase:
             logger.info("%s attempt %d failed: %s", self.base_url, len(attempts), attempts[-1])
             retries += 1
             yield Sleep(delay)
+
+    def _adjust(self, call: Call, status: int, text: str, adjusted: set[str]) -> str | None:
+        """What to change before sending again, when a refusal says how to meet this server; None when none does.
+
+        Each change is remembered for the endpoint (or its model), so later calls start with it.
+        """
+        model = self._model_key(call.context.get("model"))
+        if "format" not in adjusted and call.kind == "json_schema" and call.form == OPENAI_FORM:
+            if is_schema_rejection(status, text):
+                adjusted.add("format")
+                FORMATS.set(self.endpoint.base_url, LLAMA_FORM)
+                logger.info("%s takes json_object+schema, not json_schema; switching for this endpoint", self.base_url)
+                return (
+                    f"HTTP {status}: the server rejects response_format json_schema; "
+                    "sending json_object with the schema instead"
+                )
+        if "bound" not in adjusted and call.bound_added == MAX_TOKENS and is_max_tokens_refusal(status, text):
+            adjusted.add("bound")
+            BOUND_FIELD.set(model, MAX_COMPLETION_TOKENS)
+            logger.info("%s takes max_completion_tokens for this model; switching", self.base_url)
+            return (
+                f"HTTP {status}: the model takes max_completion_tokens, not max_tokens; "
+                "sending the bound as max_completion_tokens"
+            )
+        if "temperature" not in adjusted and call.temperature_added and is_temperature_rejection(status, text):
+            adjusted.add("temperature")
+            FIXED_TEMPERATURE.set(model, True)
+            logger.warning(
+                "%s refuses temperature %s for this model; its verdicts may now vary from call to call",
+                self.base_url,
+                self.temperature,
+            )
+            return f"HTTP {status}: the model takes no temperature but its own; sending the request without one"
+        return None
 
     def _status_verdict(self, reply: Reply, text: str) -> Verdict:
         status = reply.status_code
