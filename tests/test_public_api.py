@@ -72,7 +72,7 @@ OPENEVALS_PARAMETERS = [
 ]
 
 
-#: paths users import (the README teaches them), each with the module it names and one of its names
+#: paths users import (the docs teach them), each with the module it names and one of its names
 PUBLIC_PATHS = {
     "localjudge.llm": ("localjudge.judges.single", "create_llm_as_judge"),
     "localjudge.batch": ("localjudge.datasets.batch", "score_rows"),
@@ -87,7 +87,7 @@ PUBLIC_PATHS = {
 }
 
 
-def test_public_paths_stay_where_the_readme_teaches_them():
+def test_public_paths_stay_where_the_docs_teach_them():
     for path, (home, name) in PUBLIC_PATHS.items():
         public, module = importlib.import_module(path), importlib.import_module(home)
         assert getattr(public, name) is getattr(module, name), path
