@@ -25,7 +25,7 @@ test: $(BIN)/python
 	$(BIN)/python -m pytest
 
 test-fast: $(BIN)/python  ## unit tests only: no model, no server
-	$(BIN)/python -m pytest -m "not model and not server and not browser"
+	$(BIN)/python -m pytest -m "not model and not server and not browser and not docs"
 
 lint: $(BIN)/python
 	$(BIN)/ruff check localjudge tests benchmarks examples
