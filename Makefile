@@ -1,11 +1,11 @@
-# Targets mirror CI: `make install`, `make lint` then `make test` is exactly what .ci/run does.
+# Targets mirror CI: `make install`, `make lint`, `make docs` then `make test` is exactly what .ci/run does.
 VENV ?= .venv
 PYTHON ?= python3
 BIN := $(VENV)/bin
 # DeepEval, which tests/peers drives through `localjudge serve`, in an environment of its own (see its requirements file)
 PEERS_VENV := .venv-peers
 
-.PHONY: install test test-fast lint demo check-judge calibrations pair-weights bench-judging bench bench-batch bench-threads bench-agreement bench-view bench-injection stress stress-faults agreement grammars clean
+.PHONY: install test test-fast lint docs defaults-page demo check-judge calibrations pair-weights bench-judging bench bench-batch bench-threads bench-agreement bench-view bench-injection stress stress-faults agreement grammars clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,8 @@ test: $(BIN)/python
 	$(BIN)/python -m pytest --cov --cov-report=term --cov-fail-under=$(COVERAGE_FLOOR)
 
 # Run where every model file, torch and socket is hidden (tests/support/offline): a test that needs one unmarked fails.
-FAST := not model and not server and not torch and not slow and not browser
-test-fast: $(BIN)/python  ## the tests that need no model file, server, torch or browser and are not slow (pyproject's markers)
+FAST := not model and not server and not torch and not slow and not browser and not docs
+test-fast: $(BIN)/python  ## the tests that need no model file, server, torch, browser or docs' examples and are not slow (pyproject's markers)
 	home=$$(mktemp -d) && LOCALJUDGE_HOME=$$home PYTHONPATH=$(CURDIR)/tests/support/offline$${PYTHONPATH:+:$$PYTHONPATH} \
 		$(BIN)/python -m pytest -m "$(FAST)"; status=$$?; rm -rf "$$home"; exit $$status
 
@@ -37,6 +37,12 @@ lint: $(BIN)/python
 	$(BIN)/ruff check localjudge tests benchmarks examples
 	$(BIN)/ruff format --check localjudge tests benchmarks examples
 	$(BIN)/mypy
+
+docs: $(BIN)/python  ## the docs site, built offline with --strict into build/site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+defaults-page: $(BIN)/python  ## rewrite docs/defaults.md from the check-judge records in docs/records/
+	$(BIN)/python benchmarks/defaults_page.py
 
 demo: $(BIN)/python  ## score one answer with the default judge
 	$(BIN)/localjudge score --inputs "What is 2+2?" --outputs "4"

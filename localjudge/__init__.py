@@ -27,6 +27,7 @@ from .errors import (
     UsageError,
 )
 from .judges.single import create_async_llm_as_judge, create_llm_as_judge
+from .judges.ways import WAYS, Way
 from .prompts.schema import default_output_schema
 
 if TYPE_CHECKING:  # what the lazy names below are, for a type checker and an editor; imported on first use
@@ -44,6 +45,7 @@ if TYPE_CHECKING:  # what the lazy names below are, for a type checker and an ed
 __version__ = "0.1.0"
 
 __all__ = [
+    "WAYS",
     "AllClientsFailedError",
     "AsyncChatClient",
     "AsyncFallbackClient",
@@ -69,6 +71,7 @@ __all__ = [
     "TruncatedOutputError",
     "UnsupportedSchemaError",
     "UsageError",
+    "Way",
     "__version__",
     "create_async_ensemble_judge",
     "create_async_llm_as_judge",

@@ -41,6 +41,8 @@ EXPECTED_ALL = {
     "TruncatedOutputError",
     "UnsupportedSchemaError",
     "UsageError",
+    "WAYS",
+    "Way",
     "__version__",
     "create_async_ensemble_judge",
     "create_async_llm_as_judge",
@@ -71,7 +73,7 @@ OPENEVALS_PARAMETERS = [
 ]
 
 
-#: paths users import (the README teaches them), each with the module it names and one of its names
+#: paths users import (the docs teach them), each with the module it names and one of its names
 PUBLIC_PATHS = {
     "localjudge.llm": ("localjudge.judges.single", "create_llm_as_judge"),
     "localjudge.batch": ("localjudge.datasets.batch", "score_rows"),
@@ -86,7 +88,7 @@ PUBLIC_PATHS = {
 }
 
 
-def test_public_paths_stay_where_the_readme_teaches_them():
+def test_public_paths_stay_where_the_docs_teach_them():
     for path, (home, name) in PUBLIC_PATHS.items():
         public, module = importlib.import_module(path), importlib.import_module(home)
         assert getattr(public, name) is getattr(module, name), path
@@ -101,7 +103,10 @@ def test_all_is_exactly_the_public_api():
 
 def test_every_name_in_all_resolves():
     """Each public name is the class or function of that name from its home module, not a stand-in or a re-binding."""
-    for name in sorted(EXPECTED_ALL - {"__version__"}):
+    from localjudge.judges import ways
+
+    assert localjudge.WAYS is ways.WAYS and all(isinstance(way, localjudge.Way) for way in localjudge.WAYS.values())
+    for name in sorted(EXPECTED_ALL - {"__version__", "WAYS"}):
         value = getattr(localjudge, name)
         assert inspect.isclass(value) or inspect.isfunction(value), name
         assert value.__name__ == name, name

@@ -180,6 +180,6 @@ def _conversion_check(gguf: Path) -> Iterator[Check]:
 def _describe_failure(returncode: int, stderr: str) -> str:
     if returncode < 0:
         name = signal.Signals(-returncode).name
-        return f"the model process crashed with {name}; if it is SIGSEGV on a CPU with AMX, see the README's troubleshooting section"
+        return f"the model process crashed with {name}; if it is SIGSEGV on a CPU with AMX, see docs/troubleshooting.md"
     lines = [line for line in stderr.strip().splitlines() if line.strip()]
     return lines[-1] if lines else f"exit code {returncode}"

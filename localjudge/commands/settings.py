@@ -40,7 +40,7 @@ class JudgeSettings:
     prompt_file: Optional[Path] = None
     evaluator: Optional[str] = None
     system: Optional[str] = None
-    reasoning: bool = False  # verdict only unless asked: as right, and 3 to 6 times faster (README)
+    reasoning: bool = False  # verdict only unless asked: as right, and 3 to 6 times faster (docs/measurements.md)
     few_shot: Optional[Path] = None
     few_shot_first: bool = False
     feedback_key: Optional[str] = None

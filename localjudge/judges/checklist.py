@@ -6,7 +6,7 @@ request alone, for a few questions that test whether a response does
 exactly what was asked, and shown them beside the answers, it weighs what
 was asked. This is LLMBar's "metrics" strategy; on LLMBar's natural pairs
 it gave the default judge 0.84 on the dev half and 0.70 held out, against
-0.80 and 0.66 without (README); on pairs built to fool judges it did not
+0.80 and 0.66 without (docs/measurements.md); on pairs built to fool judges it did not
 help. The questions go into the prompt's ``{checks}`` and the result's
 ``metadata.checklist``; a row that carries its own ``checks`` is judged
 with those, and nothing is written.

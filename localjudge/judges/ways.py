@@ -182,7 +182,7 @@ WAYS: dict[str, Way] = {
 }
 
 #: each question's default way, chosen on the shipped sets' dev rows and reported on their test rows
-#: (README, "How the defaults were chosen")
+#: (docs/defaults.md, "How the defaults were chosen")
 DEFAULT_WAYS: dict[Question, Way] = {
     Question.ANSWER: WAYS["self-reference"],
     Question.ANSWER_WITH_REFERENCE: WAYS["same-answer"],

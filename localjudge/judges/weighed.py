@@ -2,8 +2,8 @@
 
 Side by side after the judge's own checks, the default judge is right on
 most natural pairs and falls for pairs built to fool it; read by likelihood
-it sees through those and is weaker on natural ones (README, "How the
-defaults were chosen"). Both are asked in one step each plan shares (the
+it sees through those and is weaker on natural ones (docs/measurements.md,
+"Pairs: the weighed way"). Both are asked in one step each plan shares (the
 checks and the four readings, then both orders), and their figures go
 through :class:`~localjudge.trust.pair_weights.PairWeights` into one P(A).
 The result keeps what each said: ``checks_probabilities`` (both orders

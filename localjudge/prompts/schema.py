@@ -54,8 +54,8 @@ def decoding_order(schema: Mapping[str, Any]) -> Mapping[str, Any]:
     OpenEvals' score schema (and our pair schema) asks for the reasoning first.
     A small local judge that reasons first argues itself into verdicts (it
     wrote "The answer '5' is correct because 2 + 2 equals 5") and is less
-    often right than one that gives the verdict first (README, "How the
-    defaults were chosen"). Decoded verdict first, the reasoning explains
+    often right than one that gives the verdict first (docs/measurements.md,
+    "Ways of judging"). Decoded verdict first, the reasoning explains
     the verdict given. The request is unchanged, and so is any schema other
     than exactly ``reasoning`` then a verdict field.
     """

@@ -158,7 +158,7 @@ class LlamaCppRuntime(Runtime):
                 Message(
                     "{n_gpu_layers:n_gpu_layers}={layers} asks for GPU offload, but this llama-cpp-python build is "
                     "CPU-only. Rebuild it with CUDA (CMAKE_ARGS='-DGGML_CUDA=on') or Metal "
-                    "(CMAKE_ARGS='-DGGML_METAL=on'): see the README's GPU section.",
+                    "(CMAKE_ARGS='-DGGML_METAL=on'): see 'On a GPU' in docs/models.md.",
                     layers=n_gpu_layers,
                 )
             )

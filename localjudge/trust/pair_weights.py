@@ -2,8 +2,8 @@
 
 A pair judged side by side after the judge's own checks gives P(A), both
 orders averaged; read by likelihood it gives each answer's gain from the
-instruction. Each is right where the other fails (README, "How the defaults
-were chosen"), so neither alone is a default for pairs. A logistic over the
+instruction. Each is right where the other fails (docs/measurements.md, "Pairs:
+the weighed way"), so neither alone is a default for pairs. A logistic over the
 two, ``w_checks * logit(P(A)) + w_gain * (gain_A - gain_B)``, has no
 intercept: a pair and its mirror (A and B swapped) get mirrored
 probabilities, so no position is preferred. Its two weights are fitted on

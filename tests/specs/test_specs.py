@@ -139,8 +139,8 @@ def test_every_keyword_a_local_client_takes_is_declared(name):
     assert keyword_only <= engine.option_names, keyword_only - engine.option_names
 
 
-def test_the_command_line_flags_are_the_declared_ones_in_the_readme():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+def test_the_command_line_flags_are_the_declared_ones_in_the_docs():
+    page = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
     flags = [option.flag for option in command_line_options()]
     assert flags == [
         "--chat-template",
@@ -153,7 +153,7 @@ def test_the_command_line_flags_are_the_declared_ones_in_the_readme():
         "--device",
         "--dtype",
     ]
-    assert all(f"[{flag}" in readme for flag in flags)
+    assert all(f"[{flag}" in page for flag in flags)
     help_text = CliRunner().invoke(cli.main, ["batch", "--help"]).output
     assert all(flag in help_text for flag in flags)
 

@@ -3,7 +3,7 @@
 Each test opens a kind of page, works it (filters, pages, a row, two runs
 side by side, a run that grows), and checks that no hostile row ran any
 script and that the page asked nothing of any server but its own. The
-screenshots land in build/view-screenshots/ (the README's is one of them).
+screenshots land in build/view-screenshots/ (docs/view.png, which README.md and docs/view.md show, is one of them).
 """
 
 from __future__ import annotations
