@@ -74,8 +74,8 @@ class JudgeSettings:
         pairs = None
         if self.pairwise:
             pairs = "likelihood" if self.likelihood else "pointwise" if self.pointwise else "both orders"
-            if self.way is not None and self.way.pairs == "weighed":
-                pairs = "weighed"
+            if self.way is not None:  # the way the flags made, or one named: its method says
+                pairs = self.way.pairs.replace("-", " ")
         asked = pairs != "likelihood"
         return {
             "pairs": pairs,

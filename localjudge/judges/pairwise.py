@@ -25,8 +25,8 @@ from .plan import Step, arun_plan, run_plan
 from .pointwise import PointwisePair, pointwise_pair_prompt, refuse_hidden_reference
 from .single import AsyncEvaluator, Evaluator
 from .twin import async_twin
-from .ways import Way, find_way, stamped
-from .weighed import WeighedPair
+from .ways import PAIR_METHODS, WAYS, Way, find_way, stamped
+from .weighed import PairPlan, WeighedPair
 from .written import with_written
 
 if TYPE_CHECKING:
@@ -43,6 +43,8 @@ __all__ = [
     "create_pairwise_judge",
     "pairwise_prompt",
     "pairwise_schema",
+    "register_pair_method",
+    "unregister_pair_method",
 ]
 
 
@@ -262,9 +264,6 @@ class AsyncPairwiseEvaluator(AsyncEvaluator):
         return result
 
 
-PairPlan = Union[_PairwiseCore, PointwisePair, LikelihoodPair, WeighedPair]
-
-
 @dataclass(frozen=True)
 class PairOptions:
     """What shapes a pair's question apart from the way it is asked: the factory's options, checked by each way."""
@@ -417,12 +416,40 @@ def _weighed(options: PairOptions, way: Way) -> WeighedPair:
     return WeighedPair(side, reading, weights)
 
 
+#: how each pair method builds its plan; a method's name and words are in :data:`~.ways.PAIR_METHODS`
 _METHODS: dict[str, Callable[[PairOptions, Way], PairPlan]] = {
     "both-orders": _both_orders,
     "pointwise": _pointwise,
     "likelihood": _likelihood,
     "weighed": _weighed,
 }
+
+
+def register_pair_method(name: str, build: Callable[[PairOptions, Way], PairPlan], described: str) -> None:
+    """A new way of asking a pair, reachable as ``Way(pairs=name)`` and ``way=name``, and named in results.
+
+    ``build`` makes the plan from the factory's options and the way (refusing
+    the options it cannot take: :meth:`PairOptions.refuse`); its plan has a
+    ``core`` and a ``plan(inputs, outputs_a, outputs_b, reference_outputs, kwargs)``
+    generator, as :class:`~.likelihood.LikelihoodPair` has. ``described``: the
+    method in a few words, for results and reports.
+    """
+    if name in _METHODS or name in WAYS:
+        raise UsageError(f"a way of judging named {name!r} exists already")
+    _METHODS[name] = build
+    PAIR_METHODS[name] = described
+    WAYS[name] = Way(pairs=name)
+
+
+def unregister_pair_method(name: str) -> None:
+    """Undo :func:`register_pair_method` (the methods that ship stay)."""
+    if name in _BUILT_IN:
+        raise UsageError(f"{name!r} ships with localjudge and stays")
+    for table in (_METHODS, PAIR_METHODS, WAYS):
+        table.pop(name, None)
+
+
+_BUILT_IN = frozenset(_METHODS)
 
 
 def _shows_reference(prompt: Prompt) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Any, Literal, Optional
+from typing import Any, Optional
 
 from ..errors import OptionError
 from .plan import Step
@@ -36,10 +36,16 @@ __all__ = [
     "stamped",
 ]
 
-PairMethod = Literal["both-orders", "pointwise", "likelihood", "weighed"]
-#: how a pair can be asked: both orders side by side, each answer alone, no question (likelihood), or
-#: the judge's checks side by side and likelihood at once, weighed (:mod:`localjudge.judges.weighed`)
-PAIR_METHODS: tuple[PairMethod, ...] = ("both-orders", "pointwise", "likelihood", "weighed")
+#: how a pair can be asked, each in a few words: both orders side by side, each answer alone, no question
+#: (likelihood), or the judge's checks side by side and likelihood at once, weighed (:mod:`.weighed`); a method
+#: of one's own joins them through :func:`localjudge.judges.pairwise.register_pair_method`
+PAIR_METHODS: dict[str, str] = {
+    "both-orders": "both orders side by side",
+    "pointwise": "each answer judged alone",
+    "likelihood": "no verdict asked: the answer the instruction makes likelier wins",
+    "weighed": "both orders side by side after the judge's own checks, and the likelihood gain, "
+    "weighed by a fit on labelled pairs",
+}
 ON_DISAGREEMENT = ("tie", "probabilities")
 
 
@@ -71,7 +77,7 @@ class Way:
     self_reference: bool = False
     same_answer: bool = False
     checklist: bool = False
-    pairs: PairMethod = "both-orders"
+    pairs: str = "both-orders"
     on_disagreement: str = "tie"
     calibrated: bool = False
 
@@ -133,15 +139,8 @@ class Way:
         parts = []
         if pair:
             settled = "to the likelier side" if self.on_disagreement == "probabilities" else "a tie"
-            parts.append(
-                {
-                    "both-orders": f"both orders side by side, a disagreement {settled}",
-                    "pointwise": "each answer judged alone",
-                    "likelihood": "no verdict asked: the answer the instruction makes likelier wins",
-                    "weighed": "both orders side by side after the judge's own checks, and the likelihood gain, "
-                    "weighed by a fit on labelled pairs",
-                }[self.pairs]
-            )
+            method = PAIR_METHODS[self.pairs]
+            parts.append(f"{method}, a disagreement {settled}" if self.pairs == "both-orders" else method)
         if self.self_reference:
             parts.append("against the judge's own answer, written first")
         if self.same_answer:

@@ -29,9 +29,10 @@ __all__ = ["PairPlan", "WeighedPair"]
 
 
 class PairPlan(Protocol):
-    """A way of judging a pair, as a plan over its core's client (both orders side by side, here)."""
+    """A way of judging a pair, as a plan over its core's client: what every pair method builds."""
 
-    core: JudgeCore
+    @property
+    def core(self) -> JudgeCore: ...
 
     def plan(
         self, inputs: object, outputs_a: object, outputs_b: object, reference_outputs: object, kwargs: Mapping[str, Any]
