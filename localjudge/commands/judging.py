@@ -250,8 +250,6 @@ def check_options(settings: JudgeSettings) -> None:
 
 def check_way(settings: JudgeSettings, way: Way, *, has_inputs: bool) -> None:
     """Options that do not fit the way the rows will be judged (the way checked its own parts when it was made)."""
-    if way.pairs == "pointwise" and settings.calibrated:
-        raise OptionError("{calibrated} corrects a pair's positions, and {pointwise} has none")
     if way.pairs == "pointwise" and not has_inputs:
         raise OptionError("{pointwise} asks whether each output does what the instruction asks: give the inputs")
     if way.pairs == "likelihood":  # rows without inputs, or with a reference, are each their own error (the judge's)

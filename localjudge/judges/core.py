@@ -11,11 +11,11 @@ that sync and async judging share it. The evaluator objects in
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Union, cast
 
+from ..caller_warnings import warn_caller
 from ..clients.base import field_of, plain_data, read_choice
 from ..clients.fallback import FALLBACK_FIELD
 from ..errors import JudgeRuntimeError, OutputParseError, UsageError
@@ -477,11 +477,9 @@ def _check_few_shot_examples(
         if not problem and continuous and not 0 <= verdict <= 1:
             problem = f"{verdict!r} is outside 0 to 1, the range the score's description states"
         if problem:
-            warnings.warn(
+            warn_caller(
                 f"few_shot_examples[{number}] has {shape.verdict} {example[shape.verdict]!r}, which this judge "
-                f"could never give ({problem.removeprefix('at (root): ')}); it is shown to the model as it is",
-                UserWarning,
-                stacklevel=4,
+                f"could never give ({problem.removeprefix('at (root): ')}); it is shown to the model as it is"
             )
 
 

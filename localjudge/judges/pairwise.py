@@ -10,11 +10,12 @@ is better, 0.0 when B is, 0.5 for a tie or an inconsistent pair.
 from __future__ import annotations
 
 import json
-import warnings
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Optional, Union
 
+from ..caller_warnings import warn_caller
 from ..errors import OptionError, UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, PAIR_EXAMPLE, SCORES, SWAP, template_fields
 from ..types import JudgeClient, Prompt
@@ -25,7 +26,7 @@ from .plan import Step, arun_plan, run_plan
 from .pointwise import PointwisePair, pointwise_pair_prompt, refuse_hidden_reference
 from .single import AsyncEvaluator, Evaluator
 from .twin import async_twin
-from .ways import PAIR_METHODS, WAYS, Way, find_way, stamped
+from .ways import ON_DISAGREEMENT, PAIR_METHODS, WAYS, Way, find_way, method_named, stamped
 from .weighed import PairPlan, WeighedPair
 from .written import with_written
 
@@ -38,6 +39,8 @@ __all__ = [
     "PAIRWISE_PROMPT",
     "PAIRWISE_PROMPT_WITH_REFERENCE",
     "SWAP",
+    "PairOptions",
+    "PairPlan",
     "combine_orders",
     "create_async_pairwise_judge",
     "create_pairwise_judge",
@@ -128,10 +131,6 @@ def read_order(parsed: Mapping[str, Any], metadata: Optional[Mapping[str, Any]],
         values = {json.loads(value): float(p) for value, p in raw.items()}
         probabilities = {swap[value]: p for value, p in values.items() if value in swap}
     return OrderVerdict(swap[parsed["winner"]], parsed.get("reasoning"), probabilities)
-
-
-#: what a pair whose two orders disagree becomes: a tie, or the side the probabilities of both orders favour
-ON_DISAGREEMENT = ("tie", "probabilities")
 
 
 def combine_orders(key: str, first: OrderVerdict, second: OrderVerdict, on_disagreement: str = "tie") -> dict[str, Any]:
@@ -303,12 +302,15 @@ class PairOptions:
         """The options given that do not fit ``way``, named in one error that says why."""
         refused = [f"{{{name}}}" for name, is_given in given.items() if is_given]
         if refused:
-            raise OptionError(f"{{{way}}} does not go with {', '.join(refused)}: {why}")
+            raise OptionError(f"{method_named(way)} does not go with {', '.join(refused)}: {why}")
 
 
 def pair_plan(options: PairOptions, way: Way) -> PairPlan:
     """The plan that asks a pair ``way``: the way's method builds it, each method checking the options it takes."""
-    return _METHODS[way.pairs](options, way)
+    build = _METHODS.get(way.pairs)
+    if build is None:  # a Way made before its method was unregistered
+        raise OptionError(f"no pair method named {way.pairs!r}; the methods: {', '.join(_METHODS)}")
+    return build(options, way)
 
 
 def _both_orders(options: PairOptions, way: Way) -> _PairwiseCore:
@@ -406,12 +408,10 @@ def _weighed(options: PairOptions, way: Way) -> WeighedPair:
     weights = read_pair_weights()
     identity = cache_identity(side.core.client) or {}
     if not weights.fitted_for(identity.get("model")):
-        warnings.warn(
+        warn_caller(
             f"the weighed way's weights were fitted on {weights.about.get('model', 'another model')}'s verdicts, "
             "not this judge's: its pairs are weighed by them all the same (benchmarks/fit_pair_weights.py fits "
-            "them for another judge)",
-            UserWarning,
-            stacklevel=4,
+            "them for another judge)"
         )
     return WeighedPair(side, reading, weights)
 
@@ -425,6 +425,10 @@ _METHODS: dict[str, Callable[[PairOptions, Way], PairPlan]] = {
 }
 
 
+_REGISTERED: set[str] = set()  # the methods added by register_pair_method, which alone may be taken away
+_REGISTERING = threading.Lock()
+
+
 def register_pair_method(name: str, build: Callable[[PairOptions, Way], PairPlan], described: str) -> None:
     """A new way of asking a pair, reachable as ``Way(pairs=name)`` and ``way=name``, and named in results.
 
@@ -434,22 +438,23 @@ def register_pair_method(name: str, build: Callable[[PairOptions, Way], PairPlan
     generator, as :class:`~.likelihood.LikelihoodPair` has. ``described``: the
     method in a few words, for results and reports.
     """
-    if name in _METHODS or name in WAYS:
-        raise UsageError(f"a way of judging named {name!r} exists already")
-    _METHODS[name] = build
-    PAIR_METHODS[name] = described
-    WAYS[name] = Way(pairs=name)
+    with _REGISTERING:
+        if name in _METHODS or name in WAYS:
+            raise UsageError(f"a way of judging named {name!r} exists already")
+        PAIR_METHODS[name] = described  # first: a Way of this method is valid once it is there
+        _METHODS[name] = build
+        WAYS[name] = Way(pairs=name)
+        _REGISTERED.add(name)
 
 
 def unregister_pair_method(name: str) -> None:
-    """Undo :func:`register_pair_method` (the methods that ship stay)."""
-    if name in _BUILT_IN:
-        raise UsageError(f"{name!r} ships with localjudge and stays")
-    for table in (_METHODS, PAIR_METHODS, WAYS):
-        table.pop(name, None)
-
-
-_BUILT_IN = frozenset(_METHODS)
+    """Undo :func:`register_pair_method`; the ways that ship with localjudge stay."""
+    with _REGISTERING:
+        if name not in _REGISTERED:
+            raise UsageError(f"no pair method named {name!r} was registered (the ways that ship stay)")
+        _REGISTERED.discard(name)
+        for table in (WAYS, _METHODS, PAIR_METHODS):
+            table.pop(name, None)
 
 
 def _shows_reference(prompt: Prompt) -> bool:

@@ -10,11 +10,11 @@ Also the mirror of ``openevals.trajectory.llm``: its names import from here.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Optional, Union
 
+from ..caller_warnings import warn_caller
 from ..clients.base import acall_create, call_create
 from ..errors import UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, template_fields
@@ -104,17 +104,11 @@ def _warn_if_unshown(prompt: Prompt, has_reference: bool) -> None:
         return  # a callable or LangChain prompt decides for itself what it shows
     shows = "reference_outputs" in template_fields(prompt)
     if has_reference and not shows:
-        warnings.warn(
-            "reference_outputs was given, but the prompt has no {reference_outputs}: the judge does not see it",
-            UserWarning,
-            stacklevel=4,
-        )
+        warn_caller("reference_outputs was given, but the prompt has no {reference_outputs}: the judge does not see it")
     elif shows and not has_reference:
-        warnings.warn(
+        warn_caller(
             "the prompt shows {reference_outputs}, but none was given: it is shown empty "
-            "(leave prompt= out for ours, which adapts, or pass reference_outputs=)",
-            UserWarning,
-            stacklevel=4,
+            "(leave prompt= out for ours, which adapts, or pass reference_outputs=)"
         )
 
 

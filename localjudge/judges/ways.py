@@ -89,7 +89,9 @@ class Way:
                 f"{{on_disagreement}} is one of {', '.join(ON_DISAGREEMENT)}, got {self.on_disagreement!r}"
             )
         if self.pairs != "both-orders" and self.on_disagreement != "tie":
-            raise OptionError(f"{{on_disagreement}} settles a pair's two orders, and {{{self.pairs}}} has none")
+            raise OptionError(
+                f"{{on_disagreement}} settles a pair's two orders, and {method_named(self.pairs)} has none"
+            )
         if self.same_answer and (self.self_reference or self.pairs_only):
             raise OptionError(
                 "the same-answer way compares one answer with the reference its row gives: "
@@ -97,7 +99,9 @@ class Way:
             )
         if self.pairs == "likelihood" and (self.self_reference or self.checklist):
             given = [f"{{{name}}}" for name in ("self_reference", "checklist") if getattr(self, name)]
-            raise OptionError(f"{{likelihood}} does not go with {', '.join(given)}: it asks the judge nothing")
+            raise OptionError(
+                f"{method_named('likelihood')} does not go with {', '.join(given)}: it asks the judge nothing"
+            )
         if self.pairs == "weighed" and (self.self_reference or self.calibrated or not self.checklist):
             given = [f"{{{name}}}" for name in ("self_reference", "calibrated") if getattr(self, name)]
             raise OptionError(
@@ -105,7 +109,7 @@ class Way:
                 "checks side by side against likelihood, and its weights are its calibration"
             )
         if self.pairs == "pointwise" and self.calibrated:
-            raise OptionError("{calibrated} corrects a pair's positions, and {pointwise} has none")
+            raise OptionError(f"{{calibrated}} corrects a pair's positions, and {method_named('pointwise')} has none")
 
     @property
     def pairs_only(self) -> bool:
@@ -115,7 +119,7 @@ class Way:
     @property
     def label(self) -> str:
         """The way's name, as results and reports give it: a named way's name, else its parts joined by ``+``."""
-        for name, way in WAYS.items():
+        for name, way in tuple(WAYS.items()):  # a snapshot: a method may be registered meanwhile
             if way == self:
                 return name
         parts: list[str] = [self.pairs] if self.pairs != "both-orders" else []
@@ -127,10 +131,11 @@ class Way:
         if self.calibrated:
             parts.append("calibrated")
         label = "+".join(parts) or "plain"
-        if label not in WAYS:
+        named = WAYS.get(label)
+        if named is None:
             return label
         # the parts spell a named way that differs: say how
-        if replace(self, calibrated=True) == WAYS[label]:
+        if replace(self, calibrated=True) == named:
             return f"{label}+uncalibrated"
         return f"{label}+ties-to-{self.on_disagreement}"
 
@@ -139,7 +144,7 @@ class Way:
         parts = []
         if pair:
             settled = "to the likelier side" if self.on_disagreement == "probabilities" else "a tie"
-            method = PAIR_METHODS[self.pairs]
+            method = PAIR_METHODS.get(self.pairs, self.pairs)
             parts.append(f"{method}, a disagreement {settled}" if self.pairs == "both-orders" else method)
         if self.self_reference:
             parts.append("against the judge's own answer, written first")
@@ -169,6 +174,14 @@ class Way:
         }
 
 
+def method_named(pairs: str) -> str:
+    """A pair method as a message names it: its flag on the command line and ``way=`` in code, where it has one."""
+    return f'{{{pairs}:way="{pairs}"}}' if pairs in _FLAGGED_METHODS else f"the {pairs} way"
+
+
+_FLAGGED_METHODS = ("pointwise", "likelihood")  # the methods with a flag of their own (--pointwise, --likelihood)
+
+
 #: the named ways, for ``--way NAME``; ``plain`` is OpenEvals' own (a pair: both orders, a disagreement a tie)
 WAYS: dict[str, Way] = {
     "plain": Way(),
@@ -196,9 +209,10 @@ ASKING_PAIR_DEFAULT = WAYS["checklist"]
 
 def find_way(name: str) -> Way:
     """The way called ``name``, or an error that lists them."""
-    if name not in WAYS:
+    way = WAYS.get(name)
+    if way is None:
         raise OptionError(f"no way of judging named {name!r}; the ways: {', '.join(WAYS)} (or leave {{way}} out)")
-    return WAYS[name]
+    return way
 
 
 def default_way(question: Question, *, reads_replies: bool = True, allow_ties: bool = False) -> Way:

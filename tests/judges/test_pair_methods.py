@@ -70,9 +70,14 @@ def test_a_registered_method_refuses_what_it_cannot_take_and_leaves_no_trace_whe
         create_pairwise_judge(judge=ScriptedClient([]), way="one-order", calibration="stored")
     with pytest.raises(UsageError, match="exists already"):
         register_pair_method("likelihood", one_order, "taken")
+    made_before = Way(pairs="one-order")
     unregister_pair_method("one-order")
     with pytest.raises(OptionError, match="a pair is asked one of these ways"):
         Way(pairs="one-order")
-    with pytest.raises(UsageError, match="ships with localjudge"):
-        unregister_pair_method("both-orders")
+    with pytest.raises(OptionError, match="no pair method named 'one-order'"):
+        create_pairwise_judge(judge=ScriptedClient([]), way=made_before)
+    for shipped in ("both-orders", "checklist", "plain", "never-registered"):
+        with pytest.raises(UsageError, match="was registered"):
+            unregister_pair_method(shipped)
+    assert {"checklist", "plain", "weighed"} <= set(WAYS)
     register_pair_method("one-order", one_order, "A then B, asked once")  # for the fixture's own undoing
