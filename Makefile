@@ -22,8 +22,8 @@ install: $(BIN)/python $(PEERS_VENV)/bin/python
 	$(PEERS_VENV)/bin/python -m pip install -r tests/peers/requirements-deepeval.txt
 
 # The coverage of the localjudge package (pyproject's [tool.coverage], `localjudge` subprocesses included) may not
-# fall below the floor: the figure of the fast selection alone (85.4% on 2026-12-05), which the whole suite covers more than.
-COVERAGE_FLOOR := 85
+# fall below the floor: today's figure of the whole suite (94.75% on 2026-12-05, in CI), rounded down.
+COVERAGE_FLOOR := 94
 test: $(BIN)/python
 	$(BIN)/python -m pytest --cov --cov-report=term --cov-fail-under=$(COVERAGE_FLOOR)
 

@@ -54,9 +54,11 @@ def test_under_the_fast_selection_no_model_torch_or_socket_can_be_reached(tmp_pa
 
 def test_the_markers_are_registered_with_their_meanings(pytestconfig):
     lines = pytestconfig.getini("markers")
-    ours = [line.partition(":")[0] for line in lines][:5]
-    assert ours == ["model", "server", "torch", "slow", "browser"]
+    ours = [line.partition(":")[0] for line in lines][:6]
+    assert ours == ["model", "server", "torch", "slow", "docs", "browser"]
     assert "--strict-markers" in pytestconfig.getini("addopts")
+    fast = next(line for line in (ROOT / "Makefile").read_text().splitlines() if line.startswith("FAST :="))
+    assert all(f"not {marker}" in fast for marker in ours), "make test-fast runs none of them"
 
 
 def test_a_test_that_asks_for_a_model_or_a_server_through_a_fixture_is_marked_so():
