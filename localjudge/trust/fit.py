@@ -225,7 +225,7 @@ def stored_correction(evaluator: Any) -> tuple[Optional[Correction], str]:
             "{calibrated:calibration='stored'}: no calibration was fitted for this judge. A calibration belongs to one local model "
             "and one prompt: the same {model}, prompt options ({prompt}, {evaluator}, {system}, {reasoning}, "
             "{choices}, {self_reference}, {checklist}, ...) and the same fields (whether {inputs} and {reference_outputs} are given). Fit one "
-            "with: localjudge calibrate LABELLED.jsonl (with --pairwise for compare, and --likelihood for pairs read by "
+            "with: localjudge calibrate LABELLED.jsonl (with {pairwise} for compare, and {likelihood} for pairs read by "
             "likelihood) and those options"
         )
     stored = read_calibration(path)
