@@ -27,7 +27,7 @@ from typing import Any
 
 from localjudge.commands.check import find_set, load_set
 from localjudge.commands.judging import RowJudge, judge_from_settings
-from localjudge.commands.settings import JudgeSettings
+from localjudge.commands.settings import JudgeSettings, WayFlags
 from localjudge.datasets.batch import score_rows
 from localjudge.errors import LocalJudgeError
 from localjudge.judges.checklist import Checklist
@@ -108,7 +108,7 @@ def main() -> None:
     check_set = find_set("llmbar-natural")
     rows = load_set(check_set, args.split, args.limit)
     labels = {row["id"]: row.pop("label") for row in rows}
-    way = JudgeSettings(model_spec=args.model, checklist=True, on_disagreement="probabilities")
+    way = JudgeSettings(model_spec=args.model, way_flags=WayFlags(checklist=True, on_disagreement="probabilities"))
     settings = check_set.settings(way).with_parallel_for(args.j)
 
     started = time.monotonic()

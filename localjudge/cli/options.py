@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 import click
 
-from ..commands.settings import JudgeSettings
+from ..commands.settings import JudgeSettings, WayFlags
 from ..specs import ModelOptions, Option
 from ..specs.registry import command_line_options
 
@@ -192,6 +192,8 @@ def _model_flag(option: Option) -> Decorator:
 
 #: the parameters of a command that are judge options: they go into its ``settings``
 SETTINGS_FIELDS = frozenset(f.name for f in dataclasses.fields(JudgeSettings))
+#: those that pick a way of judging flag by flag: they go into its ``way_flags``
+WAY_FLAG_FIELDS = frozenset(f.name for f in dataclasses.fields(WayFlags))
 
 
 def _one_judge_or_an_ensemble(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -216,8 +218,13 @@ def _one_judge_or_an_ensemble(command: Callable[..., Any]) -> Callable[..., Any]
         flags = {name: kwargs.pop(name) for name in names}
         options = ModelOptions.of({name: value for name, value in flags.items() if value is not None})
         given = {name: kwargs.pop(name) for name in SETTINGS_FIELDS & kwargs.keys()}
+        way_flags = WayFlags(**{name: kwargs.pop(name) for name in WAY_FLAG_FIELDS & kwargs.keys()})
         settings = JudgeSettings(
-            model_spec=model_specs[0], ensemble_specs=model_specs[1:], model_options=options, **given
+            model_spec=model_specs[0],
+            ensemble_specs=model_specs[1:],
+            model_options=options,
+            way_flags=way_flags,
+            **given,
         )
         return command(*args, settings=settings, **kwargs)
 
@@ -267,22 +274,37 @@ REASONING = click.option(
 )
 
 
-def _way_names() -> list[str]:
-    from ..judges.ways import WAYS
+class WayName(click.ParamType):
+    """A way of judging by name, looked up when the command runs: a pair method registered by then is one too."""
 
-    return list(WAYS)
+    name = "way"
 
+    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:
+        from ..judges.ways import WAYS
 
-def _find_way(_ctx: Any, _param: Any, name: Optional[str]) -> Any:
-    from ..judges.ways import find_way
+        return "[" + "|".join(WAYS) + "]"
 
-    return None if name is None else find_way(name)
+    def shell_complete(self, ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+        from click.shell_completion import CompletionItem
+
+        from ..judges.ways import WAYS
+
+        return [CompletionItem(name) for name in WAYS if name.startswith(incomplete)]
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> Any:
+        from ..judges.ways import WAYS, Way
+
+        if isinstance(value, Way):
+            return value
+        way = WAYS.get(value)
+        if way is None:
+            self.fail(f"{value!r} is not a way of judging; the ways: {', '.join(WAYS)}", param, ctx)
+        return way
 
 
 WAY = click.option(
     "--way",
-    type=click.Choice(_way_names()),
-    callback=_find_way,
+    type=WayName(),
     help="How the judge is asked, by name (default: the way measured best for the question; "
     "the flags below pick one too): plain is OpenEvals' own.",
 )

@@ -104,18 +104,22 @@ class CheckSet:
 
     def settings(self, base: JudgeSettings) -> JudgeSettings:
         """The judge options for this set: the caller's model and way of judging, this set's question."""
+        flags = base.way_flags
         return replace(
             base,
             pairwise=self.pairwise,
             choices=self.choices or None,
             prompt=self.prompt,
             evaluator=self.evaluator,
-            # an evaluator's prompt has no place for the judge's own answer
-            self_reference=base.self_reference and not self.evaluator,
-            on_disagreement=base.on_disagreement if self.pairwise else None,
-            pointwise=base.pointwise and self.pairwise,
-            likelihood=base.likelihood and self.pairwise,
-            checklist=base.checklist and self.pairwise,
+            way_flags=replace(
+                flags,
+                # an evaluator's prompt has no place for the judge's own answer
+                self_reference=flags.self_reference and not self.evaluator,
+                on_disagreement=flags.on_disagreement if self.pairwise else None,
+                pointwise=flags.pointwise and self.pairwise,
+                likelihood=flags.likelihood and self.pairwise,
+                checklist=flags.checklist and self.pairwise,
+            ),
             way=base.way if base.way is None or self.fits(base.way) else None,
         )
 
@@ -391,7 +395,7 @@ def way_record(settings: JudgeSettings, way: Any, shape: tuple[bool, bool]) -> d
         "name": way.label,
         "default": defaulted,
         "described": way.describe(pair=settings.pairwise),
-        **replace(resolved, **way.settings_fields()).way_of_judging(),
+        **replace(resolved, way=way).way_of_judging(),
     }
 
 

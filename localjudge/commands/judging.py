@@ -84,8 +84,6 @@ _NEEDS_INPUTS = {
     "self_reference": "has the judge answer each row's question",
     "checklist": "has the judge write checks for each row's request",
 }
-#: the judge options that pick a way of judging; given, they describe the way as they always have
-WAY_FLAGS = ("self_reference", "checklist", "pointwise", "likelihood", "on_disagreement", "calibrated")
 
 
 def resolve_way(settings: JudgeSettings, *, has_inputs: bool, has_reference: bool) -> tuple[JudgeSettings, Way, bool]:
@@ -95,7 +93,7 @@ def resolve_way(settings: JudgeSettings, *, has_inputs: bool, has_reference: boo
     flags alone describe one; with neither, the question's default
     (:func:`~localjudge.judges.ways.default_way`) judges, as measured best.
     """
-    flags = {name: getattr(settings, name) for name in WAY_FLAGS if getattr(settings, name)}
+    flags = settings.way_flags.given()
     if "on_disagreement" in flags and not settings.pairwise:
         raise OptionError("{on_disagreement} is for pairs: use it with a pairwise judge ({pairwise})")
     own_question = settings.continuous or any(
@@ -117,12 +115,11 @@ def resolve_way(settings: JudgeSettings, *, has_inputs: bool, has_reference: boo
         base = default_way(question, reads_replies=_reads_replies(settings), allow_ties=settings.allow_ties)
     else:
         base = Way()
-    way = with_flags(base, flags)
+    way = settings.way_flags.added_to(base)
     if way.pairs_only and not settings.pairwise:
         if base.pairs_only and settings.way is not None:
             raise OptionError(f"the {base.label} way judges pairs: use it with a pairwise judge ({{pairwise}})")
-        fields = way.settings_fields()
-        name = next((name for name in ("checklist", "pointwise", "likelihood") if fields[name]), "way")
+        name = next((name for name in ("checklist", "pointwise", "likelihood") if name in flags), "way")
         raise OptionError(f"{{{name}}} is for pairs: use it with a pairwise judge ({{pairwise}})")
     if way.same_answer and (own_question or settings.evaluator not in (None, "correctness", "same_answer")):
         raise OptionError(
@@ -141,7 +138,7 @@ def resolve_way(settings: JudgeSettings, *, has_inputs: bool, has_reference: boo
         if not defaulted:
             raise OptionError(f"{{{written[0]}}} {_NEEDS_INPUTS[written[0]]}, and these rows give no inputs")
         way = Way()  # what the default writes first needs the question: such rows are judged as asked
-    return replace(settings, way=way, **way.settings_fields()), way, defaulted
+    return replace(settings, way=way), way, defaulted
 
 
 def _reads_replies(settings: JudgeSettings) -> bool:
@@ -152,19 +149,6 @@ def _reads_replies(settings: JudgeSettings) -> bool:
         return parse_spec(settings.model_spec).all_here
     except UsageError:  # reported where the judge is built
         return True
-
-
-def with_flags(base: Way, flags: Mapping[str, Any]) -> Way:
-    """``base`` with what the way flags given add to it (each is checked by the way it makes)."""
-    methods = [name for name in ("pointwise", "likelihood") if flags.get(name)]
-    if len(methods) > 1:
-        raise OptionError("{likelihood} does not go with {pointwise}: each is a way of asking a pair, give one")
-    changes: dict[str, Any] = {name: True for name in ("self_reference", "checklist", "calibrated") if flags.get(name)}
-    if methods:
-        changes["pairs"] = methods[0]
-    if flags.get("on_disagreement"):
-        changes["on_disagreement"] = flags["on_disagreement"]
-    return replace(base, **changes)
 
 
 def evaluator_from_settings(
@@ -181,14 +165,14 @@ def evaluator_from_settings(
     ``settings.pairwise`` makes it a pairwise judge (outputs_a, outputs_b);
     ``settings.ensemble_specs`` an ensemble of the main model and those.
     ``build`` makes a judge client from settings (default: :func:`judge_from_settings`);
-    ``notify`` is told which calibration ``settings.calibrated`` applied.
+    ``notify`` is told which calibration the way's ``calibrated`` applied.
     """
     build = build or judge_from_settings
     if settings.ensemble_specs:
         return _ensemble(
             settings, has_inputs=has_inputs, has_reference=has_reference, cache=cache, build=build, notify=notify
         )
-    calibration_asked = settings.calibrated  # --calibrated itself: a missing fit is then an error
+    calibration_asked = settings.way_flags.calibrated  # --calibrated itself: a missing fit is then an error
     check_options(settings)
     settings, way, _ = resolve_way(settings, has_inputs=has_inputs, has_reference=has_reference)
     check_way(settings, way, has_inputs=has_inputs)
@@ -196,7 +180,7 @@ def evaluator_from_settings(
     question = asked_question(settings, way, shape, notify)
     judge = build(settings)
     evaluator = _evaluator(settings, way, shape, question, judge, _usable_cache(judge, cache))
-    if settings.calibrated:
+    if way.calibrated:
         way = _calibrate(evaluator, way, insisted=calibration_asked, notify=notify)
     evaluator.way = way
     return evaluator
@@ -416,8 +400,9 @@ def check_shown(prompt: str, answers: Sequence[str], context: Sequence[str], not
 
 def _check_trajectory_options(settings: JudgeSettings) -> None:
     """A trajectory judges one agent's messages: options for pairs, ready-made evaluators and calibration do not fit."""
+    asked = {"pairwise": settings.pairwise, "evaluator": settings.evaluator, **settings.way_flags.given()}
     for name in ("pairwise", "evaluator", "calibrated", "self_reference", "checklist"):
-        if getattr(settings, name):
+        if asked.get(name):
             raise OptionError(
                 f"{{{name}}} does not go with {{trajectory}}, which judges an agent's messages with the trajectory "
                 "judge (give {prompt} or {prompt_file} for prompts of your own)"
@@ -510,7 +495,7 @@ class RowJudge:
             return ScriptedClient([])
 
         # a stand-in cannot name a model, so its calibration is looked up where the judge loads
-        settings = replace(self.settings, calibrated=False)
+        settings = replace(self.settings, way_flags=replace(self.settings.way_flags, calibrated=False))
         return evaluator_from_settings(settings, has_inputs=shape[0], has_reference=shape[1], build=stand_in)
 
     def describe(self, shapes: Any) -> dict[str, Any]:

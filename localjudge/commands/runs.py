@@ -142,7 +142,7 @@ def plan_batch(
     if engine == "ray":
         from ..datasets.ray import score_on_ray
 
-        if settings.calibrated:
+        if settings.way_flags.calibrated:
             raise OptionError(
                 "{calibrated} is for the local engine: a Ray actor cannot see this machine's calibrations"
             )
@@ -220,7 +220,7 @@ class CalibrationPlan:
         if self.evaluator.core.checklist is not None:  # and its checks
             variables.add("checks")
         prior = None  # a pair read by likelihood shows no question to empty, and reads two empty replies as equal
-        if not self.settings.likelihood:
+        if self.settings.judging_way().pairs != "likelihood":
             prior = content_free_prior(self.evaluator, variables, self.classes, pairwise=self.pairwise)
         records = []
         for record in score_rows(self.rows, self.judge, concurrency=self.concurrency):
@@ -230,10 +230,10 @@ class CalibrationPlan:
         records.sort(key=lambda record: order[str(record["id"])])  # folds by the data's order, not finishing order
         samples = labelled_samples(records, self.labels, self.classes, pairwise=self.pairwise)
         # mirrored pairs leave no side to learn: a bias would fit 0, so the temperature alone is weighed
-        only = ("temperature",) if self.settings.likelihood else None
+        only = ("temperature",) if self.settings.judging_way().pairs == "likelihood" else None
         fit = fit_calibration(samples, self.classes, prior, folds=self.folds, only=only)
         about = {"model": self.settings.model_spec, "data": str(self.data.resolve()), "pairwise": self.pairwise}
-        if self.settings.likelihood:
+        if self.settings.judging_way().pairs == "likelihood":
             about["likelihood"] = True
         write_calibration(path, fit, about)
         return CalibrationResult(fit, samples, path)
@@ -260,7 +260,8 @@ def plan_calibration(
     from ..trust.correction import check_enough_rows
     from ..trust.fit import label_index
 
-    given = [f"{{{name}}}{why}" for name, attribute, why in _NOT_FOR_CALIBRATION if getattr(settings, attribute)]
+    asked = {**vars(settings), **vars(settings.way_flags)}
+    given = [f"{{{name}}}{why}" for name, attribute, why in _NOT_FOR_CALIBRATION if asked[attribute]]
     if given:
         raise OptionError(f"calibrate fits one local model's verdicts; it does not take {', '.join(given)}")
     if parse_spec(settings.model_spec).kind != "local":
@@ -286,7 +287,7 @@ def plan_calibration(
         )
     from ..judges.checklist import CHECKS_FIELD
 
-    if settings.checklist and any(row.values.get(CHECKS_FIELD) is not None for row in rows):
+    if settings.judging_way().checklist and any(row.values.get(CHECKS_FIELD) is not None for row in rows):
         raise OptionError(  # the fit is kept for a judge that writes its checks, and would be used for one
             "calibrate {checklist} fits the judge that writes its own checks, and these rows bring theirs "
             "(a checks column): leave the column out"
@@ -299,7 +300,8 @@ def plan_calibration(
         settings, way, _ = resolve_way(replace(asked, way=WAYS["plain"]), **shown)  # way, as --calibrated asks it
     if way.pairs in ("pointwise", "weighed"):
         raise OptionError(f"calibrate does not fit the {way.pairs} way: it has no one verdict's positions to correct")
-    settings = replace(settings, way=replace(way, calibrated=False), calibrated=False).with_parallel_for(concurrency)
+    uncalibrated = replace(settings.way_flags, calibrated=False)
+    settings = replace(settings, way=way.uncalibrated(), way_flags=uncalibrated).with_parallel_for(concurrency)
     judge = RowJudge(settings, use_cache=use_cache)
     evaluator = judge.evaluator(shape)
     if isinstance(evaluator, EnsembleEvaluator):  # refused above; an ensemble has no one core to calibrate

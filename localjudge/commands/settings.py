@@ -13,15 +13,50 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Optional
 
+from ..errors import OptionError
 from ..judges.ways import Way
 from ..specs import ModelOptions, parse_spec
 from ..specs.options import MAX_DEFAULT_PARALLEL
 
-__all__ = ["JudgeSettings"]
+__all__ = ["JudgeSettings", "WayFlags"]
+
+
+@dataclass(frozen=True)
+class WayFlags:
+    """The way options given one by one (self-reference, checklist, a pair method, ...), each adding to the way.
+
+    They are what was asked, kept apart from :attr:`JudgeSettings.way`, the
+    way that judges: a way named adds them (``--way plain --calibrated``), and
+    with none of either a question's default judges.
+    """
+
+    self_reference: bool = False
+    checklist: bool = False
+    pointwise: bool = False
+    likelihood: bool = False
+    on_disagreement: Optional[str] = None
+    calibrated: bool = False
+
+    def given(self) -> dict[str, Any]:
+        """The flags set, by name."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name)}
+
+    def added_to(self, base: Way) -> Way:
+        """``base`` with what these flags add to it (the way checks the whole when it is made)."""
+        if self.pointwise and self.likelihood:
+            raise OptionError("{likelihood} does not go with {pointwise}: each is a way of asking a pair, give one")
+        changes: dict[str, Any] = {
+            name: True for name in ("self_reference", "checklist", "calibrated") if getattr(self, name)
+        }
+        if self.pointwise or self.likelihood:
+            changes["pairs"] = "pointwise" if self.pointwise else "likelihood"
+        if self.on_disagreement:
+            changes["on_disagreement"] = self.on_disagreement
+        return replace(base, **changes)
 
 
 @dataclass(frozen=True)
@@ -44,9 +79,6 @@ class JudgeSettings:
     few_shot: Optional[Path] = None
     few_shot_first: bool = False
     feedback_key: Optional[str] = None
-    calibrated: bool = False
-    self_reference: bool = False
-    checklist: bool = False
     # the shape of a single output's score
     continuous: bool = False
     choices: Optional[tuple[float, ...]] = None
@@ -54,12 +86,11 @@ class JudgeSettings:
     # pairs and trajectories
     pairwise: bool = False
     allow_ties: bool = False
-    on_disagreement: Optional[str] = None
-    pointwise: bool = False
-    likelihood: bool = False
     trajectory: bool = False
-    # a way of judging (--way NAME); None: the flags' way, or, with none of them, the question's default
+    # the way of judging: one named (--way NAME), or the one resolved for the rows; None: the question's default
     way: Optional[Way] = None
+    # the way flags given, which add to it
+    way_flags: WayFlags = field(default_factory=WayFlags)
 
     def __post_init__(self) -> None:
         if self.choices is not None and not isinstance(self.choices, tuple):  # a list from a caller: kept immutable
@@ -71,23 +102,24 @@ class JudgeSettings:
         The same keys always; None where an option has no place (a pair read
         by likelihood is asked nothing, so it has no reasoning).
         """
-        pairs = None
-        if self.pairwise:
-            pairs = "likelihood" if self.likelihood else "pointwise" if self.pointwise else "both orders"
-            if self.way is not None:  # the way the flags made, or one named: its method says
-                pairs = self.way.pairs.replace("-", " ")
+        way = self.judging_way()
+        pairs = way.pairs.replace("-", " ") if self.pairwise else None
         asked = pairs != "likelihood"
         return {
             "pairs": pairs,
-            "on_disagreement": (self.on_disagreement or "tie") if pairs == "both orders" else None,
+            "on_disagreement": way.on_disagreement if pairs == "both orders" else None,
             "reasoning": self.reasoning if asked else None,
-            "self_reference": self.self_reference if asked else None,
-            "checklist": self.checklist if asked else None,
+            "self_reference": way.self_reference if asked else None,
+            "checklist": way.checklist if asked else None,
             "few_shot": str(self.few_shot) if self.few_shot is not None and asked else None,
             "few_shot_first": self.few_shot_first if self.few_shot is not None and asked else None,
-            "calibrated": self.calibrated,
+            "calibrated": way.calibrated,
             "system": self.system,
         }
+
+    def judging_way(self) -> Way:
+        """The way these settings name with the flags added: the way that judges once it is resolved for rows."""
+        return self.way_flags.added_to(self.way or Way())
 
     def fingerprint(self) -> str:
         """A short digest of everything here that shapes a verdict, files' contents included.

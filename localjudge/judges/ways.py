@@ -162,17 +162,6 @@ class Way:
         """This way without its calibration: what runs where no fit exists for the judge."""
         return replace(self, calibrated=False)
 
-    def settings_fields(self) -> dict[str, Any]:
-        """The judge options (:class:`~localjudge.commands.settings.JudgeSettings` fields) this way sets."""
-        return {
-            "self_reference": self.self_reference,
-            "checklist": self.checklist,
-            "pointwise": self.pairs == "pointwise",
-            "likelihood": self.pairs == "likelihood",
-            "on_disagreement": self.on_disagreement if self.on_disagreement != "tie" else None,
-            "calibrated": self.calibrated,
-        }
-
 
 def method_named(pairs: str) -> str:
     """A pair method as a message names it: its flag on the command line and ``way=`` in code, where it has one."""

@@ -11,7 +11,7 @@ from support.results_files import check_judge_on_tiny
 
 from localjudge.cli import main
 from localjudge.commands.check import CHECK_SETS, graded, load_set, measure, readout_verdict
-from localjudge.commands.settings import JudgeSettings
+from localjudge.commands.settings import JudgeSettings, WayFlags
 from localjudge.errors import UsageError
 from localjudge.judges.ways import WAYS
 from localjudge.testing import ScriptedClient
@@ -112,10 +112,16 @@ def test_an_evaluator_set_is_asked_with_the_evaluators_own_prompt_whatever_way_i
     from localjudge.judges.evaluators import EVALUATORS
 
     check_set = CHECK_SETS[name]
-    for options in ({}, {"prompt": "{outputs}", "self_reference": True}, {"way": WAYS["self-reference"]}):
+    for options in (
+        {},
+        {"prompt": "{outputs}", "way_flags": WayFlags(self_reference=True)},
+        {"way": WAYS["self-reference"]},
+    ):
         settings = check_set.settings(JudgeSettings(**options))
         assert settings.evaluator == check_set.evaluator and settings.prompt is None
-        assert not settings.self_reference and settings.way is None  # its prompt has no place for an own answer
+        assert (
+            not settings.way_flags.self_reference and settings.way is None
+        )  # its prompt has no place for an own answer
     assert check_set.settings(JudgeSettings(way=WAYS["plain"])).way == WAYS["plain"]
     shape = RowJudge.shape(load_set(check_set)[0])
     settings = check_set.settings(JudgeSettings(model_spec="tiny"))
@@ -212,7 +218,8 @@ def test_a_report_names_the_way_each_set_was_judged():
     from localjudge.commands.judging import RowJudge, resolve_way
 
     def way(set_name: str, **options) -> dict:
-        settings = CHECK_SETS[set_name].settings(JudgeSettings(**options))
+        flags = WayFlags(**{name: options.pop(name) for name in list(options) if hasattr(WayFlags, name)})
+        settings = CHECK_SETS[set_name].settings(JudgeSettings(way_flags=flags, **options))
         shape = RowJudge.shape(load_set(CHECK_SETS[set_name])[0])
         _, resolved, _ = resolve_way(settings, has_inputs=shape[0], has_reference=shape[1])
         return way_record(settings, resolved, shape)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from localjudge.commands.runs import plan_calibration
-from localjudge.commands.settings import JudgeSettings
+from localjudge.commands.settings import JudgeSettings, WayFlags
 from localjudge.errors import UsageError
 
 
@@ -16,7 +16,7 @@ from localjudge.errors import UsageError
     [
         (JudgeSettings(pairwise=True, allow_ties=True), "allow_ties= (a content-free pair is a tie by rights"),
         (JudgeSettings(ensemble_specs=("tiny",)), "ensemble= (calibrate each model on its own)"),
-        (JudgeSettings(calibrated=True), "calibrated="),
+        (JudgeSettings(way_flags=WayFlags(calibrated=True)), "calibrated="),
     ],
 )
 def test_a_library_caller_is_refused_what_the_command_does_not_offer(tmp_path, settings, refused):

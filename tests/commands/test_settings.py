@@ -44,3 +44,33 @@ def test_a_refit_that_ships_is_another_judge(tmp_path, monkeypatch):
     before = JudgeSettings(model_spec="tiny").fingerprint()
     (shipped / "pair-weights.json").write_text('{"checks": 1.5, "gain": 1.0}', encoding="utf-8")
     assert JudgeSettings(model_spec="tiny").fingerprint() != before
+
+
+def test_the_way_is_kept_once_the_flags_as_given_apart_from_it():
+    from dataclasses import fields
+
+    from localjudge.commands.settings import WayFlags
+
+    flag_names = {f.name for f in fields(WayFlags)}
+    assert not flag_names & {f.name for f in fields(JudgeSettings)}  # no flag also a field of its own
+    plain = JudgeSettings(model_spec="tiny")
+    flagged = replace(plain, way_flags=WayFlags(calibrated=True))
+    assert flagged.fingerprint() != plain.fingerprint()  # a flag shapes the verdict, so names another judge
+
+
+def test_way_flags_add_to_a_way_and_refuse_two_pair_methods():
+    import pytest
+
+    from localjudge.commands.settings import WayFlags
+    from localjudge.errors import OptionError
+    from localjudge.judges.ways import WAYS, Way
+
+    assert WayFlags().added_to(WAYS["plain"]) == WAYS["plain"] and WayFlags().given() == {}
+    flags = WayFlags(checklist=True, on_disagreement="probabilities")
+    assert flags.given() == {"checklist": True, "on_disagreement": "probabilities"}
+    assert flags.added_to(Way()) == WAYS["checklist"]
+    assert WayFlags(likelihood=True).added_to(Way()).pairs == "likelihood"
+    with pytest.raises(OptionError, match="does not go with"):
+        WayFlags(pointwise=True, likelihood=True).added_to(Way())
+    settings = JudgeSettings(way=WAYS["plain"], way_flags=WayFlags(calibrated=True))
+    assert settings.judging_way() == Way(calibrated=True)  # the way named, with what the flags add

@@ -204,10 +204,10 @@ def test_compare_by_likelihood_on_the_command_line(monkeypatch):
 
 def test_check_judge_scores_by_likelihood_only_its_pair_sets():
     from localjudge.commands.check import CHECK_SETS
-    from localjudge.commands.settings import JudgeSettings
+    from localjudge.commands.settings import JudgeSettings, WayFlags
 
-    settings = JudgeSettings(likelihood=True)
-    asked = {name for name, check_set in CHECK_SETS.items() if check_set.settings(settings).likelihood}
+    settings = JudgeSettings(way_flags=WayFlags(likelihood=True))
+    asked = {name for name, check_set in CHECK_SETS.items() if check_set.settings(settings).way_flags.likelihood}
     assert asked == {name for name, check_set in CHECK_SETS.items() if check_set.pairwise}
     assert asked == {"llmbar-natural", "adversarial", "llmbar-adversarial"}
 

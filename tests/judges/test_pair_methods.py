@@ -81,3 +81,15 @@ def test_a_registered_method_refuses_what_it_cannot_take_and_leaves_no_trace_whe
             unregister_pair_method(shipped)
     assert {"checklist", "plain", "weighed"} <= set(WAYS)
     register_pair_method("one-order", one_order, "A then B, asked once")  # for the fixture's own undoing
+
+
+def test_the_command_line_takes_a_method_registered_after_it_loaded(registered):
+    from click.testing import CliRunner
+
+    from localjudge import cli
+    from localjudge.cli.options import WayName
+
+    assert WayName().convert("one-order", None, None) == Way(pairs="one-order")
+    assert "one-order" in CliRunner().invoke(cli.main, ["compare", "--help"]).output
+    refused = CliRunner().invoke(cli.main, ["compare", "--way", "two-orders", "--inputs", "q"])
+    assert refused.exit_code == 2 and "'two-orders' is not a way of judging" in refused.output

@@ -125,10 +125,10 @@ def test_compare_pointwise_on_the_command_line(monkeypatch):
 
 def test_check_judge_asks_pointwise_only_of_its_pair_sets():
     from localjudge.commands.check import CHECK_SETS
-    from localjudge.commands.settings import JudgeSettings
+    from localjudge.commands.settings import JudgeSettings, WayFlags
 
-    settings = JudgeSettings(pointwise=True)
-    asked = {name for name, check_set in CHECK_SETS.items() if check_set.settings(settings).pointwise}
+    settings = JudgeSettings(way_flags=WayFlags(pointwise=True))
+    asked = {name for name, check_set in CHECK_SETS.items() if check_set.settings(settings).way_flags.pointwise}
     assert asked == {name for name, check_set in CHECK_SETS.items() if check_set.pairwise}
     assert asked == {"llmbar-natural", "adversarial", "llmbar-adversarial"}
 

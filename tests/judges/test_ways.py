@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from localjudge.commands.judging import resolve_way
-from localjudge.commands.settings import JudgeSettings
+from localjudge.commands.settings import JudgeSettings, WayFlags
 from localjudge.errors import OptionError
 from localjudge.judges.ways import (
     DEFAULT_WAYS,
@@ -84,9 +84,9 @@ def resolved(settings: JudgeSettings, *, has_inputs: bool = True, has_reference:
 def test_no_way_named_and_no_way_flag_is_the_questions_default():
     settings, way, defaulted = resolved(JudgeSettings())
     assert defaulted and way == WAYS["self-reference"]
-    assert settings.self_reference and settings.calibrated
+    assert settings.way == way  # the way resolved is kept, once
     settings, way, defaulted = resolved(JudgeSettings(), has_reference=True)
-    assert defaulted and way == WAYS["same-answer"] and settings.calibrated
+    assert defaulted and way == WAYS["same-answer"] == settings.way
     _, way, defaulted = resolved(JudgeSettings(), has_inputs=False, has_reference=True)
     assert defaulted and way == WAYS["plain"]  # "the same result?" needs the question
     _, way, _ = resolved(JudgeSettings(prompt="Is {outputs} polite?"))
@@ -106,7 +106,7 @@ def test_no_way_named_and_no_way_flag_is_the_questions_default():
 )
 def test_a_pairs_default_is_weighed_where_the_judge_can_run_it(settings, expected):
     settings, way, defaulted = resolved(settings)
-    assert defaulted and way == WAYS[expected] and settings.checklist
+    assert defaulted and way == WAYS[expected] == settings.way
     assert default_way(Question.PAIR) == WAYS["weighed"]
     assert default_way(Question.PAIR, reads_replies=False) == WAYS["checklist"]
 
@@ -142,21 +142,23 @@ def test_the_same_answer_way_does_not_go_with_the_judges_own_answer_or_a_pairs_m
 
 def test_a_default_that_needs_the_question_judges_rows_without_one_as_it_can():
     settings, way, defaulted = resolved(JudgeSettings(), has_inputs=False)
-    assert defaulted and not way.self_reference and not settings.self_reference
+    assert defaulted and not way.self_reference and settings.way == way
 
 
 def test_way_flags_describe_the_way_exactly_as_they_always_have():
-    _, way, defaulted = resolved(JudgeSettings(self_reference=True))
+    _, way, defaulted = resolved(JudgeSettings(way_flags=WayFlags(self_reference=True)))
     assert not defaulted and way == Way(self_reference=True)  # uncalibrated unless --calibrated
-    _, way, _ = resolved(JudgeSettings(pairwise=True, checklist=True, on_disagreement="probabilities"))
+    _, way, _ = resolved(
+        JudgeSettings(pairwise=True, way_flags=WayFlags(checklist=True, on_disagreement="probabilities"))
+    )
     assert way == WAYS["checklist"]
-    _, way, _ = resolved(JudgeSettings(calibrated=True))
+    _, way, _ = resolved(JudgeSettings(way_flags=WayFlags(calibrated=True)))
     assert way == Way(calibrated=True)
 
 
 def test_a_named_way_takes_the_flags_given_beside_it():
-    settings, way, defaulted = resolved(JudgeSettings(way=WAYS["plain"], calibrated=True))
-    assert not defaulted and way == Way(calibrated=True) and settings.calibrated
+    settings, way, defaulted = resolved(JudgeSettings(way=WAYS["plain"], way_flags=WayFlags(calibrated=True)))
+    assert not defaulted and way == Way(calibrated=True) == settings.way
     _, way, _ = resolved(JudgeSettings(way=WAYS["plain"]))
     assert way == WAYS["plain"]
 
@@ -165,10 +167,13 @@ def test_a_named_way_takes_the_flags_given_beside_it():
     ("settings", "words"),
     [
         (JudgeSettings(way=WAYS["likelihood"]), "the likelihood way judges pairs"),
-        (JudgeSettings(checklist=True), "checklist= is for pairs"),
-        (JudgeSettings(on_disagreement="tie"), "on_disagreement= is for pairs"),
-        (JudgeSettings(pairwise=True, pointwise=True, likelihood=True), "likelihood= does not go with pointwise="),
-        (JudgeSettings(pairwise=True, way=WAYS["likelihood"], checklist=True), "does not go with"),
+        (JudgeSettings(way_flags=WayFlags(checklist=True)), "checklist= is for pairs"),
+        (JudgeSettings(way_flags=WayFlags(on_disagreement="tie")), "on_disagreement= is for pairs"),
+        (
+            JudgeSettings(pairwise=True, way_flags=WayFlags(pointwise=True, likelihood=True)),
+            "likelihood= does not go with pointwise=",
+        ),
+        (JudgeSettings(pairwise=True, way=WAYS["likelihood"], way_flags=WayFlags(checklist=True)), "does not go with"),
     ],
 )
 def test_ways_that_do_not_fit_are_refused(settings, words):
