@@ -195,7 +195,7 @@ class RowShape:
 
 
 @dataclass(frozen=True)
-class Question:
+class AskedQuestion:
     """What the judge is asked: the prompt (None: ours for the rows' shape), the result's key, and its scale."""
 
     prompt: Optional[str]
@@ -244,7 +244,7 @@ def check_way(settings: JudgeSettings, way: Way, *, has_inputs: bool) -> None:
             raise OptionError(f"{{likelihood}} asks the judge nothing, so it does not go with {', '.join(given)}")
 
 
-def asked_question(settings: JudgeSettings, way: Way, shape: RowShape, notify: Notify | None) -> Question:
+def asked_question(settings: JudgeSettings, way: Way, shape: RowShape, notify: Notify | None) -> AskedQuestion:
     """The prompt, key and scale the options ask for: a prompt or file given, a ready-made evaluator's, or ours."""
     prompt = settings.prompt
     if settings.prompt_file is not None:
@@ -256,13 +256,13 @@ def asked_question(settings: JudgeSettings, way: Way, shape: RowShape, notify: N
         context = ["inputs"] * shape.has_inputs + ["reference_outputs"] * shape.has_reference
         check_shown(prompt, answers, context, notify)
     writes_reference = way.self_reference and not shape.has_reference  # a reference given with the rows is used
-    question = Question(
+    question = AskedQuestion(
         prompt, settings.feedback_key, settings.continuous, writes_reference, writes_reference or way.same_answer
     )
     return _ready_made(settings, question) if settings.evaluator else question
 
 
-def _ready_made(settings: JudgeSettings, question: Question) -> Question:
+def _ready_made(settings: JudgeSettings, question: AskedQuestion) -> AskedQuestion:
     """The question of the ready-made evaluator the options name, refused where the options shape another."""
     from ..judges.evaluators import EVALUATORS
 
@@ -293,7 +293,7 @@ def _usable_cache(judge: Any, cache: Any) -> Any:
 
 
 def _evaluator(
-    settings: JudgeSettings, way: Way, shape: RowShape, question: Question, judge: Any, cache: Any
+    settings: JudgeSettings, way: Way, shape: RowShape, question: AskedQuestion, judge: Any, cache: Any
 ) -> OneJudge:
     """The judge of pairs, of trajectories or of one output that the question and the way make."""
     from ..judges.pairwise import create_pairwise_judge, pairwise_prompt

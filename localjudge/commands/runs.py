@@ -260,8 +260,8 @@ def plan_calibration(
     from ..trust.correction import check_enough_rows
     from ..trust.fit import label_index
 
-    asked = {**vars(settings), **vars(settings.way_flags)}
-    given = [f"{{{name}}}{why}" for name, attribute, why in _NOT_FOR_CALIBRATION if asked[attribute]]
+    values = {**vars(settings), **vars(settings.way_flags)}
+    given = [f"{{{name}}}{why}" for name, attribute, why in _NOT_FOR_CALIBRATION if values[attribute]]
     if given:
         raise OptionError(f"calibrate fits one local model's verdicts; it does not take {', '.join(given)}")
     if parse_spec(settings.model_spec).kind != "local":

@@ -38,7 +38,7 @@ __all__ = [
 
 #: how a pair can be asked, each in a few words: both orders side by side, each answer alone, no question
 #: (likelihood), or the judge's checks side by side and likelihood at once, weighed (:mod:`.weighed`); a method
-#: of one's own joins them through :func:`localjudge.judges.pairwise.register_pair_method`
+#: of one's own joins them through :func:`localjudge.judges.pair_methods.register_pair_method`
 PAIR_METHODS: dict[str, str] = {
     "both-orders": "both orders side by side",
     "pointwise": "each answer judged alone",
