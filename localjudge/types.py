@@ -19,6 +19,7 @@ __all__ = [
     "EvaluatorResult",
     "FewShotExample",
     "JudgeClient",
+    "JudgeRequest",
     "ModelClient",
     "OutputSchemaSpec",
     "Prompt",
@@ -59,6 +60,21 @@ class EvaluatorResult(TypedDict):
 
 class ChatCompletion(TypedDict):
     choices: list[dict]
+
+
+class JudgeRequest(TypedDict):
+    """One request a judge's plan sends its client: OpenAI's chat request, with the keys localjudge sets.
+
+    ``score_reply``: the last message is a reply to score for its likelihood,
+    not a question to answer (a local model's extension of the request).
+    """
+
+    messages: list[dict[str, Any]]  # OpenAI's chat messages, as the prompt built them
+    model: NotRequired[str]
+    response_format: NotRequired[dict[str, Any]]
+    temperature: NotRequired[float]
+    max_tokens: NotRequired[int]
+    score_reply: NotRequired[bool]
 
 
 @runtime_checkable

@@ -55,6 +55,7 @@ def test_all_names_are_the_types_defined_here():
         "ChatCompletionMessage": "TypedDict",
         "EvaluatorResult": "TypedDict",
         "FewShotExample": "TypedDict",
+        "JudgeRequest": "TypedDict",
         "AsyncChatCompletionsClient": "Protocol",
         "AsyncModelClient": "Protocol",
         "ChatCompletionsClient": "Protocol",
@@ -115,3 +116,22 @@ def test_few_shot_example_validates_with_pydantic_without_reasoning():
         "outputs": "a",
         "score": 1.0,
     }
+
+
+def test_every_request_a_judge_sends_holds_only_the_keys_its_type_names():
+    from localjudge import create_llm_as_judge, create_pairwise_judge
+    from localjudge.clients.request import SCORE_REPLY_FIELD
+    from localjudge.types import JudgeRequest
+
+    assert SCORE_REPLY_FIELD in JudgeRequest.__annotations__  # the local models' extension, typed where it is set
+    assert JudgeRequest.__required_keys__ == {"messages"}
+    client = ScriptedClient(["4", '{"score": true}', "- Is it 4?", '{"winner": "A"}', '{"winner": "A"}'])
+    create_llm_as_judge(
+        judge=client, prompt="{inputs} {outputs} {reference_outputs}", self_reference=True, use_reasoning=False
+    )(inputs="2+2?", outputs="4")
+    create_pairwise_judge(judge=client, way="checklist", use_reasoning=False)(
+        inputs="2+2?", outputs_a="4", outputs_b="5"
+    )
+    assert len(client.requests) == 5
+    for request in client.requests:
+        assert set(request) <= set(JudgeRequest.__annotations__), set(request)

@@ -265,7 +265,7 @@ async def in_worker_thread(function: Callable[..., Any], *args: Any, **kwargs: A
     return await asyncio.get_running_loop().run_in_executor(_worker_threads(), call)
 
 
-def call_create(client: AnyModelClient, request: dict[str, Any]) -> Any:
+def call_create(client: AnyModelClient, request: Mapping[str, Any]) -> Any:
     """Call ``client.chat.completions.create`` from sync code."""
     result = client.chat.completions.create(**request)
     if asyncio.iscoroutine(result):
@@ -277,7 +277,7 @@ def call_create(client: AnyModelClient, request: dict[str, Any]) -> Any:
     return result
 
 
-async def acall_create(client: AnyModelClient, request: dict[str, Any]) -> Any:
+async def acall_create(client: AnyModelClient, request: Mapping[str, Any]) -> Any:
     """Await an async client, or run a sync one in a worker thread so the loop stays free."""
     create = client.chat.completions.create
     if is_async_create(create):

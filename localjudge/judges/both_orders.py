@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from ..prompts.prompting import SCORES, SWAP
+from ..types import JudgeRequest
 from .core import JudgeCore, chain_record, recalibrate, response_metadata
 from .plan import Step
 from .pointwise import refuse_hidden_reference
@@ -82,7 +83,7 @@ class BothOrders:
 
     def requests(
         self, inputs: object, outputs_a: object, outputs_b: object, reference_outputs: object, kwargs: Mapping[str, Any]
-    ) -> list[dict[str, Any]]:
+    ) -> list[JudgeRequest]:
         refuse_hidden_reference(reference_outputs, self.shows_reference)
         forward = {**kwargs, "outputs_a": outputs_a, "outputs_b": outputs_b}
         backward = {**kwargs, "outputs_a": outputs_b, "outputs_b": outputs_a}

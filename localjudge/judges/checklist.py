@@ -21,7 +21,7 @@ from typing import Any, Optional
 from ..errors import UsageError
 from ..prompts.messages import render_value
 from ..prompts.prompting import template_fields
-from ..types import Prompt
+from ..types import JudgeRequest, Prompt
 from ..wording import Message
 from .written import read_written, written_request
 
@@ -84,7 +84,7 @@ class Checklist:
     max_tokens: int = DEFAULT_CHECKLIST_TOKENS
     prompt: str = CHECKLIST_PROMPT
 
-    def request(self, inputs: object, model: Optional[str]) -> dict[str, Any]:
+    def request(self, inputs: object, model: Optional[str]) -> JudgeRequest:
         """The chat request for the checks of ``inputs``: free text, greedy, bounded."""
         if inputs is None:
             raise UsageError(

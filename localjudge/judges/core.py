@@ -29,7 +29,16 @@ from ..prompts.prompting import (
     template_fields,
 )
 from ..prompts.schema import OutputSchema, default_output_schema, normalise_output_schema
-from ..types import AnyModelClient, FewShotExample, JudgeClient, OutputSchemaSpec, Prompt, SupportsCheckSchema, offers
+from ..types import (
+    AnyModelClient,
+    FewShotExample,
+    JudgeClient,
+    JudgeRequest,
+    OutputSchemaSpec,
+    Prompt,
+    SupportsCheckSchema,
+    offers,
+)
 from ..wording import Message
 from .checklist import CHECKS_FIELD, Checklist, given_checks, refuse_hidden_checks
 from .plan import Step
@@ -107,7 +116,7 @@ class JudgeCore:
 
     def build_request(
         self, inputs: object, outputs: object, reference_outputs: object, kwargs: Mapping[str, Any]
-    ) -> dict[str, Any]:
+    ) -> JudgeRequest:
         values = {"inputs": inputs, "outputs": outputs, "reference_outputs": reference_outputs, **kwargs}
         messages = build_messages(
             self.prompt,
@@ -117,7 +126,7 @@ class JudgeCore:
             few_shot_placement=self.few_shot_placement,
             few_shot_shape=self.few_shot_shape,
         )
-        request: dict[str, Any] = {"messages": messages}
+        request: JudgeRequest = {"messages": messages}
         if self.model is not None:
             request["model"] = self.model
         request["response_format"] = self.schema.response_format()

@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..clients.fallback import answering_client
 from ..clients.formats import read_reply_logprobs
-from ..clients.request import SCORE_REPLY_FIELD
 from ..errors import JudgeRuntimeError, UsageError
 from ..prompts.messages import render_value
 from ..prompts.prompting import SCORES
+from ..types import JudgeRequest
 from .core import JudgeCore
 from .plan import Step
 
@@ -97,10 +97,12 @@ class LikelihoodPair:
 
     core: JudgeCore
 
-    def _request(self, request_text: str, reply: str) -> dict[str, Any]:
-        messages = [] if self.core.system is None else [{"role": "system", "content": self.core.system}]
+    def _request(self, request_text: str, reply: str) -> JudgeRequest:
+        messages: list[dict[str, Any]] = (
+            [] if self.core.system is None else [{"role": "system", "content": self.core.system}]
+        )
         messages += [{"role": "user", "content": request_text}, {"role": "assistant", "content": reply}]
-        request: dict[str, Any] = {"messages": messages, SCORE_REPLY_FIELD: True}
+        request: JudgeRequest = {"messages": messages, "score_reply": True}
         if self.core.model is not None:
             request["model"] = self.core.model
         return request

@@ -20,12 +20,12 @@ from contextvars import ContextVar
 from typing import Any, Optional, Union
 
 from ..clients.base import acall_create, call_create
-from ..types import AsyncModelClient, ModelClient
+from ..types import AsyncModelClient, JudgeRequest, ModelClient
 
 __all__ = ["Step", "arun_plan", "keeping_exchanges", "note_exchanges", "run_plan", "together"]
 
 #: what a step of a judge's plan yields (the requests to send together) and is sent back (their responses)
-Step = Generator[list[dict[str, Any]], list[Any], Any]
+Step = Generator[list[JudgeRequest], list[Any], Any]
 
 #: where the drivers note each request and answer, in the context of a call that asked (None: nowhere)
 _EXCHANGES: ContextVar[Optional[list[dict[str, Any]]]] = ContextVar("localjudge_exchanges", default=None)
@@ -45,7 +45,7 @@ def keeping_exchanges() -> Iterator[list[dict[str, Any]]]:
         _EXCHANGES.reset(token)
 
 
-def note_exchanges(requests: Sequence[dict[str, Any]], responses: Sequence[Any]) -> None:
+def note_exchanges(requests: Sequence[JudgeRequest], responses: Sequence[Any]) -> None:
     """Requests sent and their answers, kept where this context asked (:func:`keeping_exchanges`)."""
     kept = _EXCHANGES.get()
     if kept is not None:
@@ -68,7 +68,7 @@ def together(*plans: Step) -> Step:
     Returns their results, in the order given. A plan that raises stops them all.
     """
     results: list[Any] = [None] * len(plans)
-    pending: dict[int, list[dict[str, Any]]] = {}
+    pending: dict[int, list[JudgeRequest]] = {}
     for place, plan in enumerate(plans):
         try:
             pending[place] = next(plan)
@@ -76,7 +76,7 @@ def together(*plans: Step) -> Step:
             results[place] = done.value
     while pending:
         responses = yield [request for requests in pending.values() for request in requests]
-        following: dict[int, list[dict[str, Any]]] = {}
+        following: dict[int, list[JudgeRequest]] = {}
         start = 0
         for place, requests in pending.items():
             answered, start = responses[start : start + len(requests)], start + len(requests)

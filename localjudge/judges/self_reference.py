@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 from ..errors import UsageError
 from ..prompts.messages import render_value
+from ..types import JudgeRequest
 from ..wording import Message
 from .written import read_written, written_request
 
@@ -39,7 +40,7 @@ class SelfReference:
     max_tokens: int = DEFAULT_SELF_REFERENCE_TOKENS
     system: str = SELF_REFERENCE_SYSTEM
 
-    def request(self, inputs: object, model: Optional[str]) -> dict[str, Any]:
+    def request(self, inputs: object, model: Optional[str]) -> JudgeRequest:
         """The chat request for the judge's own answer to ``inputs``: free text, greedy, bounded."""
         if inputs is None:
             raise UsageError(

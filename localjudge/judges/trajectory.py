@@ -19,7 +19,7 @@ from ..clients.base import acall_create, call_create
 from ..errors import UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, template_fields
 from ..prompts.trajectory import trajectory_text
-from ..types import FewShotExample, JudgeClient, OutputSchemaSpec, Prompt
+from ..types import FewShotExample, JudgeClient, JudgeRequest, OutputSchemaSpec, Prompt
 from .core import JudgeCore, build_core
 from .plan import note_exchanges
 from .single import AsyncEvaluator, Evaluator
@@ -84,7 +84,7 @@ class TrajectoryJudge:
 
     def request(
         self, inputs: object, outputs: object, reference_outputs: object, kwargs: Mapping[str, Any]
-    ) -> tuple[JudgeCore, dict[str, Any]]:
+    ) -> tuple[JudgeCore, JudgeRequest]:
         """The core that judges this call, and its request: the trajectories rendered into the prompt."""
         rendered = trajectory_text(outputs, "outputs")
         reference = None if reference_outputs is None else trajectory_text(reference_outputs, "reference_outputs")

@@ -16,6 +16,7 @@ from typing import Any, Optional, Protocol
 from ..clients.base import read_choice
 from ..clients.fallback import answering_client
 from ..errors import OutputParseError, TruncatedOutputError
+from ..types import JudgeRequest
 from .plan import Step
 
 __all__ = ["Writer", "Written", "read_written", "with_written", "write_first", "written_request"]
@@ -24,7 +25,7 @@ __all__ = ["Writer", "Written", "read_written", "with_written", "write_first", "
 class Writer(Protocol):
     """Something the judge is asked to write before its verdict."""
 
-    def request(self, inputs: object, model: Optional[str]) -> dict[str, Any]: ...
+    def request(self, inputs: object, model: Optional[str]) -> JudgeRequest: ...
 
     def read(self, response: object, *, backend: str) -> str: ...
 
@@ -53,9 +54,9 @@ def write_first(writers: Mapping[str, Writer], inputs: object, *, model: Optiona
     return Written(texts, by)
 
 
-def written_request(messages: list[dict[str, str]], *, max_tokens: int, model: Optional[str]) -> dict[str, Any]:
+def written_request(messages: list[dict[str, Any]], *, max_tokens: int, model: Optional[str]) -> JudgeRequest:
     """A writer's chat request: free text (no response_format), greedy, bounded in tokens."""
-    request: dict[str, Any] = {"messages": messages, "temperature": 0, "max_tokens": max_tokens}
+    request: JudgeRequest = {"messages": messages, "temperature": 0, "max_tokens": max_tokens}
     if model is not None:
         request["model"] = model
     return request
