@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.commands.check import find_set, load_set
-from localjudge.commands.judging import RowJudge, judge_from_settings
+from localjudge.commands.judging import judge_from_settings
+from localjudge.commands.row_judge import RowJudge
 from localjudge.commands.settings import JudgeSettings, WayFlags
 from localjudge.datasets.batch import score_rows
 from localjudge.errors import LocalJudgeError

@@ -359,7 +359,7 @@ def check_judge(
     """Judge each named set with the judge ``settings`` describe (the command line's judge options) and measure it."""
     from ..datasets.batch import score_rows
     from ..datasets.judge_file import now, run_entry
-    from .judging import RowJudge
+    from .row_judge import RowJudge
 
     chosen = [find_set(name) for name in sets]
     reports = []
@@ -387,7 +387,7 @@ def check_judge(
 
 def way_record(settings: JudgeSettings, way: Any, shape: tuple[bool, bool]) -> dict[str, Any]:
     """How a set was judged: the way's name, whether it was the question's default, and the options it set."""
-    from .judging import resolve_way
+    from .way_resolution import resolve_way
 
     resolved, resolved_way, defaulted = resolve_way(settings, has_inputs=shape[0], has_reference=shape[1])
     way = way or resolved_way  # an ensemble's members each judge the way resolved here

@@ -23,8 +23,10 @@ from ..datasets.rows import Row, parse_mapping, read_rows
 from ..errors import OptionError, UsageError
 from ..judges.ways import WAYS
 from ..specs import parse_spec
-from .judging import Notify, RowJudge, absolute_paths, resolve_way
+from .judging import Notify
+from .row_judge import RowJudge, absolute_paths
 from .settings import JudgeSettings
+from .way_resolution import resolve_way
 
 __all__ = [
     "CPUS_PER_ACTOR",

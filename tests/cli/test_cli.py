@@ -15,6 +15,7 @@ from localjudge.cli.info import describe_quality
 from localjudge.cli.output import handle_errors
 from localjudge.clients.base import ChatClient, make_chat_completion
 from localjudge.commands import judging as command_judge
+from localjudge.commands import row_judge
 from localjudge.commands.settings import JudgeSettings
 from localjudge.errors import OutputParseError
 from localjudge.judges.ways import WAYS
@@ -513,7 +514,7 @@ def test_a_ray_run_passes_on_every_file_it_names_as_an_absolute_path(tmp_path, m
         model_spec="gguf:judge.gguf",
         fallbacks=("backup.gguf", "openai:m", "hf:judge.gguf,openai:n"),
     )
-    absolute = command_judge.absolute_paths(settings)
+    absolute = row_judge.absolute_paths(settings)
     assert absolute.prompt_file == tmp_path / "prompt.txt"
     assert absolute.model_options == {"chat_template": str(tmp_path / "t.jinja"), "n_ctx": 512}
     assert absolute.model_spec == f"gguf:{tmp_path / 'judge.gguf'}"
@@ -529,10 +530,10 @@ def test_an_ensemble_run_on_ray_names_its_members_as_given(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     (tmp_path / "judge.gguf").write_text("x", encoding="utf-8")
     settings = JudgeSettings(model_spec="judge.gguf", ensemble_specs=("tiny", "judge.gguf"))
-    absolute = command_judge.absolute_paths(settings)
+    absolute = row_judge.absolute_paths(settings)
     assert absolute.ensemble_specs == ("tiny", str(tmp_path / "judge.gguf"))
     assert absolute.ensemble_names == ("judge.gguf", "tiny", "judge.gguf (member 3)")
-    assert command_judge.absolute_paths(absolute) == absolute  # made absolute twice, still named as given
+    assert row_judge.absolute_paths(absolute) == absolute  # made absolute twice, still named as given
 
     def stand_in(settings):
         from localjudge.testing import ScriptedClient
@@ -561,7 +562,7 @@ def _batch_settings(**changes):
 def test_the_row_judge_travels_as_its_options_and_counts_its_work(scripted):
     import pickle
 
-    judge = command_judge.RowJudge(_batch_settings(), use_cache=False)
+    judge = row_judge.RowJudge(_batch_settings(), use_cache=False)
     result = judge(inputs="What is 2+2?", outputs="4")
     assert result["score"] is True
     assert judge.counters() == {"cached": 0, "model_calls": 2, "prompt_tokens": 0, "completion_tokens": 0}
@@ -579,7 +580,7 @@ def test_a_row_judge_that_failed_to_build_is_not_built_again_for_every_row(monke
         raise ModelLoadError("no such file", path="/nowhere.gguf")
 
     monkeypatch.setattr(command_judge, "build_judge", failing)
-    judge = command_judge.RowJudge(_batch_settings(), use_cache=False)
+    judge = row_judge.RowJudge(_batch_settings(), use_cache=False)
     for _ in range(3):
         with pytest.raises(ModelLoadError):
             judge(outputs="4")

@@ -13,7 +13,7 @@ from localjudge.clients.metered import MeteredClient
 from localjudge.clients.outlines import OutlinesClient
 from localjudge.clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient
 from localjudge.clients.result_cache import ResultCache
-from localjudge.commands.judging import RowJudge
+from localjudge.commands.row_judge import RowJudge
 from localjudge.commands.settings import JudgeSettings
 from localjudge.judges.single import create_llm_as_judge
 from localjudge.testing import ScriptedClient

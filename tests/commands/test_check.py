@@ -108,7 +108,8 @@ def test_a_score_from_0_to_1_is_read_as_its_nearest_grade_with_its_probabilities
 
 @pytest.mark.parametrize("name", [*EVALUATOR_SETS, *GRADED_EVALUATOR_SETS])
 def test_an_evaluator_set_is_asked_with_the_evaluators_own_prompt_whatever_way_is_asked(name):
-    from localjudge.commands.judging import RowJudge, evaluator_from_settings
+    from localjudge.commands.judging import evaluator_from_settings
+    from localjudge.commands.row_judge import RowJudge
     from localjudge.judges.evaluators import EVALUATORS
 
     check_set = CHECK_SETS[name]
@@ -215,7 +216,8 @@ def test_a_readout_verdict_is_the_likeliest_value_or_none():
 def test_a_report_names_the_way_each_set_was_judged():
     from localjudge.cli.trust import describe_way
     from localjudge.commands.check import load_set, way_record
-    from localjudge.commands.judging import RowJudge, resolve_way
+    from localjudge.commands.row_judge import RowJudge
+    from localjudge.commands.way_resolution import resolve_way
 
     def way(set_name: str, **options) -> dict:
         flags = WayFlags(**{name: options.pop(name) for name in list(options) if hasattr(WayFlags, name)})

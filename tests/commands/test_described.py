@@ -11,7 +11,7 @@ from support.fault_server import FaultServer, completion
 
 from localjudge.cli import main
 from localjudge.commands.described import describe_model, server_address
-from localjudge.commands.judging import RowJudge
+from localjudge.commands.row_judge import RowJudge
 from localjudge.commands.settings import JudgeSettings
 from localjudge.datasets.judge_file import judge_file_path, read_judge_file
 from localjudge.specs import ModelOptions

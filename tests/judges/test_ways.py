@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from localjudge.commands.judging import resolve_way
 from localjudge.commands.settings import JudgeSettings, WayFlags
+from localjudge.commands.way_resolution import resolve_way
 from localjudge.errors import OptionError
 from localjudge.judges.ways import (
     DEFAULT_WAYS,
