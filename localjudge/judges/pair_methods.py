@@ -17,7 +17,8 @@ from ..errors import OptionError, UsageError
 from ..prompts.prompting import PAIR_EXAMPLE, template_fields
 from ..types import JudgeClient, Prompt
 from .both_orders import BothOrders
-from .core import JudgeCore, build_core
+from .building import build_core
+from .core import JudgeCore
 from .likelihood import LikelihoodPair
 from .pair_prompt import pairwise_prompt, pairwise_schema, shows_reference
 from .pointwise import PointwisePair, pointwise_pair_prompt

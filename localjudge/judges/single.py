@@ -13,7 +13,8 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from ..types import FewShotExample, JudgeClient, OutputSchemaSpec, Prompt
-from .core import JudgeCore, build_core
+from .building import build_core
+from .core import JudgeCore
 from .plan import arun_plan, run_plan
 from .twin import async_twin
 from .ways import Way, stamped

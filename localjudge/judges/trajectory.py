@@ -20,7 +20,8 @@ from ..errors import UsageError
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS, template_fields
 from ..prompts.trajectory import trajectory_text
 from ..types import FewShotExample, JudgeClient, JudgeRequest, OutputSchemaSpec, Prompt
-from .core import JudgeCore, build_core
+from .building import build_core
+from .core import JudgeCore
 from .plan import note_exchanges
 from .single import AsyncEvaluator, Evaluator
 from .twin import async_twin
