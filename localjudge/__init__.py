@@ -31,6 +31,7 @@ from .judges.ways import WAYS, Way
 from .prompts.schema import default_output_schema
 
 if TYPE_CHECKING:  # what the lazy names below are, for a type checker and an editor; imported on first use
+    from .clients.chat_model import LocalChatModel
     from .clients.fallback import AsyncFallbackClient, FallbackClient
     from .clients.llamacpp import LlamaCppClient
     from .clients.outlines import OutlinesClient
@@ -56,6 +57,7 @@ __all__ = [
     "FallbackClient",
     "JudgeRuntimeError",
     "LlamaCppClient",
+    "LocalChatModel",
     "LocalJudgeError",
     "MissingDependencyError",
     "MissingTemplateVariableError",
@@ -103,6 +105,7 @@ _LAZY = {
     "TransformersClient": ".clients.transformers",
     "OutlinesClient": ".clients.outlines",
     "read_calibration": ".trust.calibration_file",
+    "LocalChatModel": ".clients.chat_model",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

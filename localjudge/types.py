@@ -74,6 +74,7 @@ class JudgeRequest(TypedDict):
     response_format: NotRequired[dict[str, Any]]
     temperature: NotRequired[float]
     max_tokens: NotRequired[int]
+    stop: NotRequired[list[str]]
     score_reply: NotRequired[bool]
 
 

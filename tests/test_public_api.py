@@ -26,6 +26,7 @@ EXPECTED_ALL = {
     "FallbackClient",
     "JudgeRuntimeError",
     "LlamaCppClient",
+    "LocalChatModel",
     "LocalJudgeError",
     "MissingDependencyError",
     "MissingTemplateVariableError",
