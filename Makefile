@@ -4,8 +4,10 @@ PYTHON ?= python3
 BIN := $(VENV)/bin
 # DeepEval, which tests/peers drives through `localjudge serve`, in an environment of its own (see its requirements file)
 PEERS_VENV := .venv-peers
+# promptfoo (npm, pinned by its lock file), which tests/peers drives through `localjudge serve`
+PROMPTFOO_DIR := tests/peers/promptfoo
 
-.PHONY: install test test-fast lint docs defaults-page demo check-judge calibrations pair-weights bench-judging bench bench-batch bench-threads bench-agreement bench-view bench-injection stress stress-faults agreement grammars clean
+.PHONY: install promptfoo test test-fast lint docs defaults-page demo check-judge calibrations pair-weights bench-judging bench bench-batch bench-threads bench-agreement bench-view bench-injection stress stress-faults agreement grammars clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +22,12 @@ install: $(BIN)/python $(PEERS_VENV)/bin/python
 	$(BIN)/localjudge models fetch default
 	$(BIN)/localjudge models fetch tiny
 	$(PEERS_VENV)/bin/python -m pip install -r tests/peers/requirements-deepeval.txt
+
+# About 1.5 GB and several minutes of npm, so a target of its own, which CI runs before the tests
+promptfoo: $(PROMPTFOO_DIR)/node_modules/.bin/promptfoo  ## promptfoo for the test of its llm-rubric graded through serve
+
+$(PROMPTFOO_DIR)/node_modules/.bin/promptfoo: $(PROMPTFOO_DIR)/package-lock.json
+	cd $(PROMPTFOO_DIR) && npm ci --no-audit --no-fund
 
 # The coverage of the localjudge package (pyproject's [tool.coverage], `localjudge` subprocesses included) may not
 # fall below the floor: today's figure of the whole suite (94.75% on 2026-12-05, in CI), rounded down.
@@ -105,4 +113,4 @@ grammars: $(BIN)/python  ## regenerate grammars/ from the six default score sche
 	$(BIN)/localjudge grammar --write grammars
 
 clean:
-	rm -rf $(VENV) $(PEERS_VENV) .pytest_cache build dist *.egg-info
+	rm -rf $(VENV) $(PEERS_VENV) $(PROMPTFOO_DIR)/node_modules .pytest_cache build dist *.egg-info

@@ -14,7 +14,9 @@ by a small collector of our own (``_blocks``), which also reads the comment befo
 - ``<!-- serves: ... -->`` before a ``bash`` block of commands that serve until stopped: each is started on a
   free port (``--port 0``), asked for a page, and stopped;
 - ``<!-- synopsis: ... -->`` before a ``text`` block: every flag in it is in its command's ``--help``;
-- ``<!-- layout: ... -->`` before a ``text`` block: every folder named in it is one of the package's.
+- ``<!-- layout: ... -->`` before a ``text`` block: every folder named in it is one of the package's;
+- ``<!-- the file PATH: ... -->`` before a block that shows a file of the project (a config a test runs): the
+  block is that file, byte for byte.
 
 The page "How the defaults were chosen" is checked against what its generator writes from the records.
 """
@@ -41,7 +43,9 @@ RUN_SHARE_FLOOR = 0.8
 pytestmark = pytest.mark.docs
 
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
-MARK = re.compile(r"<!--\s*(not run|exit \d+|judge \w+|serves|synopsis|layout)\b:?\s*([^>]*?)-->\s*\Z", re.S)
+MARK = re.compile(
+    r"<!--\s*(not run|exit \d+|judge \w+|serves|synopsis|layout|the file \S+)\b:?\s*([^>]*?)-->\s*\Z", re.S
+)
 
 
 @dataclass
@@ -310,6 +314,10 @@ def _layout(block: Block) -> None:
         assert (ROOT / "localjudge" / folder).is_dir(), f"{block.id}: no localjudge/{folder}/"
 
 
+def _the_file(block: Block, path: str) -> None:
+    assert block.source == (ROOT / path).read_text(encoding="utf-8"), f"{block.id} is not {path} as it is"
+
+
 def _param(block: Block):
     default = _judge(block) == "default" or "--model default" in block.source
     marks = [pytest.mark.model] if default else []
@@ -323,6 +331,8 @@ def test_each_code_block_runs(block, workspaces, home, monkeypatch, request):
         _synopsis(block)
     elif "layout" in block.marks:
         _layout(block)
+    elif (shown := block.marked("the")) is not None:
+        _the_file(block, shown.split(maxsplit=2)[2])
     elif block.language == "python" and "def test_" in block.source:
         test_file = f"test_{block.path.stem}_{block.line}.py"
         (cwd / test_file).write_text(block.source, encoding="utf-8")
