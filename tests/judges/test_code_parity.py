@@ -8,11 +8,15 @@ import itertools
 import json
 
 import pytest
+from pydantic import Field
 
 openevals_code = pytest.importorskip("openevals.code.llm")
 openevals_code_base = pytest.importorskip("openevals.code.base")
 
+from langchain_core.language_models.chat_models import BaseChatModel  # noqa: E402
 from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
+from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
+from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
 
 from localjudge import create_async_code_llm_as_judge, create_code_llm_as_judge  # noqa: E402
 from localjudge.judges import code as our_code  # noqa: E402
@@ -103,6 +107,55 @@ async def test_an_async_extractor_is_awaited_as_openevals_awaits_it():
     found = await create_async_code_llm_as_judge(**options, judge=ours.aio)(outputs="a", **CALL)
     assert found == expected and ours.requests[0]["messages"] == theirs.requests[0]["messages"]
     assert "x = 1" in ours.requests[0]["messages"][0]["content"]
+
+
+class CopyingModel(BaseChatModel):
+    """A LangChain chat model that answers through tools, as OpenEvals' "llm" extraction asks it to.
+
+    Asked for the code (OpenEvals' ExtractCode and NoCode tools, or our schema's ``code``) it gives
+    ``code`` ("" for none); asked for a verdict, a true score. It keeps every conversation it was sent.
+    """
+
+    code: str = ""
+    asked: list = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "copying"
+
+    def bind_tools(self, tools, **kwargs):
+        return self.bind(tools=[convert_to_openai_tool(tool) for tool in tools], **kwargs)
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        self.asked.append([(message.type, message.content) for message in messages])
+        tools = {tool["function"]["name"]: tool["function"] for tool in kwargs.get("tools", [])}
+        if "ExtractCode" in tools:
+            name, args = ("ExtractCode", {"code": self.code}) if self.code else ("NoCode", {"no_code": True})
+        else:
+            ((name, function),) = tools.items()
+            asks_code = "code" in function["parameters"]["properties"]
+            args = {"code": self.code} if asks_code else {"reasoning": "Fine.", "score": True}
+        message = AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": "t1", "type": "tool_call"}])
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+@pytest.mark.parametrize("code", ["def add(a, b):\n    return a + b\n", ""])
+async def test_the_llm_strategy_on_a_langchain_judge_judges_the_code_openevals_judges(code):
+    """The extraction's words are ours; the code it gives is judged in OpenEvals' messages, to OpenEvals' result."""
+    options = {"prompt": THEIR_PROMPT, "code_extraction_strategy": "llm"}
+    call = {"inputs": "Write add(a, b).", "outputs": f"Sure: {code}"}
+    for theirs_factory, ours_factory in [
+        (openevals_code.create_code_llm_as_judge, create_code_llm_as_judge),
+        (openevals_code.create_async_code_llm_as_judge, create_async_code_llm_as_judge),
+    ]:
+        theirs, ours = CopyingModel(code=code), CopyingModel(code=code)
+        expected, found = theirs_factory(**options, judge=theirs)(**call), ours_factory(**options, judge=ours)(**call)
+        if inspect.isawaitable(expected):
+            expected, found = await expected, await found
+        assert found == expected
+        assert len(ours.asked) == len(theirs.asked) == (2 if code else 1)  # no code: no verdict asked
+        if code:
+            assert ours.asked[-1] == theirs.asked[-1] and code in ours.asked[-1][-1][1]
 
 
 def _builtin_class(error: BaseException) -> type:
