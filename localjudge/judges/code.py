@@ -55,7 +55,7 @@ STRATEGIES = ("none", "llm", "markdown_code_blocks")
 Strategy = Literal["none", "llm", "markdown_code_blocks"]
 #: the metadata of the result given when there is no code to judge (OpenEvals' own)
 EXTRACTION_FAILED = "code_extraction_failed"
-#: the response field where a local client says a free-text string was closed for it (the code cut short)
+#: where a local client says a free-text string was closed for it (clients.local.DECODE_STATS_FIELD, not imported: numpy)
 _DECODE_STATS = "decode_stats"
 
 

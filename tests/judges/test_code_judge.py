@@ -132,3 +132,10 @@ def test_our_prompts_show_the_task_the_code_and_the_reference():
     assert (
         "<reference_output>\n{reference_outputs}\n</reference_output>" in CODE_CORRECTNESS_PROMPT_WITH_REFERENCE_OUTPUTS
     )
+
+
+def test_the_cut_is_read_where_the_local_client_writes_it():
+    from localjudge.clients.local import DECODE_STATS_FIELD
+    from localjudge.judges import code
+
+    assert code._DECODE_STATS == DECODE_STATS_FIELD
