@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # what the lazy names below are, for a type checker and an ed
     from .clients.pool import AsyncPoolClient, PoolClient
     from .clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient
     from .clients.transformers import TransformersClient
+    from .judges.code import create_async_code_llm_as_judge, create_code_llm_as_judge
     from .judges.ensemble import create_async_ensemble_judge, create_ensemble_judge
     from .judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
     from .judges.trajectory import create_async_trajectory_llm_as_judge, create_trajectory_llm_as_judge
@@ -75,10 +76,12 @@ __all__ = [
     "UsageError",
     "Way",
     "__version__",
+    "create_async_code_llm_as_judge",
     "create_async_ensemble_judge",
     "create_async_llm_as_judge",
     "create_async_pairwise_judge",
     "create_async_trajectory_llm_as_judge",
+    "create_code_llm_as_judge",
     "create_ensemble_judge",
     "create_llm_as_judge",
     "create_pairwise_judge",
@@ -101,6 +104,8 @@ _LAZY = {
     "create_async_ensemble_judge": ".judges.ensemble",
     "create_trajectory_llm_as_judge": ".judges.trajectory",
     "create_async_trajectory_llm_as_judge": ".judges.trajectory",
+    "create_code_llm_as_judge": ".judges.code",
+    "create_async_code_llm_as_judge": ".judges.code",
     "AsyncPoolClient": ".clients.pool",
     "TransformersClient": ".clients.transformers",
     "OutlinesClient": ".clients.outlines",

@@ -28,12 +28,28 @@ def message_text(message: Mapping[str, Any]) -> str:
         if isinstance(block, Mapping) and block.get("type") == "text":
             parts.append(str(block.get("text", "")))
         else:
-            kind = block.get("type") if isinstance(block, Mapping) else type(block).__name__
-            raise UsageError(
-                f"This judge reads text only, but a message holds a {kind!r} content block. "
-                "Use a multimodal judge (for example a remote vision model) for attachments."
-            )
+            raise UsageError(_not_text(block))
     return "".join(parts)
+
+
+#: what a content block that is not text holds, and the judge that can take it, by the block's type
+_MEDIA = {
+    "image_url": ("an image", "a vision model"),
+    "input_audio": ("audio", "a model that takes audio input"),
+    "file": ("a file", "a model that takes file input"),
+}
+
+
+def _not_text(block: object) -> str:
+    """Why a text-only judge refuses ``block``, and which judge could take it."""
+    kind = block.get("type") if isinstance(block, Mapping) else type(block).__name__
+    what, model = _MEDIA.get(str(kind), (f"a {kind!r} content block", "a model that takes it"))
+    return (
+        f"This judge reads text only (a local model here is text-only), and a message holds {what} "
+        f"({kind!r} content block). Judge it with {model} on an OpenAI-compatible server, which is sent the "
+        "content blocks as they are: judge=localjudge.OpenAICompatibleClient(BASE_URL, model=NAME) or an "
+        "openai.OpenAI(base_url=...) client; or give this judge a text description of it instead."
+    )
 
 
 def render_value(value: object) -> str:

@@ -57,6 +57,27 @@ def format_template(template: str, values: Mapping[str, Any]) -> str:
         raise UsageError(f"Could not fill the prompt template: {exc!r}") from exc
 
 
+#: audio types OpenEvals names by another of their names
+_AUDIO_ALIASES = {"audio/mpeg": "audio/mp3", "audio/wave": "audio/wav", "audio/x-wav": "audio/wav"}
+
+
+def _media_block(mime_type: str, data: str, item: Mapping[str, Any]) -> dict[str, Any]:
+    """An attachment given as a MIME type and base64 data (or a data URL), as OpenEvals' content block for it."""
+    mime_type = _AUDIO_ALIASES.get(mime_type.lower().strip(), mime_type.lower().strip())
+    if mime_type.startswith("audio/"):  # the base64 alone, with its format
+        return {
+            "type": "input_audio",
+            "input_audio": {
+                "data": data.partition(",")[2] if data.startswith("data:") else data,
+                "format": mime_type.split("/")[1],
+            },
+        }
+    url = data if data.startswith("data:") else f"data:{mime_type};base64,{data}"
+    if mime_type.startswith("image/"):
+        return {"type": "image_url", "image_url": {"url": url}}
+    return {"type": "file", "file": {"file_data": url, "filename": item.get("filename", "attachment")}}
+
+
 def _attachment_blocks(attachments: object) -> list[dict[str, Any]]:
     items = attachments if isinstance(attachments, (list, tuple)) else [attachments]
     blocks = []
@@ -64,13 +85,7 @@ def _attachment_blocks(attachments: object) -> list[dict[str, Any]]:
         if isinstance(item, Mapping) and "type" in item:
             blocks.append(dict(item))  # already an OpenAI content block
         elif isinstance(item, Mapping) and "mime_type" in item and "data" in item:
-            url = f"data:{item['mime_type']};base64,{item['data']}"
-            if str(item["mime_type"]).startswith("image/"):
-                blocks.append({"type": "image_url", "image_url": {"url": url}})
-            else:
-                blocks.append(
-                    {"type": "file", "file": {"file_data": url, "filename": item.get("filename", "attachment")}}
-                )
+            blocks.append(_media_block(str(item["mime_type"]), str(item["data"]), item))
         elif isinstance(item, str):
             blocks.append({"type": "image_url", "image_url": {"url": item}})
         else:

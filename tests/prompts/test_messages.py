@@ -62,3 +62,19 @@ def test_message_text_of_strings_and_text_blocks():
 def test_message_text_refuses_non_text_blocks_naming_the_kind():
     with pytest.raises(UsageError, match="image_url"):
         message_text({"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]})
+
+
+@pytest.mark.parametrize(
+    ("block", "what", "judge"),
+    [
+        ({"type": "image_url", "image_url": {"url": "data:image/png;base64,AA=="}}, "an image", "a vision model"),
+        ({"type": "input_audio", "input_audio": {"data": "AA==", "format": "wav"}}, "audio", "takes audio input"),
+        ({"type": "file", "file": {"file_data": "data:application/pdf;base64,AA=="}}, "a file", "takes file input"),
+    ],
+)
+def test_media_is_refused_naming_what_it_is_and_which_judge_takes_it(block, what, judge):
+    with pytest.raises(UsageError) as info:
+        message_text({"role": "user", "content": [{"type": "text", "text": "Look:"}, block]})
+    said = str(info.value)
+    assert f"reads text only (a local model here is text-only), and a message holds {what} " in said
+    assert judge in said and "OpenAICompatibleClient(BASE_URL, model=NAME)" in said

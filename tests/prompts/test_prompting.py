@@ -290,3 +290,26 @@ def test_few_shot_examples_can_come_first_so_prompts_share_their_start():
     assert end[-1]["content"] == "Grade x\n\n" + block  # OpenEvals' place
     with pytest.raises(UsageError, match="few_shot_placement"):
         build_messages("Grade {outputs}", values={"outputs": "x"}, few_shot_examples=examples, few_shot_placement="mid")
+
+
+@pytest.mark.parametrize(
+    ("attachment", "block"),
+    [
+        (
+            {"mime_type": "audio/x-wav", "data": "UklGRg=="},
+            {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+        ),
+        (
+            {"mime_type": "audio/mpeg", "data": "data:audio/mpeg;base64,SUQz"},
+            {"type": "input_audio", "input_audio": {"data": "SUQz", "format": "mp3"}},
+        ),
+        (
+            {"mime_type": "image/png", "data": "data:image/png;base64,iVBORw0KGgo="},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+        ),
+    ],
+)
+def test_audio_and_data_urls_become_the_blocks_openevals_sends(attachment, block):
+    """Audio as OpenAI's input_audio block (its base64 and format); data given as a data URL kept as it is."""
+    content = build_messages("{attachments}", values={**VALUES, "attachments": [attachment]})[0]["content"]
+    assert content == [block]
