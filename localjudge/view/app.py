@@ -106,7 +106,7 @@ def draw_agreement(index: RunIndex) -> Optional[bytes]:
     labels = index.labels_in_use()
     if not labels:
         return None
-    report = measured(index.records(), labels)
+    report = measured(index.judged(), labels)
     if not report.compared:
         return None
     with tempfile.TemporaryDirectory() as folder:
