@@ -82,8 +82,8 @@ _STORED = (
     "way", "excerpt", "seconds", "judge", "stands_for", "flipped", "key", "score", "winner", "kind",
     "calibrated", "cached", "requests",
 )  # fmt: skip
-_INSERT = f"INSERT INTO rows ({', '.join(_STORED)}) VALUES ({', '.join('?' * len(_STORED))})"
-_UPSERT = f"{_INSERT} ON CONFLICT (id) DO UPDATE SET {', '.join(f'{name} = excluded.{name}' for name in _STORED[2:])}"
+#: a row written again replaces its earlier one in its place (the index knows each id's position)
+_INSERT = f"INSERT OR REPLACE INTO rows ({', '.join(_STORED)}) VALUES ({', '.join('?' * len(_STORED))})"
 _COLUMNS = "position, id, failed, verdict, confidence, consistent, contradicts, label, right, error_type, way, excerpt"
 
 
@@ -131,15 +131,13 @@ class RunIndex:
         self._db.executescript(
             """
             CREATE TABLE rows (
-                position INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, failed INTEGER NOT NULL, verdict TEXT,
+                position INTEGER PRIMARY KEY, id TEXT NOT NULL, failed INTEGER NOT NULL, verdict TEXT,
                 confidence REAL, consistent INTEGER, contradicts INTEGER NOT NULL, label TEXT, right INTEGER,
                 error_type TEXT, way TEXT, excerpt TEXT NOT NULL,
                 seconds REAL, judge TEXT, stands_for TEXT, flipped INTEGER, key TEXT, score TEXT, winner TEXT,
                 kind TEXT, calibrated INTEGER, cached INTEGER, requests INTEGER
             );
             CREATE TABLE texts (position INTEGER PRIMARY KEY, record TEXT NOT NULL, row_values TEXT);
-            CREATE INDEX rows_verdict ON rows (verdict);
-            CREATE INDEX rows_confidence ON rows (confidence);
             """
         )
 
@@ -251,7 +249,7 @@ class RunIndex:
                     None if values is None else json.dumps(values, ensure_ascii=False),
                 )
             )
-        self._db.executemany(_UPSERT if known else _INSERT, rows)  # rows new to the index need no conflict clause
+        self._db.executemany(_INSERT, rows)
         self._db.executemany("INSERT OR REPLACE INTO texts (position, record, row_values) VALUES (?, ?, ?)", whole)
         return bool(rows)
 
@@ -295,10 +293,10 @@ class RunIndex:
         """The records the index holds already for ``ids`` (a row written again), asked 500 at a time."""
         known = {}
         for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
+            part = [self._positions[row_id] for row_id in ids[start : start + 500]]
             marks = ",".join("?" * len(part))
             for row_id, text in self._db.execute(
-                f"SELECT id, record FROM rows JOIN texts USING (position) WHERE id IN ({marks})", part
+                f"SELECT id, record FROM rows JOIN texts USING (position) WHERE position IN ({marks})", part
             ):
                 known[row_id] = json.loads(text)
         return known
@@ -349,8 +347,9 @@ class RunIndex:
         """One row whole: its record, the data file's values for it, its label and whether its verdict is right."""
         with self._lock:
             found = self._db.execute(
-                "SELECT position, record, row_values, label, right FROM rows JOIN texts USING (position) WHERE id = ?",
-                (row_id,),
+                "SELECT position, record, row_values, label, right FROM rows JOIN texts USING (position) "
+                "WHERE position = ?",
+                (self._positions.get(row_id),),
             ).fetchone()
         if found is None:
             return None
