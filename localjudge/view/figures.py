@@ -26,7 +26,15 @@ from ..trust.agreement import AgreementReport, Judged, accuracy_interval, agreem
 from .index import RunIndex
 from .records import Tallies, summarize
 
-__all__ = ["KAPPA_INTERVAL_ROWS", "comparison", "described_judges", "figures_of", "overview", "run_figures"]
+__all__ = [
+    "KAPPA_INTERVAL_ROWS",
+    "comparison",
+    "described_judges",
+    "figures_of",
+    "overview",
+    "run_figures",
+    "shared_rows",
+]
 
 KAPPA_INTERVAL_ROWS = 5000
 #: changed rows listed by a comparison (all are counted)
@@ -205,6 +213,16 @@ def _number(value: Any) -> Optional[float]:
     return None
 
 
+def shared_rows(runs: Sequence[RunIndex]) -> list[dict[str, int]]:
+    """Each two runs and how many row ids they share: the page offers to compare only those that share some."""
+    ids = [index.ids() for index in runs]
+    return [
+        {"first": a, "second": b, "shared": len(ids[a] & ids[b])}
+        for a in range(len(runs))
+        for b in range(a + 1, len(runs))
+    ]
+
+
 def comparison(first: RunIndex, second: RunIndex) -> dict[str, Any]:
     """Two runs on the same rows: the rows whose verdict changed, each run's agreement, McNemar's p."""
     a, b = first.verdicts(), second.verdicts()
@@ -225,7 +243,7 @@ def comparison(first: RunIndex, second: RunIndex) -> dict[str, Any]:
         "changed": changed[:CHANGED_SHOWN],
         "mcnemar": None,
     }
-    if labels:
+    if labels and shared:  # runs that share no row (of different sets) have nothing to measure side by side
         reports = [measured(index.judged(), labels) for index in (first, second)]
         found["first"]["agreement"] = reports[0].as_dict() if reports[0].compared else None
         found["second"]["agreement"] = reports[1].as_dict() if reports[1].compared else None

@@ -309,6 +309,11 @@ class RunIndex:
 
     # reading the index
 
+    def ids(self) -> frozenset[str]:
+        """The ids of the rows indexed so far: what tells whether two runs judged the same rows."""
+        with self._lock:
+            return frozenset(self._positions)
+
     def count(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT count(*) FROM rows").fetchone()[0])

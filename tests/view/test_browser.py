@@ -226,6 +226,21 @@ def test_two_runs_side_by_side(watched, server):
     watched.check_nothing_ran_and_nothing_left()
 
 
+def test_runs_that_share_no_row_are_not_offered_side_by_side(watched, server):
+    page = watched.page
+    page.goto(server + "#/")
+    page.wait_for_selector("#comparisons li >> nth=2")
+    offered = page.locator("#comparisons a")
+    expect(offered).to_have_count(1)  # the two runs of one set; the agent's run shares no row with either
+    assert offered.get_attribute("href") == "#/compare/0/1"
+    assert page.inner_text("#comparisons").count("no row id in common") == 2
+    watched.shot("runs")
+    page.goto(server + "#/compare/0/2")
+    expect(page.locator("#no-shared-rows")).to_contain_text("no row id in common")
+    assert page.locator("#changed").count() == 0
+    watched.check_nothing_ran_and_nothing_left()
+
+
 def test_a_run_in_progress_is_followed(watched, server, runs):
     page = watched.page
     page.goto(server + "#/run/0")
