@@ -217,11 +217,15 @@ def json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _count(value: Any) -> int:
+    """A count of requests as a run writes it; past 64 bits (hand-edited) it counts none, as sqlite holds no more."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63:
+        return value
+    return 0
+
+
 def _figures(record: Mapping[str, Any], result: Mapping[str, Any], metadata: Mapping[str, Any]) -> RowFigures:
     winner = metadata.get("winner")
-    requests = metadata.get("requests")
-    # a count of requests as a run writes it; past 64 bits (hand-edited) it counts none, as sqlite holds no more
-    counted = isinstance(requests, int) and not isinstance(requests, bool) and 0 <= requests < 2**63
     cached = metadata.get("cached")
     return RowFigures(
         key=str(result.get("key")),
@@ -230,5 +234,5 @@ def _figures(record: Mapping[str, Any], result: Mapping[str, Any], metadata: Map
         kind="pair" if "winner" in metadata else "answer",  # kind_of(record) without the row's values
         calibrated=metadata.get("calibrated") is True,
         cached=None if "cached" not in metadata else cached is True,
-        requests=requests if counted else 0,
+        requests=_count(metadata.get("requests")),
     )
