@@ -114,7 +114,7 @@
           const order = x < y ? -1 : x > y ? 1 : 0;
           return (q.desc ? -order : order) || a.position - b.position;
         });
-        return { total: found.length, rows: found.slice(q.offset, q.offset + PAGE) };
+        return { total: found.length, rows: found.slice(q.offset, q.offset + PAGE), held: run.rows.length, of: run.overview.rows };
       },
       row: async (n, id) => {
         const found = data.runs[n].details[id];
@@ -363,7 +363,9 @@
       ]));
     }
     if (!page.rows.length) table.appendChild(el("tr", {}, [el("td", { text: "No row matches." })]));
-    return el("section", { cls: "card", id: "table" }, [el("h2", { text: "Rows" }), el("div", { cls: "toolbar" }, [...filters]), el("div", { cls: "toolbar" }, [search, sort, direction]), pager, table]);
+    const held = page.held !== undefined && page.held < page.of ? page.held.toLocaleString() : null;
+    const capped = held === null ? null : el("p", { cls: "muted", id: "report-cap", text: "This report holds the first " + held + " of the run's " + page.of.toLocaleString() + " rows whole: the table, its filters and its search cover those " + held + "; the figures above count every row. Write the report with --rows for more, or open the results file with localjudge view to page through every row." });
+    return el("section", { cls: "card", id: "table" }, [el("h2", { text: "Rows" }), capped, el("div", { cls: "toolbar" }, [...filters]), el("div", { cls: "toolbar" }, [search, sort, direction]), pager, table].filter(Boolean));
   }
 
   // ---- one row
