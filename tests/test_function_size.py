@@ -18,13 +18,11 @@ LONG = {
     "view/app.py:create_app": "the page's routes, nested to close over the viewer; each route is small",
     "serving/app.py:create_app": "the server's routes, nested to close over the client; each route is small",
     "runtimes/template_sandbox.py:sandboxed_environment": "Jinja's overrides, nested to close over the budget",
-    "view/figures.py:run_figures": "to split: one run's figures, section by section",
     "commands/runs.py:plan_batch": "to split: a batch's options checked, then its judge, rows and results planned",
     "commands/runs.py:plan_calibration": "to split: as plan_batch, for a calibration",
     "clients/remote_plan.py:__init__": "to split: each setting checked where it is stored",
     "cli/trust.py:describe_check": "to split: one check set's figures, as a table's columns",
     "cli/trust.py:check_judge": "to split: the command's options read into one run",
-    "trust/agreement.py:agreement": "to split: each figure of agreement in its turn",
     "runtimes/llamacpp.py:__init__": "to split: the model loaded, then each setting checked against it",
 }
 

@@ -36,14 +36,15 @@ def stated_verdict(comment: str, *, boolean: bool) -> Optional[Verdict]:
     The last "score should be: X" wins; without one, for a ``boolean``
     verdict, the last sentence that calls the answer correct or wrong.
     """
-    closings = _SCORE_SHOULD_BE.findall(comment)
+    lowered = comment.casefold()  # the words each pattern needs, looked for first: most comments have neither
+    closings = _SCORE_SHOULD_BE.findall(comment) if "score" in lowered else []
     if closings:
         said = closings[-1].lower()
         if said in _WORDS:
             return _WORDS[said] if boolean else float(_WORDS[said])
         number = float(said)
         return bool(number) if boolean and number in (0.0, 1.0) else number
-    if not boolean:
+    if not boolean or not ("correct" in lowered or "right" in lowered or "wrong" in lowered):
         return None
     sentences = [s for s in _SENTENCES.findall(comment) if s.strip()]
     if not sentences:

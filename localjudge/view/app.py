@@ -22,7 +22,7 @@ from importlib import resources
 from typing import Any, Optional
 
 from ..errors import UsageError
-from .figures import comparison, overview
+from .figures import comparison, overview, shared_rows
 from .index import RowQuery, RunIndex
 
 __all__ = ["ASSETS", "CONTENT_SECURITY_POLICY", "LOOPBACK", "Viewer", "create_app"]
@@ -67,6 +67,11 @@ class Viewer:
             for n, index in enumerate(self.runs)
         ]
 
+    def pairs(self) -> list[dict[str, int]]:
+        """Each two runs with the row ids they share (computed once per version of the runs)."""
+        key = ("pairs", "all", tuple(index.version for index in self.runs))  # one entry: older versions are dropped
+        return self._cached(key, lambda: shared_rows(self.runs))
+
     def overview(self, number: int) -> dict[str, Any]:
         index = self.run(number)
         index.refresh()
@@ -106,7 +111,7 @@ def draw_agreement(index: RunIndex) -> Optional[bytes]:
     labels = index.labels_in_use()
     if not labels:
         return None
-    report = measured(index.records(), labels)
+    report = measured(index.judged(), labels)
     if not report.compared:
         return None
     with tempfile.TemporaryDirectory() as folder:
@@ -185,7 +190,7 @@ def create_app(  # noqa: C901  route handlers nested to close over the viewer; e
         return Response(asset(name), media_type=ASSETS[name])
 
     def runs(request: Request) -> Response:
-        return json_answer({"runs": viewer.listing(), "mode": "server"})
+        return json_answer({"runs": viewer.listing(), "pairs": viewer.pairs(), "mode": "server"})
 
     def run_overview(request: Request) -> Response:
         return json_answer(viewer.overview(int(request.path_params["number"])))

@@ -16,18 +16,25 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Optional
 
 from ..datasets.judge_file import judge_file_path, read_judge_file
-from ..trust.agreement import AgreementReport, accuracy_interval, agreement, compare_runs
-from ..trust.contradiction import contradicts
+from ..datasets.results_file import latest_records
+from ..trust.agreement import AgreementReport, Judged, accuracy_interval, agreement_of, compare_runs
 from .index import RunIndex
-from .records import kind_of
+from .records import Tallies, summarize
 
-__all__ = ["KAPPA_INTERVAL_ROWS", "comparison", "described_judges", "overview", "run_figures"]
+__all__ = [
+    "KAPPA_INTERVAL_ROWS",
+    "comparison",
+    "described_judges",
+    "figures_of",
+    "overview",
+    "run_figures",
+    "shared_rows",
+]
 
 KAPPA_INTERVAL_ROWS = 5000
 #: changed rows listed by a comparison (all are counted)
@@ -36,63 +43,31 @@ CHANGED_SHOWN = 500
 
 def run_figures(records: Iterable[Mapping[str, Any]], labels: Mapping[str, Any]) -> dict[str, Any]:
     """What a run's records say, with or without labels: counts, the judge, scores, pairs, agreement."""
-    records = list(records)
-    errors: Counter[str] = Counter()
-    scores: Counter[str] = Counter()
-    winners: Counter[str] = Counter()
-    judges: Counter[str] = Counter()
-    ways: Counter[str] = Counter()
-    keys: Counter[str] = Counter()
-    calibrated = requests = contradicting = cached = 0
-    cache_recorded = False
-    pairs = consistent = 0
-    kinds: Counter[str] = Counter()
-    timed: list[float] = []
-    for record in records:
-        taken = record.get("seconds")
-        if isinstance(taken, (int, float)) and not isinstance(taken, bool) and math.isfinite(taken) and taken >= 0:
-            timed.append(float(taken))
-        judged = record.get("judged")
-        if isinstance(judged, Mapping) and judged.get("judge"):
-            judges[str(judged["judge"])] += 1
-        result = record.get("result")
-        if not isinstance(result, Mapping):
-            error = record.get("error")
-            errors[str(error.get("type", "error")) if isinstance(error, Mapping) else "error"] += 1
-            continue
-        kinds[kind_of(record)] += 1
-        found = result.get("metadata")
-        metadata: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-        scores[json.dumps(result.get("score"), ensure_ascii=False)] += 1
-        keys[str(result.get("key"))] += 1
-        ways[str(metadata.get("way", "not recorded"))] += 1
-        if isinstance(metadata.get("winner"), str):
-            winners[metadata["winner"]] += 1
-        if isinstance(metadata.get("consistent"), bool):
-            pairs += 1
-            consistent += metadata["consistent"]
-        calibrated += metadata.get("calibrated") is True
-        cached += metadata.get("cached") is True
-        cache_recorded |= "cached" in metadata
-        requests += int(metadata["requests"]) if isinstance(metadata.get("requests"), int) else 0
-        contradicting += contradicts(result)
-    judged = len(records) - sum(errors.values())
+    summaries = [summarize(record) for record in latest_records(records)]
+    judged = [summary.judged for summary in summaries if summary.judged is not None]
+    return figures_of(Tallies.of(summaries), judged, labels)
+
+
+def figures_of(tallies: Tallies, judged: Sequence[Judged], labels: Mapping[str, Any]) -> dict[str, Any]:
+    """The overview's figures from a run's tallies and its verdicts as the agreement reads them."""
+    failed = sum(tallies.errors.values())
+    timed = tallies.seconds
     figures: dict[str, Any] = {
-        "rows": len(records),
-        "judged": judged,
-        "failed": sum(errors.values()),
-        "cached": cached if cache_recorded else None,  # None: the records do not say
-        "errors": dict(errors.most_common()),
+        "rows": tallies.rows,
+        "judged": tallies.rows - failed,
+        "failed": failed,
+        "cached": tallies.cached,  # None: the records do not say
+        "errors": dict(tallies.errors.most_common()),
         "judge": {
-            "fingerprints": dict(judges.most_common()),
-            "ways": dict(ways.most_common()),
-            "keys": dict(keys.most_common()),
-            "calibrated": calibrated,
-            "requests": requests,
+            "fingerprints": dict(tallies.judges.most_common()),
+            "ways": dict(tallies.ways.most_common()),
+            "keys": dict(tallies.keys.most_common()),
+            "calibrated": tallies.calibrated,
+            "requests": tallies.requests,
         },
-        "scores": dict(sorted(scores.items(), key=lambda item: item[0])),
-        "contradicting": contradicting,
-        "kind": kinds.most_common(1)[0][0] if kinds else "answer",
+        "scores": dict(sorted(tallies.scores.items(), key=lambda item: item[0])),
+        "contradicting": tallies.contradicting,
+        "kind": tallies.kinds.most_common(1)[0][0] if tallies.kinds else "answer",
         "pairs": None,
         "agreement": None,
         # each row's wall-clock seconds as its record gives them (rows in flight together overlap); None: not recorded
@@ -100,18 +75,19 @@ def run_figures(records: Iterable[Mapping[str, Any]], labels: Mapping[str, Any])
         "seconds_total": _finite(sum(timed)) if timed else None,
         "timed_rows": len(timed),
     }
-    if pairs:
+    winners = tallies.winners
+    if tallies.pairs:
         figures["pairs"] = {
-            "asked_both_orders": pairs,
-            "position_consistency": consistent / pairs,
+            "asked_both_orders": tallies.pairs,
+            "position_consistency": tallies.consistent / tallies.pairs,
             "ties": winners.get("tie", 0),
-            "orders_disagreed": pairs - consistent,
+            "orders_disagreed": tallies.pairs - tallies.consistent,
             "winners": dict(winners.most_common()),
         }
     elif winners:
         figures["pairs"] = {"winners": dict(winners.most_common()), "ties": winners.get("tie", 0)}
     if labels:
-        report = measured(records, labels)
+        report = measured(judged, labels)
         figures["agreement"] = report.as_dict() if report.compared else None
     return figures
 
@@ -121,20 +97,23 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def measured(records: Iterable[Mapping[str, Any]], labels: Mapping[str, Any]) -> AgreementReport:
-    """:func:`agreement`, with kappa's interval only where the rows are few enough to resample quickly."""
-    records = list(records)
-    report = agreement(records, labels, intervals=False)
+def measured(judged: Iterable[Judged], labels: Mapping[str, Any]) -> AgreementReport:
+    """:func:`agreement_of`, with kappa's interval only where the rows are few enough to resample quickly."""
+    judged = list(judged)
+    report = agreement_of(judged, labels, intervals=False)
     if report.compared <= KAPPA_INTERVAL_ROWS:
-        return agreement(records, labels)
+        return agreement_of(judged, labels)
     right = sum(report.right.values())
     report.accuracy_interval = accuracy_interval(right, report.compared)
     return report
 
 
 def overview(index: RunIndex) -> dict[str, Any]:
-    """A run's overview page: where it comes from, its figures, and its judge as the file beside it describes it."""
-    figures = run_figures(index.records(), index.labels_in_use())
+    """A run's overview page: where it comes from, its figures, and its judge as the file beside it describes it.
+
+    Counted by sqlite over the index's columns, and measured over the verdicts it holds: no record is read again.
+    """
+    figures = figures_of(index.tallies(), index.judged(), index.labels_in_use())
     return {
         "name": index.name,
         "path": str(index.path),
@@ -234,6 +213,16 @@ def _number(value: Any) -> Optional[float]:
     return None
 
 
+def shared_rows(runs: Sequence[RunIndex]) -> list[dict[str, int]]:
+    """Each two runs and how many row ids they share: the page offers to compare only those that share some."""
+    ids = [index.ids() for index in runs]
+    return [
+        {"first": a, "second": b, "shared": len(ids[a] & ids[b])}
+        for a in range(len(runs))
+        for b in range(a + 1, len(runs))
+    ]
+
+
 def comparison(first: RunIndex, second: RunIndex) -> dict[str, Any]:
     """Two runs on the same rows: the rows whose verdict changed, each run's agreement, McNemar's p."""
     a, b = first.verdicts(), second.verdicts()
@@ -254,8 +243,8 @@ def comparison(first: RunIndex, second: RunIndex) -> dict[str, Any]:
         "changed": changed[:CHANGED_SHOWN],
         "mcnemar": None,
     }
-    if labels:
-        reports = [measured(index.records(), labels) for index in (first, second)]
+    if labels and shared:  # runs that share no row (of different sets) have nothing to measure side by side
+        reports = [measured(index.judged(), labels) for index in (first, second)]
         found["first"]["agreement"] = reports[0].as_dict() if reports[0].compared else None
         found["second"]["agreement"] = reports[1].as_dict() if reports[1].compared else None
         paired = compare_runs(*reports)

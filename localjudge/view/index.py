@@ -18,15 +18,15 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 from ..datasets.results_file import latest_records
 from ..errors import UsageError
-from ..trust.agreement import agreement
-from .records import LOW_CONFIDENCE, summarize
+from ..trust.agreement import Judged, agreement_of
+from .records import LOW_CONFIDENCE, NOT_RECORDED, RowSummary, Tallies, json_text, summarize
 
 __all__ = ["FILTERS", "SORTS", "Page", "RowQuery", "RunIndex"]
 
@@ -76,6 +76,14 @@ class Page:
     rows: list[dict[str, Any]] = field(default_factory=list)
 
 
+#: what the index holds of each row, in the order :meth:`RunIndex._row` gives it
+_STORED = (
+    "position", "id", "failed", "verdict", "confidence", "consistent", "contradicts", "label", "right", "error_type",
+    "way", "excerpt", "seconds", "judge", "stands_for", "flipped", "key", "score", "winner", "kind",
+    "calibrated", "cached", "requests",
+)  # fmt: skip
+#: a row written again replaces its earlier one in its place (the index knows each id's position)
+_INSERT = f"INSERT OR REPLACE INTO rows ({', '.join(_STORED)}) VALUES ({', '.join('?' * len(_STORED))})"
 _COLUMNS = "position, id, failed, verdict, confidence, consistent, contradicts, label, right, error_type, way, excerpt"
 
 
@@ -108,6 +116,7 @@ class RunIndex:
         self._db = sqlite3.connect(":memory:", check_same_thread=False)
         self._identity: tuple[int, int] | None = None
         self._offset = 0
+        self._positions: dict[str, int] = {}  # each id indexed and its place: a row written again is looked up
         self._create()
         if not self.path.is_file():
             raise UsageError(f"{self.path} is not a file; give a results file (a run's .results.jsonl)")
@@ -122,12 +131,13 @@ class RunIndex:
         self._db.executescript(
             """
             CREATE TABLE rows (
-                position INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, failed INTEGER NOT NULL, verdict TEXT,
+                position INTEGER PRIMARY KEY, id TEXT NOT NULL, failed INTEGER NOT NULL, verdict TEXT,
                 confidence REAL, consistent INTEGER, contradicts INTEGER NOT NULL, label TEXT, right INTEGER,
-                error_type TEXT, way TEXT, excerpt TEXT NOT NULL, record TEXT NOT NULL, row_values TEXT
+                error_type TEXT, way TEXT, excerpt TEXT NOT NULL,
+                seconds REAL, judge TEXT, stands_for TEXT, flipped INTEGER, key TEXT, score TEXT, winner TEXT,
+                kind TEXT, calibrated INTEGER, cached INTEGER, requests INTEGER
             );
-            CREATE INDEX rows_verdict ON rows (verdict);
-            CREATE INDEX rows_confidence ON rows (confidence);
+            CREATE TABLE texts (position INTEGER PRIMARY KEY, record TEXT NOT NULL, row_values TEXT);
             """
         )
 
@@ -172,6 +182,8 @@ class RunIndex:
         if self._identity is not None and (identity != self._identity or status.st_size < self._offset):
             with self._lock:
                 self._db.execute("DELETE FROM rows")  # replaced whole (a run's final rewrite): read it again
+                self._db.execute("DELETE FROM texts")
+                self._positions.clear()
                 self._offset = 0
                 self.invalid_lines = 0
                 self.version += 1
@@ -215,53 +227,77 @@ class RunIndex:
                 texts[id(record)] = line.decode("utf-8")
         if not records:
             return False
-        known = self._known([str(r["id"]) for r in records])
-        merged = latest_records([*known.values(), *records])
+        ids = [str(r["id"]) for r in records]
+        known = self._known([row_id for row_id in ids if row_id in self._positions])
+        merged = latest_records([*known.values(), *records]) if known or len(set(ids)) < len(ids) else records
         fresh = [r for r in merged if known.get(str(r["id"])) is not r]
+        summaries = [summarize(record) for record in fresh]
         labels = {row_id: label for row_id, label in (self._label(r) for r in fresh) if label is not None}
-        right = agreement(fresh, labels, intervals=False).right if labels else {}
-        rows = []
-        for record in fresh:
-            row_id = str(record["id"])
-            summary = summarize(record)
-            label = labels.get(row_id)
-            values = self.values.get(row_id)
-            rows.append(
+        judged = [summary.judged for summary in summaries if summary.judged is not None]
+        right = agreement_of(judged, labels, intervals=False).right if labels else {}
+        rows, whole = [], []
+        for summary, record in zip(summaries, fresh, strict=True):
+            position = self._positions.setdefault(
+                summary.id, len(self._positions) + 1
+            )  # a row written again keeps its place
+            rows.append(self._row(position, summary, labels.get(summary.id), right.get(summary.id)))
+            values = self.values.get(summary.id)
+            whole.append(
                 (
-                    row_id,
-                    int(summary.failed),
-                    summary.verdict,
-                    summary.confidence,
-                    None if summary.consistent is None else int(summary.consistent),
-                    int(summary.contradicts),
-                    None if label is None else _text(label),
-                    None if row_id not in right else int(right[row_id]),
-                    summary.error_type,
-                    summary.way,
-                    summary.excerpt,
+                    position,
                     texts.get(id(record)) or json.dumps(record, ensure_ascii=False),
                     None if values is None else json.dumps(values, ensure_ascii=False),
                 )
             )
-        self._db.executemany(
-            """INSERT INTO rows (id, failed, verdict, confidence, consistent, contradicts, label, right, error_type,
-                   way, excerpt, record, row_values) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-               ON CONFLICT (id) DO UPDATE SET failed = excluded.failed, verdict = excluded.verdict,
-                   confidence = excluded.confidence, consistent = excluded.consistent,
-                   contradicts = excluded.contradicts, label = excluded.label, right = excluded.right,
-                   error_type = excluded.error_type, way = excluded.way, excerpt = excluded.excerpt,
-                   record = excluded.record, row_values = excluded.row_values""",
-            rows,
-        )
+        self._db.executemany(_INSERT, rows)
+        self._db.executemany("INSERT OR REPLACE INTO texts (position, record, row_values) VALUES (?, ?, ?)", whole)
         return bool(rows)
+
+    @staticmethod
+    def _row(position: int, summary: RowSummary, label: Any, right: Optional[bool]) -> tuple[Any, ...]:
+        """One row of the index, in the order of :data:`_STORED`."""
+        judged, figures = summary.judged, summary.figures
+        return (
+            position,
+            summary.id,
+            int(summary.failed),
+            summary.verdict,
+            summary.confidence,
+            None if summary.consistent is None else int(summary.consistent),
+            int(summary.contradicts),
+            None if label is None else _text(label),
+            None if right is None else int(right),
+            summary.error_type,
+            summary.way,
+            summary.excerpt,
+            summary.seconds,
+            summary.judge,
+            None if judged is None or judged.confidence is None else judged.confidence[0],
+            None if judged is None else int(judged.flipped),
+            *(
+                (None,) * 7
+                if figures is None
+                else (
+                    figures.key,
+                    figures.score,
+                    figures.winner,
+                    figures.kind,
+                    int(figures.calibrated),
+                    None if figures.cached is None else int(figures.cached),
+                    figures.requests,
+                )
+            ),
+        )
 
     def _known(self, ids: list[str]) -> dict[str, Any]:
         """The records the index holds already for ``ids`` (a row written again), asked 500 at a time."""
         known = {}
         for start in range(0, len(ids), 500):
-            part = ids[start : start + 500]
+            part = [self._positions[row_id] for row_id in ids[start : start + 500]]
             marks = ",".join("?" * len(part))
-            for row_id, text in self._db.execute(f"SELECT id, record FROM rows WHERE id IN ({marks})", part):
+            for row_id, text in self._db.execute(
+                f"SELECT id, record FROM rows JOIN texts USING (position) WHERE position IN ({marks})", part
+            ):
                 known[row_id] = json.loads(text)
         return known
 
@@ -273,6 +309,11 @@ class RunIndex:
 
     # reading the index
 
+    def ids(self) -> frozenset[str]:
+        """The ids of the rows indexed so far: what tells whether two runs judged the same rows."""
+        with self._lock:
+            return frozenset(self._positions)
+
     def count(self) -> int:
         with self._lock:
             return int(self._db.execute("SELECT count(*) FROM rows").fetchone()[0])
@@ -283,7 +324,10 @@ class RunIndex:
         where = [FILTERS[query.filter]]
         parameters: dict[str, Any] = {"below": query.below}
         if query.search:
-            where.append("(record LIKE :words ESCAPE '\\' OR row_values LIKE :words ESCAPE '\\')")
+            where.append(
+                "position IN (SELECT position FROM texts WHERE record LIKE :words ESCAPE '\\' "
+                "OR row_values LIKE :words ESCAPE '\\')"
+            )
             escaped = query.search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
             parameters["words"] = f"%{escaped}%"
         condition = " AND ".join(where)
@@ -308,7 +352,9 @@ class RunIndex:
         """One row whole: its record, the data file's values for it, its label and whether its verdict is right."""
         with self._lock:
             found = self._db.execute(
-                "SELECT position, record, row_values, label, right FROM rows WHERE id = ?", (row_id,)
+                "SELECT position, record, row_values, label, right FROM rows JOIN texts USING (position) "
+                "WHERE position = ?",
+                (self._positions.get(row_id),),
             ).fetchone()
         if found is None:
             return None
@@ -325,7 +371,7 @@ class RunIndex:
     def records(self) -> Iterator[dict[str, Any]]:
         """Every row's record, in the file's order (read from the index, not the file)."""
         with self._lock:
-            texts = [text for (text,) in self._db.execute("SELECT record FROM rows ORDER BY position")]
+            texts = [text for (text,) in self._db.execute("SELECT record FROM texts ORDER BY position")]
         for text in texts:
             yield json.loads(text)
 
@@ -337,6 +383,47 @@ class RunIndex:
                 for row_id, verdict, failed, label in self._db.execute("SELECT id, verdict, failed, label FROM rows")
             }
 
+    def judged(self) -> list[Judged]:
+        """Each result as the agreement figures read it (trust.agreement's Judged), from the index's columns."""
+        with self._lock:
+            found = self._db.execute(
+                "SELECT id, verdict, stands_for, confidence, consistent, flipped FROM rows WHERE failed = 0"
+            ).fetchall()
+        return [
+            Judged(
+                row_id,
+                verdict,
+                None if stands_for is None else (stands_for, confidence),
+                None if consistent is None else bool(consistent),
+                bool(flipped),
+            )
+            for row_id, verdict, stands_for, confidence, consistent, flipped in found
+        ]
+
+    def tallies(self) -> Tallies:
+        """What the overview counts, counted by sqlite over the index's columns (no record is read again)."""
+        found = Tallies()
+        with self._lock:
+            run = self._db.execute
+            found.rows = run("SELECT count(*) FROM rows").fetchone()[0]
+            found.errors.update(dict(run("SELECT error_type, count(*) FROM rows WHERE failed = 1 GROUP BY 1")))
+            for name in ("score", "winner", "judge", "key", "kind"):
+                grouped = run(f"SELECT {name}, count(*) FROM rows WHERE {name} IS NOT NULL GROUP BY 1")
+                getattr(found, name + "s").update(dict(grouped))
+            found.ways.update(
+                dict(run(f"SELECT coalesce(way, '{NOT_RECORDED}'), count(*) FROM rows WHERE failed = 0 GROUP BY 1"))
+            )
+            sums = run(
+                "SELECT total(calibrated), total(requests), total(contradicts), count(cached), total(cached), "
+                "count(consistent), total(consistent) FROM rows WHERE failed = 0"
+            ).fetchone()
+            found.seconds = [seconds for (seconds,) in run("SELECT seconds FROM rows WHERE seconds IS NOT NULL")]
+        calibrated, requests, contradicting, cache_recorded, cached, pairs, consistent = map(int, sums)
+        found.calibrated, found.requests, found.contradicting = calibrated, requests, contradicting
+        found.cached = cached if cache_recorded else None
+        found.pairs, found.consistent = pairs, consistent
+        return found
+
     def labels_in_use(self) -> dict[str, Any]:
         """The labels the rows are measured against: the labels file's, else the records' own."""
         with self._lock:
@@ -346,17 +433,36 @@ class RunIndex:
 def _parse(line: bytes) -> Optional[dict[str, Any]]:
     """A line's record, as a run reads it (an object with an id and a result or an error), else None.
 
-    The C decoder, which a 100,000-row file needs: a structure nested too
-    deep for it is a RecursionError, and no record.
+    orjson where it is installed (the view extra brings it: a 100,000-row
+    file parses in half the time), else the standard library's C decoder;
+    what orjson refuses and Python reads (NaN, integers past 64 bits, lone
+    surrogates) is read by the standard library, as the rest of the
+    project reads it. A structure nested too deep is no record.
     """
     try:
-        record = json.loads(line)
-    except (ValueError, RecursionError):
+        record = _loads(line)
+    except ValueError:
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            return None
+    except RecursionError:
         return None
     if not isinstance(record, dict) or "id" not in record or not ("result" in record or "error" in record):
         return None
     return record
 
 
+def _fast_loads() -> Callable[[bytes], Any]:
+    try:
+        import orjson
+    except ImportError:
+        return json.loads
+    return orjson.loads
+
+
+_loads = _fast_loads()
+
+
 def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return value if isinstance(value, str) else json_text(value)

@@ -37,6 +37,16 @@ def test_kappa_by_hand():
     assert cohen_kappa([], []) is None
 
 
+def test_accuracy_interval_is_scipys_wilson_interval_in_closed_form():
+    from scipy.stats import binomtest
+
+    cases = [(0, 1), (1, 1), (0, 7), (3, 7), (7, 7), (42, 50), (4999, 10000), (98975, 98975), (1, 100000)]
+    for right, compared in cases:
+        expected = binomtest(right, compared).proportion_ci(confidence_level=0.95, method="wilson")
+        low, high = accuracy_interval(right, compared)
+        assert low == pytest.approx(expected.low, abs=1e-12) and high == pytest.approx(expected.high, abs=1e-12)
+
+
 def test_accuracy_interval_is_wilsons():
     # Wilson's score interval, z = 1.96: 42/50 gives 0.715-0.917 (worked out from the formula by hand)
     low, high = accuracy_interval(42, 50)

@@ -226,6 +226,21 @@ def test_two_runs_side_by_side(watched, server):
     watched.check_nothing_ran_and_nothing_left()
 
 
+def test_runs_that_share_no_row_are_not_offered_side_by_side(watched, server):
+    page = watched.page
+    page.goto(server + "#/")
+    page.wait_for_selector("#comparisons li >> nth=2")
+    offered = page.locator("#comparisons a")
+    expect(offered).to_have_count(1)  # the two runs of one set; the agent's run shares no row with either
+    assert offered.get_attribute("href") == "#/compare/0/1"
+    assert page.inner_text("#comparisons").count("no row id in common") == 2
+    watched.shot("runs")
+    page.goto(server + "#/compare/0/2")
+    expect(page.locator("#no-shared-rows")).to_contain_text("no row id in common")
+    assert page.locator("#changed").count() == 0
+    watched.check_nothing_ran_and_nothing_left()
+
+
 def test_a_run_in_progress_is_followed(watched, server, runs):
     page = watched.page
     page.goto(server + "#/run/0")
@@ -279,5 +294,11 @@ def test_a_report_of_fewer_rows_than_the_run_says_so_and_counts_them_all(browser
     watched.page.wait_for_selector("#rows tr >> nth=1")
     expect(watched.page.locator("#overview")).to_contain_text("50 (the first; the figures count every row)")
     expect(watched.page.locator("#overview")).to_contain_text("rows compared117")  # every judged row measured
+    held = re.compile(r"holds the first 50 of the run's 12[01] rows whole")  # 121 once a test above adds a row
+    expect(watched.page.locator("#report-cap")).to_contain_text(held)
+    watched.page.get_by_role("button", name="Failed", exact=True).click()
+    pager = watched.page.locator("#table .pages")
+    expect(pager).to_have_text("rows 1–2 of 2")  # q007 and q050: the 50 held, as it says
+    watched.shot("report-capped")
     watched.check_nothing_ran_and_nothing_left()
     watched.page.close()

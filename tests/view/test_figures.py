@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from support.results_files import answer, answers_run, check_judge_on_tiny, describe_judge, pair, write_results
 
 from localjudge.datasets.results_file import read_results
 from localjudge.trust.agreement import agreement, compare_runs
-from localjudge.view.figures import comparison, overview, run_figures
+from localjudge.view.figures import comparison, overview, run_figures, shared_rows
 from localjudge.view.index import RunIndex
 from localjudge.view.sources import read_data
 
@@ -54,6 +56,41 @@ def test_two_runs_compared_name_the_changed_rows_and_mcnemars_p(tmp_path):
     )
     assert found["mcnemar"]["p_value"] == expected.p_value
     assert found["mcnemar"]["second_only"] == 6
+
+
+def test_the_overview_counted_in_sqlite_is_what_the_records_say(tmp_path):
+    """The index's columns, counted by sqlite, give the figures run_figures reads from the records themselves."""
+    results, data = answers_run(tmp_path)
+    labels, values = read_data(data)
+    with results.open("a", encoding="utf-8") as raw:  # a row written again, a cached one, a pair, a hand-made way
+        raw.write(json.dumps({**answer("q001", False, 0.7), "seconds": 2.0, "judged": {"judge": "j2"}}) + "\n")
+        cached = answer("extra", True, 0.6)
+        cached["result"]["metadata"].update(cached=True, calibrated=True, requests=3, way={"not": "text"})
+        raw.write(json.dumps(cached) + "\n")
+        raw.write(json.dumps(pair("p1", ("A", "B"), 0.5)) + "\n")
+    figures = overview(RunIndex(results, labels=labels, values=values))
+    expected = run_figures(read_results(results), labels)
+    for name, value in expected.items():
+        assert figures[name] == value, name
+    assert figures["cached"] == 1 and figures["judge"]["calibrated"] == 1 and figures["judge"]["requests"] >= 3
+    assert figures["judge"]["ways"]['{"not": "text"}'] == 1 and figures["judge"]["fingerprints"] == {"j2": 1}
+
+
+def test_only_runs_that_share_rows_are_compared(tmp_path):
+    (tmp_path / "b").mkdir()
+    first, data = answers_run(tmp_path)
+    second, _ = answers_run(tmp_path / "b", flip=["q005"])
+    other = write_results(tmp_path / "other.results.jsonl", [answer("t1", True, 0.9), answer("t2", False, 0.8)])
+    labels, _ = read_data(data)
+    runs = [RunIndex(first, labels=labels), RunIndex(second, labels=labels), RunIndex(other, labels=labels)]
+    assert shared_rows(runs) == [
+        {"first": 0, "second": 1, "shared": 120},
+        {"first": 0, "second": 2, "shared": 0},
+        {"first": 1, "second": 2, "shared": 0},
+    ]
+    apart = comparison(runs[0], runs[2])
+    assert (apart["shared"], apart["only_first"], apart["only_second"]) == (0, 120, 2)
+    assert apart["mcnemar"] is None and "agreement" not in apart["first"]  # nothing measured side by side
 
 
 @pytest.mark.model

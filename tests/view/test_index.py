@@ -100,6 +100,18 @@ def test_a_result_is_not_superseded_by_a_later_error(tmp_path):
     assert index.page(RowQuery(filter="failed")).total == 0  # as read_results keeps it
 
 
+def test_a_line_only_the_standard_library_reads_is_a_row(tmp_path):
+    """NaN and integers past 64 bits, which Python writes and orjson refuses: read as the rest of the project reads them."""
+    path = tmp_path / "r.results.jsonl"
+    odd = answer("nan", True, 0.9)
+    odd["result"]["metadata"]["probabilities"] = {"true": float("nan"), "false": 0.1}
+    odd["result"]["metadata"]["requests"] = 2**70
+    path.write_text(json.dumps(odd) + "\n" + json.dumps(answer("b", False, 0.8)) + "\n", encoding="utf-8")
+    index = RunIndex(path)
+    assert index.count() == 2 and index.invalid_lines == 0
+    assert index.row("nan")["record"]["result"]["metadata"]["requests"] == 2**70
+
+
 def test_pairs_whose_orders_disagree(tmp_path):
     path = write_results(
         tmp_path / "pairs.results.jsonl",

@@ -5,6 +5,7 @@
 (function () {
   const LONG = 100000; // characters of one text shown before a "show all" button
   const PAGE = 50;
+  const NO_SHARED_ROWS = "no row id in common (runs of different sets?), so there is nothing to compare: a comparison sets the two verdicts on each row side by side";
   const embedded = document.getElementById("localjudge-data");
   const DATA = embedded ? JSON.parse(embedded.textContent) : null;
   const main = document.getElementById("main");
@@ -79,6 +80,7 @@
     return {
       follows: true,
       runs: () => get("/api/runs").then((b) => b.runs),
+      pairs: () => get("/api/runs").then((b) => b.pairs),
       overview: (n) => get("/api/runs/" + n),
       version: (n) => get("/api/runs/" + n + "/version"),
       rows: (n, q) => get("/api/runs/" + n + "/rows?" + new URLSearchParams({ filter: q.filter, q: q.q, sort: q.sort, desc: q.desc ? "1" : "0", offset: String(q.offset), limit: String(PAGE) })),
@@ -97,6 +99,7 @@
     return {
       follows: false,
       runs: async () => data.runs.map((run, number) => ({ number, name: run.overview.name, rows: run.rows.length })),
+      pairs: async () => Object.entries(data.comparisons).map(([key, c]) => ({ first: Number(key.split("/")[0]), second: Number(key.split("/")[1]), shared: c.shared })).filter((p) => p.first < p.second),
       overview: async (n) => data.runs[n].overview,
       rows: async (n, q) => {
         const run = data.runs[n];
@@ -111,7 +114,7 @@
           const order = x < y ? -1 : x > y ? 1 : 0;
           return (q.desc ? -order : order) || a.position - b.position;
         });
-        return { total: found.length, rows: found.slice(q.offset, q.offset + PAGE) };
+        return { total: found.length, rows: found.slice(q.offset, q.offset + PAGE), held: run.rows.length, of: run.overview.rows };
       },
       row: async (n, id) => {
         const found = data.runs[n].details[id];
@@ -149,9 +152,14 @@
     const runs = await api.runs();
     if (runs.length === 1) { location.replace("#/run/0"); return; }
     const list = el("ul");
-    for (const run of runs) list.appendChild(el("li", {}, [link("#/run/" + run.number, run.name), text(" — " + run.rows + " rows")]));
-    const comparisons = el("ul");
-    for (let a = 0; a < runs.length; a++) for (let b = a + 1; b < runs.length; b++) comparisons.appendChild(el("li", {}, [link("#/compare/" + a + "/" + b, runs[a].name + " against " + runs[b].name)]));
+    for (const run of runs) list.appendChild(el("li", {}, [link("#/run/" + run.number, run.name), text(" — " + run.rows.toLocaleString() + (run.rows === 1 ? " row" : " rows"))]));
+    const comparisons = el("ul", { id: "comparisons" });
+    for (const p of await api.pairs()) {
+      const names = runs[p.first].name + " against " + runs[p.second].name;
+      comparisons.appendChild(p.shared > 0
+        ? el("li", {}, [link("#/compare/" + p.first + "/" + p.second, names), text(" — " + p.shared.toLocaleString() + " rows in both")])
+        : el("li", { cls: "muted" }, [text(names + ": " + NO_SHARED_ROWS)]));
+    }
     replace([el("h1", { text: "Runs" }), card("Results files", [list]), runs.length > 1 ? card("Two runs side by side", [comparisons]) : null].filter(Boolean));
   }
 
@@ -159,7 +167,10 @@
     const runs = await api.runs();
     const nav = document.getElementById("runs");
     nav.replaceChildren(...runs.map((run) => el("a", { href: "#/run/" + run.number, text: run.name, cls: run.number === current ? "current" : "" })));
-    if (runs.length > 1) nav.appendChild(link("#/compare/0/1", "compare"));
+    if (runs.length > 1) {
+      const comparable = (await api.pairs()).find((p) => p.shared > 0);
+      if (comparable) nav.appendChild(link("#/compare/" + comparable.first + "/" + comparable.second, "compare"));
+    }
     return runs;
   }
 
@@ -352,7 +363,9 @@
       ]));
     }
     if (!page.rows.length) table.appendChild(el("tr", {}, [el("td", { text: "No row matches." })]));
-    return el("section", { cls: "card", id: "table" }, [el("h2", { text: "Rows" }), el("div", { cls: "toolbar" }, [...filters]), el("div", { cls: "toolbar" }, [search, sort, direction]), pager, table]);
+    const held = page.held !== undefined && page.held < page.of ? page.held.toLocaleString() : null;
+    const capped = held === null ? null : el("p", { cls: "muted", id: "report-cap", text: "This report holds the first " + held + " of the run's " + page.of.toLocaleString() + " rows whole: the table, its filters and its search cover those " + held + "; the figures above count every row. Write the report with --rows for more, or open the results file with localjudge view to page through every row." });
+    return el("section", { cls: "card", id: "table" }, [el("h2", { text: "Rows" }), capped, el("div", { cls: "toolbar" }, [...filters]), el("div", { cls: "toolbar" }, [search, sort, direction]), pager, table].filter(Boolean));
   }
 
   // ---- one row
@@ -446,6 +459,11 @@
       return select;
     };
     const parts = [el("h1", { text: "Two runs side by side" }), el("div", { cls: "toolbar" }, [choose(a, b, 0), text(" against "), choose(b, a, 1)])];
+    if (c.shared === 0) {
+      parts.push(card("Nothing to compare", [el("p", { id: "no-shared-rows", text: c.first.name + " and " + c.second.name + ": " + NO_SHARED_ROWS })]));
+      replace(parts);
+      return;
+    }
     const summary = [pairs([
       ["rows in both", c.shared], ["only in the first", c.only_first], ["only in the second", c.only_second],
       ["verdicts that changed", c.changed_count],
