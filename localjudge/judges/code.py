@@ -23,9 +23,10 @@ from ..errors import TruncatedOutputError, UsageError
 from ..prompts.code import EXTRACTION_SCHEMA, extraction_messages, final_output_text, markdown_code
 from ..prompts.parsing import parse_json_output
 from ..prompts.prompting import DATA_NOT_INSTRUCTIONS
-from ..types import FewShotExample, JudgeClient, Prompt
+from ..types import FewShotExample, JudgeClient, JudgeRequest, Prompt
 from ..wording import Message
-from .core import JudgeCore, build_core
+from .building import build_core
+from .core import JudgeCore
 from .plan import Step, arun_plan, run_plan
 from .single import AsyncEvaluator, Evaluator
 from .twin import async_twin
@@ -122,13 +123,13 @@ class CodeJudge:
         (response,) = yield [self.extraction_request(text)]
         return self.read_extracted(response)
 
-    def extraction_request(self, text: object) -> dict[str, Any]:
+    def extraction_request(self, text: object) -> JudgeRequest:
         """The judge asked for the code under a schema: any answer of a local judge parses."""
         if not isinstance(text, str):  # content blocks a message held: they are not text to copy from
             raise UsageError(
                 f"the answer's content is {type(text).__name__}, not text; the judge can copy code only out of text"
             )
-        request: dict[str, Any] = {
+        request: JudgeRequest = {
             "messages": extraction_messages(text),
             "response_format": {
                 "type": "json_schema",
