@@ -15,6 +15,8 @@ by a small collector of our own (``_blocks``), which also reads the comment befo
   free port (``--port 0``), asked for a page, and stopped;
 - ``<!-- synopsis: ... -->`` before a ``text`` block: every flag in it is in its command's ``--help``;
 - ``<!-- layout: ... -->`` before a ``text`` block: every folder named in it is one of the package's;
+- ``<!-- scripted server: ANSWER -->`` before a block that talks to an OpenAI-compatible server at
+  ``http://127.0.0.1:8000/v1``: the block runs against a scripted server on a free port that answers ANSWER;
 - ``<!-- the file PATH: ... -->`` before a block that shows a file of the project (a config a test runs): the
   block is that file, byte for byte.
 
@@ -44,7 +46,8 @@ pytestmark = pytest.mark.docs
 
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
 MARK = re.compile(
-    r"<!--\s*(not run|exit \d+|judge \w+|serves|synopsis|layout|the file \S+)\b:?\s*([^>]*?)-->\s*\Z", re.S
+    r"<!--\s*(not run|exit \d+|judge \w+|serves|synopsis|layout|scripted server|the file \S+)\b:?\s*([^>]*?)-->\s*\Z",
+    re.S,
 )
 
 
@@ -338,8 +341,10 @@ def test_each_code_block_runs(block, workspaces, home, monkeypatch, request):
         (cwd / test_file).write_text(block.source, encoding="utf-8")
         done = _shell(f"python -m pytest -q -p no:cacheprovider {test_file}", cwd, home, judge=_judge(block))
         assert done.returncode == 0 and " passed" in done.stdout, done.stdout + done.stderr
+    elif "scripted server" in block.marks:
+        _against_scripted_server(block, cwd, home, monkeypatch, request)
     elif block.language == "python":
-        _python(block, cwd, monkeypatch, request)
+        _python(block, cwd, home, monkeypatch, request)
     elif "serves" in block.marks:
         _serve(block, cwd, home)
     elif block.language == "console":
@@ -353,7 +358,28 @@ def test_each_code_block_runs(block, workspaces, home, monkeypatch, request):
         )
 
 
-def _python(block: Block, cwd: Path, monkeypatch, request) -> None:
+#: where the docs' blocks find an OpenAI-compatible server
+DOCS_SERVER = "http://127.0.0.1:8000/v1"
+
+
+def _against_scripted_server(block: Block, cwd: Path, home: Path, monkeypatch, request) -> None:
+    """The block, its server a scripted one on a free port that answers what its mark says to every request."""
+    from support.fault_server import FaultServer, completion
+
+    assert DOCS_SERVER in block.source, f"{block.id} names no server at {DOCS_SERVER}"
+    server = FaultServer([completion(block.marks["scripted server"])] * 8)
+    try:
+        if block.language == "python":
+            _python(block, cwd, home, monkeypatch, request, server=server.base_url)
+        else:
+            done = _shell(block.source.replace(DOCS_SERVER, server.base_url), cwd, home, judge=_judge(block))
+            assert done.returncode == _status(block), f"{block.id}\n{done.stdout}\n{done.stderr}"
+    finally:
+        server.close()
+    assert server.requests, f"{block.id} asked the server nothing"
+
+
+def _python(block: Block, cwd: Path, home: Path, monkeypatch, request, *, server: str = DOCS_SERVER) -> None:
     example: CodeExample = PYTHON[(block.path, block.line)]
     if "model_dir" in block.source:
         shutil.copytree(request.getfixturevalue("model_dir"), cwd / "model_dir", dirs_exist_ok=True)
@@ -362,7 +388,8 @@ def _python(block: Block, cwd: Path, monkeypatch, request) -> None:
     monkeypatch.setenv("LOCALJUDGE_MODEL", _judge(block))
     # Run by exec, not pytest-examples' EvalExample.run: an example that raises under it ends the whole
     # session with an INTERNALERROR (pytest cannot map the rewritten module's frames back to the page).
-    code = compile("\n" * example.start_line + example.source, f"<{block.id}>", "exec")
+    source = example.source.replace(DOCS_SERVER, server)
+    code = compile("\n" * example.start_line + source, f"<{block.id}>", "exec")
     exec(code, {"__name__": f"docs_example_{block.path.stem}_{block.line}"})
 
 
