@@ -13,12 +13,16 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
-from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, convert_to_openai_messages
-from langchain_core.outputs import ChatGeneration, ChatResult
+from ..errors import MissingDependencyError, UsageError
+
+try:  # the class is LangChain's chat model: without LangChain there is none to define
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage, BaseMessage, convert_to_openai_messages
+    from langchain_core.outputs import ChatGeneration, ChatResult
+except ImportError as exc:
+    raise MissingDependencyError("LocalChatModel", "langchain-core", extra="langchain") from exc
 from pydantic import ConfigDict, PrivateAttr
 
-from ..errors import UsageError
 from ..types import JudgeRequest
 from .base import acall_create, call_create, read_choice
 
