@@ -34,9 +34,15 @@ from pathlib import Path
 
 from localjudge.commands.check import CHECK_SETS, load_set
 from localjudge.commands.runs import plan_calibration
-from localjudge.commands.settings import JudgeSettings
+from localjudge.commands.settings import JudgeSettings, WayFlags
 from localjudge.judges.ways import WAYS
 from localjudge.trust.fit import SHIPPED, calibration_key
+
+
+def base_settings(args: argparse.Namespace) -> JudgeSettings:
+    """The judge options the flags ask for; with no way flag, the plain way (not the question's default)."""
+    flags = WayFlags(self_reference=args.self_reference, likelihood=args.likelihood, checklist=args.checklist)
+    return JudgeSettings(model_spec=args.model, way_flags=flags, way=None if flags.given() else WAYS["plain"])
 
 
 def main() -> None:
@@ -57,14 +63,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         data = Path(work) / "dev.jsonl"
         data.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-        base = JudgeSettings(
-            model_spec=args.model,
-            self_reference=args.self_reference,
-            likelihood=args.likelihood,
-            checklist=args.checklist,
-            way=None if (args.self_reference or pairwise) else WAYS["plain"],  # not the question's default
-        )
-        settings = CHECK_SETS[names[0]].settings(base)
+        settings = CHECK_SETS[names[0]].settings(base_settings(args))
         if args.evaluator:  # another prompt for the same rows
             settings = replace(settings, evaluator=args.evaluator)
         plan = plan_calibration(settings, data, pairwise=pairwise, concurrency=args.j, folds=args.folds)

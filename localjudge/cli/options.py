@@ -279,7 +279,8 @@ class WayName(click.ParamType):
 
     name = "way"
 
-    def get_metavar(self, param: click.Parameter, ctx: click.Context) -> str:
+    def get_metavar(self, param: click.Parameter, ctx: Optional[click.Context] = None) -> str:
+        # click 8.1 (which pyproject allows) passes the parameter alone; 8.2 on, the context too
         from ..judges.ways import WAYS
 
         return "[" + "|".join(WAYS) + "]"

@@ -10,18 +10,26 @@ one, a multi-turn simulation runs offline.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
-from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, convert_to_openai_messages
-from langchain_core.outputs import ChatGeneration, ChatResult
+from ..errors import MissingDependencyError, UsageError
+
+try:  # the class is LangChain's chat model: without LangChain there is none to define
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage, BaseMessage, convert_to_openai_messages
+    from langchain_core.outputs import ChatGeneration, ChatResult
+except ImportError as exc:
+    raise MissingDependencyError("LocalChatModel", "langchain-core", extra="langchain") from exc
 from pydantic import ConfigDict, PrivateAttr
 
 from ..types import JudgeRequest
 from .base import acall_create, call_create, read_choice
 
 __all__ = ["LocalChatModel"]
+
+#: what one call may set over the model's own (``invoke(..., temperature=...)``, ``bind(max_tokens=...)``)
+_PER_CALL = frozenset({"temperature", "max_tokens"})
 
 
 class LocalChatModel(BaseChatModel):
@@ -55,11 +63,20 @@ class LocalChatModel(BaseChatModel):
             self._resolved = resolve_model(self.model or default_model_spec())
         return self._resolved
 
-    def _request(self, messages: Sequence[BaseMessage], stop: Optional[list[str]]) -> JudgeRequest:
+    def _request(
+        self, messages: Sequence[BaseMessage], stop: Optional[list[str]], options: Mapping[str, Any]
+    ) -> JudgeRequest:
+        """The request for ``messages``; ``options`` given to one call (``invoke(..., max_tokens=8)``) over the model's."""
+        unknown = sorted(set(options) - _PER_CALL)
+        if unknown:
+            raise UsageError(
+                f"LocalChatModel takes {', '.join(sorted(_PER_CALL))} for one call, not {', '.join(unknown)}; "
+                "a local model here answers in free text only (no tools, no structured output)"
+            )
         request: JudgeRequest = {
             "messages": list(convert_to_openai_messages(list(messages))),
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
+            "temperature": options.get("temperature", self.temperature),
+            "max_tokens": options.get("max_tokens", self.max_tokens),
         }
         if stop:
             request["stop"] = list(stop)
@@ -77,9 +94,9 @@ class LocalChatModel(BaseChatModel):
     def _generate(
         self, messages: list[BaseMessage], stop: Optional[list[str]] = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
-        return self._result(call_create(self._client(), self._request(messages, stop)))
+        return self._result(call_create(self._client(), self._request(messages, stop, kwargs)))
 
     async def _agenerate(
         self, messages: list[BaseMessage], stop: Optional[list[str]] = None, run_manager: Any = None, **kwargs: Any
     ) -> ChatResult:
-        return self._result(await acall_create(self._client(), self._request(messages, stop)))
+        return self._result(await acall_create(self._client(), self._request(messages, stop, kwargs)))

@@ -116,8 +116,10 @@ class CodeJudge:
     def extract(self, outputs: object) -> Step:
         """The code of the answer by the strategy; None when there is none."""
         text = final_output_text(outputs)
+        if text is None:  # a message of tool calls alone: no code, by any strategy
+            return None
         if self.strategy == "markdown_code_blocks":
-            return markdown_code(text)
+            return markdown_code(_text_to_copy_from(text))
         if self.strategy != "llm":
             return text
         (response,) = yield [self.extraction_request(text)]
@@ -125,12 +127,8 @@ class CodeJudge:
 
     def extraction_request(self, text: object) -> JudgeRequest:
         """The judge asked for the code under a schema: any answer of a local judge parses."""
-        if not isinstance(text, str):  # content blocks a message held: they are not text to copy from
-            raise UsageError(
-                f"the answer's content is {type(text).__name__}, not text; the judge can copy code only out of text"
-            )
         request: JudgeRequest = {
-            "messages": extraction_messages(text),
+            "messages": extraction_messages(_text_to_copy_from(text)),
             "response_format": {
                 "type": "json_schema",
                 "json_schema": {"name": "extracted_code", "strict": True, "schema": EXTRACTION_SCHEMA},
@@ -199,6 +197,16 @@ class AsyncCodeEvaluator(AsyncEvaluator):
             given = await given
         plan = self.code_judge.plan(inputs, outputs, reference_outputs, kwargs, given)
         return await arun_plan(self.core.client, stamped(plan, self.way))
+
+
+def _text_to_copy_from(text: object) -> str:
+    """The answer's content as text to take code out of; content of another kind is refused by its type."""
+    if not isinstance(text, str):
+        raise UsageError(
+            f"the answer's content is {type(text).__name__}, not text; code can be taken only out of text "
+            "(give the answer's text as its content, or a code_extractor of yours)"
+        )
+    return text
 
 
 def _close(awaitable: object) -> None:

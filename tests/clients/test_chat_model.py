@@ -47,3 +47,30 @@ def test_a_model_named_is_loaded_once_and_answers(tiny_gguf):
     first = model.invoke("Say hello.")
     assert isinstance(first.content, str) and first.content.strip()
     assert model._client() is model._client()
+
+
+def test_options_given_to_one_call_are_used_and_others_refused_by_name():
+    from localjudge.errors import UsageError
+
+    client = ScriptedClient(["short"])
+    model = LocalChatModel(client=client)
+    assert model.bind(max_tokens=8).invoke("hi", temperature=0.5).content == "short"
+    (request,) = client.requests
+    assert (request["max_tokens"], request["temperature"]) == (8, 0.5)
+    with pytest.raises(UsageError, match="not top_p"):
+        model.invoke("hi", top_p=0.9)
+    assert len(client.requests) == 1  # refused before anything was sent
+
+
+def test_without_langchain_it_names_the_extra_to_install(monkeypatch):
+    import importlib
+    import sys
+
+    from localjudge.errors import MissingDependencyError
+
+    monkeypatch.setitem(sys.modules, "langchain_core.language_models.chat_models", None)  # as if not installed
+    monkeypatch.delitem(sys.modules, "localjudge.clients.chat_model")
+    with pytest.raises(
+        MissingDependencyError, match=r"LocalChatModel needs the package 'langchain-core'.*localjudge\[langchain\]"
+    ):
+        importlib.import_module("localjudge.clients.chat_model")

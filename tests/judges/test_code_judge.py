@@ -139,3 +139,21 @@ def test_the_cut_is_read_where_the_local_client_writes_it():
     from localjudge.judges import code
 
     assert code._DECODE_STATS == DECODE_STATS_FIELD
+
+
+@pytest.mark.parametrize("strategy", ["none", "markdown_code_blocks", "llm"])
+def test_a_message_of_tool_calls_alone_has_no_code_by_any_strategy(strategy):
+    evaluator = create_code_llm_as_judge(
+        prompt="{outputs}", judge=ScriptedClient([]), code_extraction_strategy=strategy
+    )
+    result = evaluator(outputs={"role": "assistant", "content": None, "tool_calls": []})
+    assert result["score"] is False and result["metadata"] == {"code_extraction_failed": True}
+
+
+@pytest.mark.parametrize("strategy", ["markdown_code_blocks", "llm"])
+def test_content_that_is_not_text_is_refused_by_its_type_when_code_is_taken_out_of_it(strategy):
+    evaluator = create_code_llm_as_judge(
+        prompt="{outputs}", judge=ScriptedClient([]), code_extraction_strategy=strategy
+    )
+    with pytest.raises(UsageError, match="content is dict, not text"):
+        evaluator(outputs={"role": "assistant", "content": {"code": CODE}})
