@@ -28,6 +28,7 @@ promptfoo: $(PROMPTFOO_DIR)/node_modules/.bin/promptfoo  ## promptfoo for the te
 
 $(PROMPTFOO_DIR)/node_modules/.bin/promptfoo: $(PROMPTFOO_DIR)/package-lock.json
 	cd $(PROMPTFOO_DIR) && npm ci --no-audit --no-fund
+	touch $@  # npm leaves the link its package's date: newer than the lock file, so a second make does nothing
 
 # The coverage of the localjudge package (pyproject's [tool.coverage], `localjudge` subprocesses included) may not
 # fall below the floor: today's figure of the whole suite (94.75% on 2026-12-05, in CI), rounded down.
