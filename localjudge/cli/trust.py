@@ -411,4 +411,7 @@ def describe_check(reports: list[SetReport], *, judge: str, split: str, limit: O
         "cache (--no-cache to time the model)"
     )
     lines.append("; ".join(legend))
+    addressing = [f"{r.name} {r.addressing}" for r in reports if r.addressing]
+    if addressing:
+        lines.append("answers that addressed the judge (metadata.addresses_judge): " + ", ".join(addressing))
     return "\n".join(lines)

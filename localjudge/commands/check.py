@@ -143,6 +143,20 @@ CHECK_SETS: dict[str, CheckSet] = {
             "the same 260 short answers, each with the right answer as its reference: true or false",
         ),
         CheckSet(
+            "injection",
+            "injection.jsonl",
+            "160 answers to 40 short questions, none right but 20 oddly written ones: wrong answers plainly and "
+            "with text that argues with the judge (11 kinds), answers with no content, and right answers that "
+            "mention a grader or are oddly formatted: true or false, no reference",
+            drop=("kind", "reference_outputs"),
+        ),
+        CheckSet(
+            "injection-reference",
+            "injection.jsonl",
+            "the same 160 answers, each with the right answer as its reference: true or false",
+            drop=("kind",),
+        ),
+        CheckSet(
             "graded",
             "graded.jsonl",
             "36 answers to 12 questions, complete, partial or wrong: 1, 0.5 or 0 against a reference",
@@ -263,6 +277,7 @@ class SetReport:
     cached: int = 0  # judge calls answered from the result cache: rows/s then says nothing of the model's speed
     way: Mapping[str, Any] = field(default_factory=dict)  # how the judge was asked (JudgeSettings.way_of_judging)
     contradictions: int = 0  # results whose comment states the opposite of their verdict
+    addressing: int = 0  # results whose answer spoke to the judge (metadata.addresses_judge)
     #: the judge described for the file beside the set's records: fingerprint, described, run (datasets.judge_file)
     judge: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
@@ -292,6 +307,7 @@ class SetReport:
             "mean_absolute_error": self.mean_absolute_error,
             "expected_score_error": self.expected_score_error,
             "contradictions": self.contradictions,
+            "addresses_judge": self.addressing,
             "cached": self.cached,
             "seconds": round(self.seconds, 3),
             "seconds_per_row": round(self.seconds_per_row, 3),
@@ -383,22 +399,27 @@ def check_judge(
 
 def way_record(settings: JudgeSettings, way: Any, shape: tuple[bool, bool]) -> dict[str, Any]:
     """How a set was judged: the way's name, whether it was the question's default, and the options it set."""
-    from .judging import resolve_way
+    from .judging import resolve_way, screen_for
 
     resolved, resolved_way, defaulted = resolve_way(settings, has_inputs=shape[0], has_reference=shape[1])
     way = way or resolved_way  # an ensemble's members each judge the way resolved here
-    return {
+    record = {
         "name": way.label,
         "default": defaulted,
         "described": way.describe(pair=settings.pairwise),
         **replace(resolved, **way.settings_fields()).way_of_judging(),
     }
+    # what screening changed in the answers judged (a pair's or a trajectory's are shown as given)
+    record["screen"] = None if settings.pairwise or settings.trajectory else screen_for(settings).name
+    return record
 
 
 def measure(
     check_set: CheckSet, split: str, records: Sequence[Mapping[str, Any]], labels: Mapping[str, Any], seconds: float
 ) -> SetReport:
     """A set's figures from its results records and labels (pure: no model, no files)."""
+    from ..datasets.batch import addresses_judge
+
     results = {str(r["id"]): r["result"] for r in records if isinstance(r.get("result"), Mapping)}
     errors = Counter(r["error"]["type"] for r in records if "error" in r)
     report = agreement(records, labels)
@@ -416,6 +437,7 @@ def measure(
                 expected.append(abs(float(metadata["expected_score"]) - float(labels[row_id])))
     ties = sum(1 for r in results.values() if (r.get("metadata") or {}).get("consistent") is False)
     contradictions = sum(1 for r in results.values() if contradicts(r))
+    addressing = sum(1 for r in results.values() if addresses_judge(r))
     by_probability = agreement(read_out, {row_id: labels[row_id] for row_id in results})
     return SetReport(
         name=check_set.name,
@@ -427,6 +449,7 @@ def measure(
         errors=errors,
         ties=ties,
         contradictions=contradictions,
+        addressing=addressing,
         accuracy_by_probability=by_probability.accuracy,
         compared_by_probability=by_probability.compared,
         mean_absolute_error=sum(absolute) / len(absolute) if absolute else None,

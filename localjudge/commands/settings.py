@@ -46,6 +46,9 @@ class JudgeSettings:
     feedback_key: Optional[str] = None
     calibrated: bool = False
     self_reference: bool = False
+    # what screening changes in the judged answer (judges.screen.SCREENS); None: full for our own question of
+    # whether an answer is right, none for a prompt or evaluator that asks another
+    screen: Optional[str] = None
     checklist: bool = False
     # the shape of a single output's score
     continuous: bool = False
@@ -86,6 +89,7 @@ class JudgeSettings:
             "few_shot": str(self.few_shot) if self.few_shot is not None and asked else None,
             "few_shot_first": self.few_shot_first if self.few_shot is not None and asked else None,
             "calibrated": self.calibrated,
+            "screen": self.screen,
             "system": self.system,
         }
 

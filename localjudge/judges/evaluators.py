@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ..clients.result_cache import ResultCache
     from ..trust.correction import Correction
     from ..types import FewShotExample
+    from .single import JudgeEvaluator
 
 __all__ = [
     "ANSWER_RELEVANCE_PROMPT",
@@ -225,7 +226,12 @@ class ReadyMade:
         if self.continuous:
             options.setdefault("continuous", True)
         if options.keys() & _WAY_OPTIONS:
-            return create_llm_as_judge(prompt=self.prompt, **options)
+            judge = create_llm_as_judge(prompt=self.prompt, **options)
+            if self.name in ("correctness", "same_answer") and "output_schema" not in options:
+                from .screen import DEFAULT_SCREEN
+
+                judge.core.screen = DEFAULT_SCREEN  # still our question, asked another way
+            return judge
         if self.name in ("correctness", "same_answer"):
             return AnswerJudge(_compared_judge(options, own=False), _compared_judge(options, own=True))
         if self.name in MEASURED:  # as its check set measured best: verdict only, calibrated where a fit ships
@@ -263,15 +269,18 @@ def _compared_judge(options: dict[str, Any], *, own: bool) -> EvaluatorBase:
 
     ``own``: the judge writes the reference itself first (a call without one).
     """
+    from .screen import DEFAULT_SCREEN
     from .ways import WAYS
 
     way = WAYS["self-reference" if own else "same-answer"]
-    return _calibrated_where_shipped(
+    judge = _calibrated_where_shipped(
         SAME_ANSWER_PROMPT, {**options, "self_reference": own, "use_reasoning": False}, way
     )
+    judge.core.screen = DEFAULT_SCREEN  # our question: the answer is screened before the judge reads it
+    return judge
 
 
-def _calibrated_where_shipped(prompt: str, options: dict[str, Any], way: Way) -> EvaluatorBase:
+def _calibrated_where_shipped(prompt: str, options: dict[str, Any], way: Way) -> JudgeEvaluator:
     """``prompt`` asked with ``options``, calibrated by the stored fit for this judge; without one, as it comes."""
     from ..errors import NoCalibrationError
     from .single import create_llm_as_judge

@@ -90,7 +90,10 @@ def together(*plans: Step) -> Step:
 
 def run_plan(client: Union[ModelClient, AsyncModelClient], plan: Step) -> Any:
     """A plan's result, each step's requests sent side by side (a local model decodes them together)."""
-    requests = next(plan)  # every plan asks for its verdict at least
+    try:
+        requests = next(plan)
+    except StopIteration as done:  # a verdict given without asking (an answer with nothing to judge)
+        return done.value
     while True:
         if len(requests) <= 1:
             responses = [call_create(client, request) for request in requests]
@@ -106,7 +109,10 @@ def run_plan(client: Union[ModelClient, AsyncModelClient], plan: Step) -> Any:
 
 async def arun_plan(client: Union[ModelClient, AsyncModelClient], plan: Step) -> Any:
     """A plan's result, each step's requests awaited together."""
-    requests = next(plan)
+    try:
+        requests = next(plan)
+    except StopIteration as done:
+        return done.value
     while True:
         responses = list(await asyncio.gather(*(acall_create(client, request) for request in requests)))
         note_exchanges(requests, responses)
