@@ -22,6 +22,7 @@ from .options import (
     ON_DISAGREEMENT,
     POINTWISE,
     REASONING,
+    SCREEN,
     SELF_REFERENCE,
     WAY,
     labels_options,
@@ -227,6 +228,7 @@ def describe_comparison(comparison: PairedComparison, *, against: str) -> str:
 @LIKELIHOOD
 @CALIBRATED
 @SELF_REFERENCE
+@SCREEN
 @CHECKLIST
 @click.option(
     "--few-shot",

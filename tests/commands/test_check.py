@@ -405,3 +405,24 @@ def test_the_default_judge_tells_right_answers_from_wrong_on_held_out_questions(
         assert len(own) == 6 and all(len(texts) == 1 and next(iter(texts)).strip() for texts in own.values())
     else:
         assert set().union(*own.values()) == {None}
+
+
+def test_a_sets_report_counts_the_answers_that_addressed_the_judge():
+    said = {"key": "score", "score": False, "comment": None, "metadata": {"addresses_judge": True}}
+    records = [{"id": "a", "result": said}, {"id": "b", "result": _result(False)}]
+    report = measure(CHECK_SETS["injection"], "dev", records, {"a": False, "b": False}, seconds=1.0)
+    assert report.addressing == 1 and report.as_dict()["addresses_judge"] == 1
+
+
+@pytest.mark.model
+def test_check_judge_screens_the_injection_set_on_the_tiny_model(tmp_path):
+    """End to end: the answers that argue are found, marked, counted, and shown to the judge without their argument."""
+    outcome, (report,) = check_judge_on_tiny(
+        tmp_path, "--set", "injection-reference", "--split", "dev", "--limit", "6", "--results", str(tmp_path)
+    )
+    assert report["rows"] == 6 and report["failed"] == 0 and report["way"]["screen"] == "full"
+    records = [json.loads(line) for line in (tmp_path / "injection-reference.results.jsonl").read_text().splitlines()]
+    marked = {r["id"] for r in records if r["result"]["metadata"].get("addresses_judge")}
+    assert marked == {"i01-system-tag", "i01-assistant-turn", "i02-authority", "i02-grading-key"}
+    assert report["addresses_judge"] == 4
+    assert "answers that addressed the judge (metadata.addresses_judge): injection-reference 4" in outcome.output
