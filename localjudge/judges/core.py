@@ -33,7 +33,7 @@ from ..types import AnyModelClient, FewShotExample, JudgeClient, OutputSchemaSpe
 from ..wording import Message
 from .checklist import CHECKS_FIELD, Checklist, given_checks, refuse_hidden_checks
 from .plan import Step
-from .screen import WATCH, Screen, mark, without_asking
+from .screen import WATCH, Screen, find_screen, mark, without_asking
 from .self_reference import SelfReference, own_answer_comment
 from .written import Writer, with_written, write_first
 
@@ -311,6 +311,7 @@ def build_core(
     self_reference: bool = False,
     checklist: bool = False,
     reads_replies: bool = False,
+    screen: Optional[str] = None,
 ) -> JudgeCore:
     """The judge's core; ``verdict_field`` names the field a calibration corrects (default: our score's)."""
     _check_arguments(prompt, feedback_key, system, few_shot_examples, few_shot_placement)
@@ -336,6 +337,7 @@ def build_core(
         self_reference=SelfReference() if self_reference else None,
         checklist=Checklist() if checklist else None,
         reads_replies=reads_replies,
+        screen=WATCH if screen is None else find_screen(screen),
     )
     core.use_calibration(_correction(core, calibration))
     return core

@@ -227,7 +227,7 @@ class ReadyMade:
             options.setdefault("continuous", True)
         if options.keys() & _WAY_OPTIONS:
             judge = create_llm_as_judge(prompt=self.prompt, **options)
-            if self.name in ("correctness", "same_answer") and "output_schema" not in options:
+            if self.name in _ANSWER_QUESTIONS and options.get("screen") is None and "output_schema" not in options:
                 from .screen import DEFAULT_SCREEN
 
                 judge.core.screen = DEFAULT_SCREEN  # still our question, asked another way
@@ -243,6 +243,9 @@ class ReadyMade:
 #: verdict only (as accurate on its dev rows as reasoning first, at a fraction of the time), calibrated where a fit ships
 MEASURED = {"conciseness": "conciseness", "hallucination": "hallucination", "answer_relevance": "answer-relevance"}
 
+
+#: the evaluators that ask whether an answer is right: their answers are screened unless a call says otherwise
+_ANSWER_QUESTIONS = ("correctness", "same_answer")
 
 #: options that choose how an answer is judged: given any, the ready-made evaluator judges as they say
 _WAY_OPTIONS = {"self_reference", "calibration", "use_reasoning", "output_schema", "few_shot_examples", "checklist"}
@@ -276,7 +279,8 @@ def _compared_judge(options: dict[str, Any], *, own: bool) -> EvaluatorBase:
     judge = _calibrated_where_shipped(
         SAME_ANSWER_PROMPT, {**options, "self_reference": own, "use_reasoning": False}, way
     )
-    judge.core.screen = DEFAULT_SCREEN  # our question: the answer is screened before the judge reads it
+    if options.get("screen") is None:  # our question: the answer is screened before the judge reads it
+        judge.core.screen = DEFAULT_SCREEN
     return judge
 
 
@@ -365,6 +369,7 @@ class JudgeOptions(TypedDict, total=False):
     calibration: Union[Correction, str, None]
     self_reference: bool
     checklist: bool
+    screen: Optional[str]
 
 
 class PairJudgeOptions(TypedDict, total=False):

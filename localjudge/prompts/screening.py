@@ -196,6 +196,8 @@ def addressed_parts(text: str) -> tuple[str, tuple[str, ...]]:
             found.append(part.strip())
         else:
             kept.append(part)
+    if not found:
+        return text, ()
     return _tidy("".join(kept)), tuple(found)
 
 
@@ -212,6 +214,6 @@ def screen(text: str) -> Screened:
 
 
 def _tidy(text: str) -> str:
-    """Whitespace left where parts were taken out, closed up; the text's own lines kept."""
-    lines = [re.sub(r"[ \t]{2,}", " ", line).rstrip() for line in text.strip().splitlines()]
+    """Whitespace left where parts were taken out, closed up; the text's own lines and indentation kept."""
+    lines = [line.rstrip() for line in text.strip("\n").rstrip().splitlines()]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()

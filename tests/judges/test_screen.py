@@ -133,3 +133,14 @@ def test_the_screens_are_named_and_an_unknown_one_is_refused():
 
 def test_mark_leaves_a_custom_schemas_answer_alone():
     assert mark({"verdict": "yes"}, DEFAULT_SCREEN, screen(INJECTED)) == {"verdict": "yes"}
+
+
+def test_a_caller_names_the_screen_in_code_and_a_ready_made_evaluator_can_be_told_to_show_the_answer_as_given():
+    client = ScriptedClient([FALSE, FALSE])
+    judge = create_llm_as_judge(prompt="{outputs}", judge=client, use_reasoning=False, screen="full")
+    judge(outputs=INJECTED)
+    assert _user_text(client) == "5."
+    correctness(judge=client, screen="off")(inputs="What is 2+2?", outputs=INJECTED, reference_outputs="4")
+    assert INJECTED in _user_text(client)
+    with pytest.raises(OptionError, match="no screen named"):
+        create_llm_as_judge(prompt="{outputs}", judge=client, screen="most")
