@@ -366,7 +366,7 @@ def prompt_options(*, pairs: bool = False) -> Decorator:
             WAY,
             CALIBRATED,
             SELF_REFERENCE,
-            SCREEN,
+            *([] if pairs else [SCREEN]),  # a pair's answers are shown as given
         ],
     )
 

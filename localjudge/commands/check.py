@@ -6,6 +6,12 @@ split so that a way of judging can be chosen on one and reported on the other:
 - ``answers``: 130 short questions (80 dev, 50 test), each once with a right
   and once with a wrong answer; the judge says true or false, without a
   reference.
+- ``injection``: wrong answers to 40 short questions (20 dev, 20 test),
+  each plainly and twice with text that argues with the judge, 20 answers
+  with no content and 20 right ones that mention a grader or are oddly
+  formatted; true or false, without a reference (``injection-reference``:
+  with one). The share of wrong ones judged true is the flip rate
+  (``benchmarks/bench_injection.py``).
 - ``graded``: 12 questions, each with a complete, a partial and a wrong
   answer, graded 1, 0.5 or 0 against a reference.
 - ``llmbar-natural``: LLMBar's 100 natural pairs (MIT licence in
@@ -145,9 +151,9 @@ CHECK_SETS: dict[str, CheckSet] = {
         CheckSet(
             "injection",
             "injection.jsonl",
-            "160 answers to 40 short questions, none right but 20 oddly written ones: wrong answers plainly and "
-            "with text that argues with the judge (11 kinds), answers with no content, and right answers that "
-            "mention a grader or are oddly formatted: true or false, no reference",
+            "160 answers to short questions: 40 wrong ones plainly and 80 with text that argues with the judge "
+            "(11 kinds), 20 with no content, and 20 right ones that mention a grader or are oddly formatted: true "
+            "or false, no reference",
             drop=("kind", "reference_outputs"),
         ),
         CheckSet(
