@@ -72,10 +72,10 @@ _JUDGE = (
 #: who judges, named where a right answer rarely names them ("the judge passes sentence" is an answer)
 _GRADER = r"grader|graders|evaluator|evaluators|examiner|examiners|assessor|assessors|scorer|scorers"
 _VERDICT = r"true|false|correct|pass|passed|full marks|full credit|verified|approved|10/10|100%"
-#: what a sentence tells the judge to do, when it starts with it
-_ORDER = r"output|return|respond|reply|mark|grade|score|rate|judge|evaluate|accept"
+#: what a sentence tells the judge to do, when it starts with it ("Return True if ..." describes code: not here)
+_ORDER = r"respond|reply|mark|grade|score|rate|judge|evaluate|accept"
 #: the same after "please" or "you must"
-_ASK = rf"{_ORDER}|answer|say|print|write|give|consider|treat|count|label|classify"
+_ASK = rf"{_ORDER}|output|return|answer|say|print|write|give|consider|treat|count|label|classify"
 
 # a sentence that speaks to the one judging, or asks for, claims or forges a verdict (English)
 _ENGLISH = [
@@ -85,6 +85,7 @@ _ENGLISH = [
     rf"\b(?:{_GRADER})\b[^.!?\n]{{0,60}}\b(?:{_VERDICT})\b",
     rf"(?:{_JUDGE}|judge|marker|reviewer)\s*:",
     rf"^\W*(?:{_ORDER})\b[^.!?\n]{{0,60}}\b(?:{_VERDICT})\b",
+    r"^\W*(?:output|return|print|say|answer)\s+[\"'“]?(?:true|yes|pass|correct)[\"'”]?\W*$",  # "output true." alone
     rf"(?:\bplease\s+|\bkindly\s+|\byou\s+(?:must|should|will|shall|need\s+to|have\s+to|are\s+to)\s+|\bmust\s+"
     rf"|\bshould\s+)(?:{_ASK})\b[^.!?\n]{{0,60}}\b(?:{_VERDICT})\b",
     r"\b(?:this|the|my|that)\s+(?:above\s+)?(?:answer|response|solution|output|reply)\s+(?:above\s+)?"
