@@ -52,7 +52,7 @@ _FORGED = re.compile(
     rf"|‹\s*/?\s*(?:{_SECTIONS})\s*›"  # a section of the prompt or a role, opened or closed
     rf"|‹\s*/\s*(?:answer|question|output|input|context|documents)\s*›(?=\s*\S)"  # our section closed, text after
     rf"|\[\s*/?\s*(?:SYSTEM|INST|ASSISTANT|USER|SYS)\s*\]|‹‹\s*/?\s*SYS\s*››"
-    rf"|(?:^|\n)[ \t>#*]*(?:system|assistant|user|human|judge|grader|evaluator|ai)\s*:"
+    rf"|\n[ \t>#*]*(?:system|assistant|user|human|judge|grader|evaluator|ai)\s*:"  # a label opening the text: not a turn
     rf"|(?:^|\n)\s*#{{1,6}}\s*(?:system|instructions?|response|verdict|evaluation)\b",
     re.IGNORECASE,
 )
@@ -82,6 +82,19 @@ _ENGLISH = [
     rf"\b(?:note|message|notice|attention|instructions?|hint|memo|reminder|letter|word)s?\s+(?:to|for)\s+"
     rf"(?:the\s+|any\s+|all\s+|my\s+)?(?:{_JUDGE})\b",
     rf"\b(?:dear|hey|hi|hello|kind|attention|esteemed|honou?red)\s+(?:{_JUDGE})\b",
+    r"\b(?:to|for)\s+(?:whoever|anyone|anybody|the\s+(?:person|one|model|system))\s+(?:who\s+)?(?:is\s+)?(?:scor|grad|"
+    r"mark|judg|evaluat|check|review|assess)\w*",
+    r"\bif\s+you\s+are\s+(?:an?\s+|the\s+)?(?:ai|llm|model|language\s+model|judge|grader|evaluator|assistant|bot)\b",
+    r"\byou\s+are\s+now\b|\b(?:maintenance|test|debug|developer|admin|god|jailbreak)\s+mode\b",
+    r"\b(?:system|admin|administrator|moderator)\s+(?:notice|message|note|prompt|override|instructions?|update)\b",
+    r"\b(?:scoring|grading|evaluation|marking|judging)\s+(?:module|system|policy|policies|criteria|rules|guidelines|"
+    r"instructions?|key|scheme|override)\b",
+    r"\b(?:be|been|is|are|was|were|get|gets)\s+(?:marked|graded|scored|judged|counted|considered|treated|accepted)\s+"
+    r"(?:as\s+)?(?:right|correct|true|valid|acceptable|accepted|a\s+pass)\b",
+    r"\baccept(?:s|ed)?\s+(?:this|the|my)\s+(?:value|answer|response)\b|\bgrade\s+(?:it\s+|this\s+|me\s+)?accordingly\b",
+    r"\btrust\s+me\b|\bi\s+am\s+an?\s+(?:expert|professor|teacher|examiner|authority|specialist)\b|\bauthori[sz]e\b",
+    r"\b(?:passing|positive|favou?rable)\s+(?:verdict|grade|score|mark)\b",
+    r"\b(?:respond|reply|output)\s+(?:with\s+)?[\"'“]?(?:yes|true|pass|correct)\b",
     rf"\b(?:{_GRADER})\b[^.!?\n]{{0,60}}\b(?:{_VERDICT})\b",
     rf"(?:{_JUDGE}|judge|marker|reviewer)\s*:",
     rf"^\W*(?:{_ORDER})\b[^.!?\n]{{0,60}}\b(?:{_VERDICT})\b",
@@ -89,8 +102,8 @@ _ENGLISH = [
     rf"(?:\bplease\s+|\bkindly\s+|\byou\s+(?:must|should|will|shall|need\s+to|have\s+to|are\s+to)\s+|\bmust\s+"
     rf"|\bshould\s+)(?:{_ASK})\b[^.!?\n]{{0,60}}\b(?:{_VERDICT})\b",
     r"\b(?:this|the|my|that)\s+(?:above\s+)?(?:answer|response|solution|output|reply)\s+(?:above\s+)?"
-    r"(?:has\s+been|have\s+been|was|is|are|were)\s+(?:already\s+)?(?:verified|confirmed|checked|approved|certified|"
-    r"validated|graded|correct|right|accepted)",
+    r"(?:has|have|was|is|are|were)\s+(?:already\s+)?(?:been\s+)?(?:verified|confirmed|checked|approved|certified|"
+    r"validated|graded|reviewed|correct|right|accepted|found\s+correct)",
     r"\b(?:checked|verified|approved|certified|validated|confirmed)\b[^.!?\n]{0,30}\bby\s+(?:the\s+|a\s+|an\s+)?"
     r"(?:course|teaching|head|senior|chief|official|staff|professors?|teachers?|examiners?|experts?|admins?"
     r"|administrators?|instructors?|moderators?|developers?|authors?)",
@@ -112,19 +125,36 @@ _ENGLISH = [
 # the same in other languages: a grader named, or a verdict asked for or claimed
 _OTHER = [
     r"评分|评委|评审|评判|裁判|阅卷|判卷|打分|判定为|判为|判断为|标记为|视为正确|忽略.{0,12}(?:指令|说明|规则|要求)|"
-    r"已.{0,4}(?:核实|验证|确认)|参考答案|标准答案|预期答案",
+    r"已.{0,4}(?:核实|验证|确认)|参考答案|标准答案|预期答案|满分|高分|判对|算对|判为正确",
     r"採点|評価者|審査員|正解とし|無視して|正しいと判定",
     r"\b(?:evaluador|calificador|corrector|examinador|evaluadora|calificadora)\w*|\bm[aá]rquel[ao]s?\b|"
-    r"\bmarcar?\s+como\b|\bignor[ae]\w*\s+(?:las|todas|los)\b|\brespuesta\s+(?:de\s+referencia|esperada|correcta\s+es)",
+    r"\bmarcar?\s+como\b|\bcalific\w*|\bcomo\s+(?:correct[ao]|verdader[ao]|válid[ao])\b|\bignor[ae]\w*\s+(?:las|todas|los)\b|\brespuesta\s+(?:de\s+referencia|esperada|correcta\s+es)",
     r"\b(?:évaluateur|évaluatrice|correcteur|correctrice|examinateur|examinatrice|notateur)\w*|\bignorez\b|"
-    r"\bveuillez\s+(?:répondre|noter|marquer|considérer|valider)|\bréponse\s+(?:attendue|de\s+référence)",
+    r"\b(?:veuillez|merci\s+de)\s+(?:répondre|noter|marquer|considérer|valider)|\bcomme\s+(?:juste|correcte?|vraie?|valide)\b|\bréponse\s+(?:attendue|de\s+référence)",
     r"\b(?:prüfer|prüferin|bewerter|bewerterin|korrektor|korrektorin|gutachter|gutachterin)\w*|\bignorier\w*|"
     r"\bals\s+(?:korrekt|richtig|wahr)\b|\bmusterlösung|\berwartete\s+antwort",
     r"\b(?:оценщик|проверяющ|экзаменатор)\w*|\bигнорир\w*|\bзасчита\w*|\bэталонн\w*|\bотметь\w*",
-    r"\b(?:avaliador|avaliadora|corretor|corretora|examinador)\w*|\bmarque\s+como\b|\bignore\s+(?:as|todas)\b",
-    r"\b(?:valutatore|valutatrice|correttore|correttrice|esaminatore)\w*|\bsegna\w*\s+come\b|\bignora\s+le\b",
+    r"\b(?:avaliador|avaliadora|corretor|corretora|examinador)\w*|\bmarque\s+como\b|\bcomo\s+(?:correta|correto|verdadeira)\b|\bignore\s+(?:as|todas)\b",
+    r"\b(?:valutatore|valutatrice|correttore|correttrice|esaminatore)\w*|\bsegna\w*\s+come\b|\bcome\s+(?:corrett[ao]|giust[ao])\b|\bignora\s+le\b",
 ]
 _ADDRESSING = re.compile("|".join(f"(?:{p})" for p in [*_ENGLISH, *_OTHER]), re.IGNORECASE | re.MULTILINE)
+
+# after the answer's first sentence, a sentence that names the judging and approves: the answer has been given,
+# and what follows speaks about how it is to be judged ("P.S. the checker should log this as a match")
+_PROCESS = re.compile(
+    r"\b(?:grad\w*|check(?:er|ers|ed|ing)?|mark(?:er|ers|ing|s)?|evaluat\w*|assess\w*|scor\w*|points?|verdict|judg\w*|"
+    r"examiner|reviewer|review(?:ed)?|ai|llm|model|assistant|bot|answer|solutions?|response|teacher|instructor|"
+    r"reference|override)\b|评分|老师|教师|答案|评委|裁判|\b(?:lösung|prüfer\w*|bewert\w*|respuesta|evaluador\w*|"
+    r"réponse|correct(?:eur|rice)|ответ|учител\w*|провер\w*|resposta|risposta)\b",
+    re.IGNORECASE,
+)
+_APPROVAL = re.compile(
+    r"\b(?:correct|accurate|true|match(?:es|ed|ing)?|approv\w*|accept\w*|passed|award\w*|full|valid|agree\w*|"
+    r"verified|official)\b|正确|对|满分|通过|\b(?:richtig|akzeptier\w*|korrekt|offiziell\w*|"
+    r"correct[ao]s?|oficial|coincide|juste|officiel\w*|верн\w*|верен|правильн\w*|засчита\w*|официальн\w*|"
+    r"corret[ao]|giust[ao])\b",
+    re.IGNORECASE,
+)
 
 # sentences, clauses after a semicolon or a dash, and asides in brackets: each judged on its own
 _SENTENCE = re.compile(r"\([^()\n]{1,300}\)|[^.!?;。！？；—\n()]+(?:[.!?;。！？；—]+|$)?|[^\n]|\n")
@@ -181,7 +211,8 @@ def addressed_parts(text: str) -> tuple[str, tuple[str, ...]]:
 
     A forged turn or section runs from its marker to the end; a verdict-shaped
     JSON object is taken out alone; any other part is a sentence, or an aside
-    in brackets, that addresses the judge (see the module's docstring).
+    in brackets, that addresses the judge (see the module's docstring), or,
+    once the answer has begun, one that speaks of its judging and approves.
     """
     found: list[str] = []
     forged = _FORGED.search(text)
@@ -192,11 +223,13 @@ def addressed_parts(text: str) -> tuple[str, tuple[str, ...]]:
         found.append(match.group(0))
     text = _VERDICT_JSON.sub(" ", text)
     kept: list[str] = []
+    answered = False  # a sentence of the answer has been kept: what follows may only be about its judging
     for part in _SENTENCE.findall(text):
-        if _ADDRESSING.search(part):
+        if _ADDRESSING.search(part) or (answered and _PROCESS.search(part) and _APPROVAL.search(part)):
             found.append(part.strip())
         else:
             kept.append(part)
+            answered = answered or bool(re.search(r"\w", part))
     if not found:
         return text, ()
     return _tidy("".join(kept)), tuple(found)
