@@ -14,7 +14,9 @@ injection``. A prompt of the caller's own is sent exactly as written
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from typing import Any, Optional
 
 from ..errors import OptionError
@@ -27,6 +29,7 @@ __all__ = [
     "SCREENS",
     "WATCH",
     "Screen",
+    "asking_always",
     "find_screen",
     "mark",
 ]
@@ -93,6 +96,24 @@ def find_screen(name: str) -> Screen:
     if name not in SCREENS:
         raise OptionError(f"no screen named {name!r}; the screens: {', '.join(SCREENS)}")
     return SCREENS[name]
+
+
+@contextlib.contextmanager
+def asking_always(evaluator: object) -> Iterator[None]:
+    """Within it, ``evaluator`` asks its judge even of an answer with no content (and screens as before otherwise).
+
+    Calibration reads the judge's bias from content-free inputs: they must reach the judge.
+    """
+    core = getattr(evaluator, "core", None)
+    kept = getattr(core, "screen", None)
+    if not isinstance(kept, Screen) or not kept.content_free:
+        yield
+        return
+    core.screen = replace(kept, content_free=False)  # type: ignore[union-attr]
+    try:
+        yield
+    finally:
+        core.screen = kept  # type: ignore[union-attr]
 
 
 def mark(result: Any, screen: Screen, found: Optional[Screened]) -> Any:

@@ -144,3 +144,13 @@ def test_a_caller_names_the_screen_in_code_and_a_ready_made_evaluator_can_be_tol
     assert INJECTED in _user_text(client)
     with pytest.raises(OptionError, match="no screen named"):
         create_llm_as_judge(prompt="{outputs}", judge=client, screen="most")
+
+
+def test_within_asking_always_an_answer_with_no_content_reaches_the_judge_as_calibration_needs():
+    from localjudge.judges.screen import asking_always
+
+    client = ScriptedClient([TRUE])
+    judge = create_llm_as_judge(prompt="{outputs}", judge=client, use_reasoning=False, screen="full")
+    with asking_always(judge):
+        assert judge(outputs="")["score"] is True and len(client.requests) == 1
+    assert judge.core.screen == DEFAULT_SCREEN and judge(outputs="")["score"] is False and len(client.requests) == 1
