@@ -87,7 +87,8 @@ def main() -> None:
     runs: dict[str, dict[str, tuple[int, int]]] = {}
     if args.records:
         for folder in args.records:
-            lines = (folder / "injection.results.jsonl").read_text(encoding="utf-8").splitlines()
+            (found,) = folder.glob("injection*.results.jsonl")  # injection or injection-reference
+            lines = found.read_text(encoding="utf-8").splitlines()
             runs[folder.name] = judged_true(map(json.loads, lines), kind_of)
     else:
         for screen in args.screen or ["off", "full"]:
