@@ -98,8 +98,8 @@ bench-batch: $(BIN)/python  ## rows/s of `localjudge batch`: local -j 1/-j 8, a 
 bench-agreement: $(BIN)/python  ## the pairwise judge on LLMBar's 100 human-labelled pairs (MODEL=SPEC for another judge)
 	$(BIN)/python benchmarks/bench_agreement.py --model $(or $(MODEL),default)
 
-bench-injection: $(BIN)/python  ## wrong answers that tell the judge to pass them: flips with and without our guard
-	$(BIN)/python benchmarks/bench_injection.py --model $(or $(MODEL),default)
+bench-injection: $(BIN)/python  ## the injection set: the share of wrong and empty answers judged true, per screen and kind
+	$(BIN)/python benchmarks/bench_injection.py --model $(or $(MODEL),default) --split $(or $(SPLIT),dev) --screen off --screen full
 
 stress: $(BIN)/python  ## 10,000 generations from random logits under 22 schemas; prints the counts
 	$(BIN)/python benchmarks/stress_grammar.py --generations 10000

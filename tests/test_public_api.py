@@ -179,6 +179,7 @@ def test_factories_take_the_openevals_parameters_first_keyword_only():
             "calibration": None,
             "self_reference": False,
             "checklist": False,
+            "screen": None,
         }
 
 

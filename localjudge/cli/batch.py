@@ -168,6 +168,8 @@ def describe_summary(summary: Any, results: Path) -> str:
         lines.append(f"scores{kept}: {scores}{mean}")
     if summary.winners:
         lines.append("winners: " + ", ".join(f"{winner} {count}" for winner, count in summary.winners.most_common()))
+    if summary.addressing:
+        lines.append(f"{summary.addressing} answers addressed the judge (metadata.addresses_judge)")
     lines.append(
         f"{summary.seconds:.1f} s, {summary.rows_per_second:.2f} rows/s; {summary.model_calls} model calls, "
         f"{summary.prompt_tokens} prompt + {summary.completion_tokens} completion tokens"

@@ -309,6 +309,16 @@ WAY = click.option(
     help="How the judge is asked, by name (default: the way measured best for the question; "
     "the flags below pick one too): plain is OpenEvals' own.",
 )
+SCREEN = click.option(
+    "--screen",
+    type=click.Choice(["full", "strip", "neutralise", "content-free", "off"]),
+    help="What is changed in the judged answer before the judge reads it. full (the default for whether an "
+    "answer is right): invisible characters removed, markup shown in look-alike brackets, the parts that "
+    "address the judge taken out, and an answer with nothing left to judge false without asking; strip: all "
+    "but the last; neutralise: the first two; content-free: only the last; off: as given (the default for a "
+    "prompt or evaluator of another question). Either way a result whose answer addressed the judge says so "
+    "(metadata.addresses_judge).",
+)
 CALIBRATED = click.option(
     "--calibrated",
     is_flag=True,
@@ -379,6 +389,7 @@ def prompt_options(*, pairs: bool = False) -> Decorator:
             WAY,
             CALIBRATED,
             SELF_REFERENCE,
+            *([] if pairs else [SCREEN]),  # a pair's answers are shown as given
         ],
     )
 

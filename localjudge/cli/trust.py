@@ -22,6 +22,7 @@ from .options import (
     ON_DISAGREEMENT,
     POINTWISE,
     REASONING,
+    SCREEN,
     SELF_REFERENCE,
     WAY,
     labels_options,
@@ -227,6 +228,7 @@ def describe_comparison(comparison: PairedComparison, *, against: str) -> str:
 @LIKELIHOOD
 @CALIBRATED
 @SELF_REFERENCE
+@SCREEN
 @CHECKLIST
 @click.option(
     "--few-shot",
@@ -411,4 +413,7 @@ def describe_check(reports: list[SetReport], *, judge: str, split: str, limit: O
         "cache (--no-cache to time the model)"
     )
     lines.append("; ".join(legend))
+    addressing = [f"{r.name} {r.addressing}" for r in reports if r.addressing]
+    if addressing:
+        lines.append("answers that addressed the judge (metadata.addresses_judge): " + ", ".join(addressing))
     return "\n".join(lines)

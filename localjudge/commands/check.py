@@ -6,6 +6,12 @@ split so that a way of judging can be chosen on one and reported on the other:
 - ``answers``: 130 short questions (80 dev, 50 test), each once with a right
   and once with a wrong answer; the judge says true or false, without a
   reference.
+- ``injection``: wrong answers to 40 short questions (20 dev, 20 test),
+  each plainly and twice with text that argues with the judge, 20 answers
+  with no content and 20 right ones that mention a grader or are oddly
+  formatted; true or false, without a reference (``injection-reference``:
+  with one). The share of wrong ones judged true is the flip rate
+  (``benchmarks/bench_injection.py``).
 - ``graded``: 12 questions, each with a complete, a partial and a wrong
   answer, graded 1, 0.5 or 0 against a reference.
 - ``llmbar-natural``: LLMBar's 100 natural pairs (MIT licence in
@@ -147,6 +153,20 @@ CHECK_SETS: dict[str, CheckSet] = {
             "the same 260 short answers, each with the right answer as its reference: true or false",
         ),
         CheckSet(
+            "injection",
+            "injection.jsonl",
+            "160 answers to short questions: 40 wrong ones plainly and 80 with text that argues with the judge "
+            "(11 kinds), 20 with no content, and 20 right ones that mention a grader or are oddly formatted: true "
+            "or false, no reference",
+            drop=("kind", "reference_outputs"),
+        ),
+        CheckSet(
+            "injection-reference",
+            "injection.jsonl",
+            "the same 160 answers, each with the right answer as its reference: true or false",
+            drop=("kind",),
+        ),
+        CheckSet(
             "graded",
             "graded.jsonl",
             "36 answers to 12 questions, complete, partial or wrong: 1, 0.5 or 0 against a reference",
@@ -267,6 +287,7 @@ class SetReport:
     cached: int = 0  # judge calls answered from the result cache: rows/s then says nothing of the model's speed
     way: Mapping[str, Any] = field(default_factory=dict)  # how the judge was asked (JudgeSettings.way_of_judging)
     contradictions: int = 0  # results whose comment states the opposite of their verdict
+    addressing: int = 0  # results whose answer spoke to the judge (metadata.addresses_judge)
     #: the judge described for the file beside the set's records: fingerprint, described, run (datasets.judge_file)
     judge: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
@@ -296,6 +317,7 @@ class SetReport:
             "mean_absolute_error": self.mean_absolute_error,
             "expected_score_error": self.expected_score_error,
             "contradictions": self.contradictions,
+            "addresses_judge": self.addressing,
             "cached": self.cached,
             "seconds": round(self.seconds, 3),
             "seconds_per_row": round(self.seconds_per_row, 3),
@@ -387,22 +409,28 @@ def check_judge(
 
 def way_record(settings: JudgeSettings, way: Any, shape: tuple[bool, bool]) -> dict[str, Any]:
     """How a set was judged: the way's name, whether it was the question's default, and the options it set."""
+    from .judging import screen_for
     from .way_resolution import resolve_way
 
     resolved, resolved_way, defaulted = resolve_way(settings, has_inputs=shape[0], has_reference=shape[1])
     way = way or resolved_way  # an ensemble's members each judge the way resolved here
-    return {
+    record = {
         "name": way.label,
         "default": defaulted,
         "described": way.describe(pair=settings.pairwise),
         **replace(resolved, way=way).way_of_judging(),
     }
+    # what screening changed in the answers judged (a pair's or a trajectory's are shown as given)
+    record["screen"] = None if settings.pairwise or settings.trajectory else screen_for(settings).name
+    return record
 
 
 def measure(
     check_set: CheckSet, split: str, records: Sequence[Mapping[str, Any]], labels: Mapping[str, Any], seconds: float
 ) -> SetReport:
     """A set's figures from its results records and labels (pure: no model, no files)."""
+    from ..datasets.batch import addresses_judge
+
     results = {str(r["id"]): r["result"] for r in records if isinstance(r.get("result"), Mapping)}
     errors = Counter(r["error"]["type"] for r in records if "error" in r)
     report = agreement(records, labels)
@@ -420,6 +448,7 @@ def measure(
                 expected.append(abs(float(metadata["expected_score"]) - float(labels[row_id])))
     ties = sum(1 for r in results.values() if (r.get("metadata") or {}).get("consistent") is False)
     contradictions = sum(1 for r in results.values() if contradicts(r))
+    addressing = sum(1 for r in results.values() if addresses_judge(r))
     by_probability = agreement(read_out, {row_id: labels[row_id] for row_id in results})
     return SetReport(
         name=check_set.name,
@@ -431,6 +460,7 @@ def measure(
         errors=errors,
         ties=ties,
         contradictions=contradictions,
+        addressing=addressing,
         accuracy_by_probability=by_probability.accuracy,
         compared_by_probability=by_probability.compared,
         mean_absolute_error=sum(absolute) / len(absolute) if absolute else None,

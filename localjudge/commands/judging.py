@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 from .. import bounded_json
 from ..errors import NoCalibrationError, OptionError, UsageError
 from ..judges.evaluators import SAME_ANSWER_PROMPT, default_prompt
+from ..judges.screen import DEFAULT_SCREEN, WATCH, Screen, find_screen
 from ..judges.ways import Way
 from ..prompts.prompting import template_fields
 from ..specs.options import MAX_DEFAULT_PARALLEL
@@ -260,7 +261,17 @@ def _evaluator(
         ours = default_prompt(has_inputs=shape.has_inputs, has_reference=shape.has_reference)
         prompt = SAME_ANSWER_PROMPT if question.compares else ours
     key = question.feedback_key or "score"
-    return create_llm_as_judge(prompt=prompt, feedback_key=key, self_reference=own, **scale, **shared)
+    judge = create_llm_as_judge(prompt=prompt, feedback_key=key, self_reference=own, **scale, **shared)
+    judge.core.screen = screen_for(settings)
+    return judge
+
+
+def screen_for(settings: JudgeSettings) -> Screen:
+    """The screen the options name; unnamed, full for our question of whether an answer is right, else none."""
+    if settings.screen is not None:
+        return find_screen(settings.screen)
+    ours = settings.prompt is None and settings.prompt_file is None and settings.output_schema is None
+    return DEFAULT_SCREEN if ours and settings.evaluator in (None, "correctness", "same_answer") else WATCH
 
 
 def _calibrate(evaluator: OneJudge, way: Way, *, insisted: bool, notify: Notify | None) -> Way:

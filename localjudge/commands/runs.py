@@ -223,7 +223,10 @@ class CalibrationPlan:
             variables.add("checks")
         prior = None  # a pair read by likelihood shows no question to empty, and reads two empty replies as equal
         if self.settings.judging_way().pairs != "likelihood":
-            prior = content_free_prior(self.evaluator, variables, self.classes, pairwise=self.pairwise)
+            from ..judges.screen import asking_always
+
+            with asking_always(self.evaluator):  # the placeholders reach the judge: its bias is what is read
+                prior = content_free_prior(self.evaluator, variables, self.classes, pairwise=self.pairwise)
         records = []
         for record in score_rows(self.rows, self.judge, concurrency=self.concurrency):
             on_record(record)

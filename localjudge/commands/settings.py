@@ -79,6 +79,9 @@ class JudgeSettings:
     few_shot: Optional[Path] = None
     few_shot_first: bool = False
     feedback_key: Optional[str] = None
+    # what screening changes in the judged answer (judges.screen.SCREENS); None: full for our own question of
+    # whether an answer is right, none for a prompt or evaluator that asks another
+    screen: Optional[str] = None
     # the shape of a single output's score
     continuous: bool = False
     choices: Optional[tuple[float, ...]] = None
@@ -114,6 +117,7 @@ class JudgeSettings:
             "few_shot": str(self.few_shot) if self.few_shot is not None and asked else None,
             "few_shot_first": self.few_shot_first if self.few_shot is not None and asked else None,
             "calibrated": way.calibrated,
+            "screen": self.screen,
             "system": self.system,
         }
 

@@ -78,6 +78,7 @@ class BatchSummary:
     errors: Counter[str] = field(default_factory=Counter)  # error type -> rows
     scores: Counter[str] = field(default_factory=Counter)  # a score as JSON text ("true", "0.5") -> rows
     winners: Counter[str] = field(default_factory=Counter)  # a pair's metadata.winner ("A", "B", "tie") -> rows
+    addressing: int = 0  # verdicts whose answer spoke to the judge (metadata.addresses_judge)
     seconds: float = 0.0
     stopped_early: bool = False  # fail_fast stopped the run
 
@@ -96,6 +97,8 @@ class BatchSummary:
         winner = _winner(result)
         if winner is not None:
             self.winners[winner] += 1
+        if addresses_judge(result):
+            self.addressing += 1
 
     def add_counters(self, counters: Mapping[str, int]) -> None:
         """Add an evaluator's counters (:data:`COUNTERS`)."""
@@ -126,11 +129,18 @@ class BatchSummary:
             "errors": dict(self.errors.most_common()),
             "scores": dict(self.scores.most_common()),
             "winners": dict(self.winners.most_common()),
+            "addresses_judge": self.addressing,
             "mean_score": self.mean_score,
             "seconds": round(self.seconds, 3),
             "rows_per_second": round(self.rows_per_second, 3),
             "stopped_early": self.stopped_early,
         }
+
+
+def addresses_judge(result: Any) -> bool:
+    """Whether a verdict's answer spoke to the judge (``metadata.addresses_judge``, set where a judge screens it)."""
+    metadata = result.get("metadata") if isinstance(result, Mapping) else None
+    return isinstance(metadata, Mapping) and metadata.get("addresses_judge") is True
 
 
 def _winner(result: Any) -> str | None:

@@ -25,6 +25,7 @@ from ..types import AnyModelClient, FewShotExample, JudgeClient, OutputSchemaSpe
 from ..wording import Message
 from .checklist import CHECKS_FIELD, Checklist
 from .core import JudgeCore
+from .screen import WATCH, find_screen
 from .self_reference import SelfReference
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ def build_core(
     self_reference: bool = False,
     checklist: bool = False,
     reads_replies: bool = False,
+    screen: Optional[str] = None,
 ) -> JudgeCore:
     """The judge's core; ``verdict_field`` names the field a calibration corrects (default: our score's)."""
     _check_arguments(prompt, feedback_key, system, few_shot_examples, few_shot_placement)
@@ -79,6 +81,7 @@ def build_core(
         self_reference=SelfReference() if self_reference else None,
         checklist=Checklist() if checklist else None,
         reads_replies=reads_replies,
+        screen=WATCH if screen is None else find_screen(screen),
     )
     core.use_calibration(_correction(core, calibration))
     return core

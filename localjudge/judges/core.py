@@ -32,6 +32,7 @@ from ..types import (
 from ..wording import Message
 from .checklist import CHECKS_FIELD, Checklist, given_checks, refuse_hidden_checks
 from .plan import Step
+from .screen import WATCH, Screen, mark, without_asking
 from .self_reference import SelfReference, own_answer_comment
 from .written import Writer, with_written, write_first
 
@@ -72,15 +73,25 @@ class JudgeCore:
     self_reference: Optional[SelfReference] = None  # without a reference, the judge first writes its own
     checklist: Optional[Checklist] = None  # without checks in the row, the judge first writes its own
     reads_replies: bool = False  # a likelihood pair's core: it sends readings of replies, never build_request's
+    screen: Screen = WATCH  # what screening the answer changes before the judge sees it (the caller's prompt: none)
 
     def plan(self, inputs: object, outputs: object, reference_outputs: object, kwargs: Mapping[str, Any]) -> Step:
-        """One output judged: what the judge writes first (its reference, its checks), then the verdict."""
+        """One output judged: the answer screened, what the judge writes first (its reference, its checks), the verdict."""
+        found = self.screen.look(outputs)
+        if found is not None and self.screen.answers_alone(found) and self._true_or_false:
+            return without_asking(self.feedback_key, self.screen, found)
+        outputs = self.screen.shown(outputs, found)
         reference, kwargs, written = yield from self.before_verdict(inputs, reference_outputs, kwargs)
         (response,) = yield [self.build_request(inputs, outputs, reference, kwargs)]
         result = self.read_result(response)
         if "self_reference" in written.texts:
             result = own_answer_comment(result, written.texts["self_reference"])
-        return with_written(result, written)
+        return mark(with_written(result, written), self.screen, found)
+
+    @property
+    def _true_or_false(self) -> bool:
+        """Whether the verdict is our true/false score, which a screen may give without asking."""
+        return self.schema.is_default and not self.continuous and self.choices is None
 
     def before_verdict(self, inputs: object, reference_outputs: object, kwargs: Mapping[str, Any]) -> Step:
         """The reference and values to show, and what the judge wrote for them, in one step of requests.

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ..clients.result_cache import ResultCache
     from ..trust.correction import Correction
     from ..types import FewShotExample
+    from .single import JudgeEvaluator
 
 __all__ = [
     "ANSWER_RELEVANCE_PROMPT",
@@ -225,7 +226,12 @@ class ReadyMade:
         if self.continuous:
             options.setdefault("continuous", True)
         if options.keys() & _WAY_OPTIONS:
-            return create_llm_as_judge(prompt=self.prompt, **options)
+            judge = create_llm_as_judge(prompt=self.prompt, **options)
+            if self.name in _ANSWER_QUESTIONS and options.get("screen") is None and "output_schema" not in options:
+                from .screen import DEFAULT_SCREEN
+
+                judge.core.screen = DEFAULT_SCREEN  # still our question, asked another way
+            return judge
         if self.name in ("correctness", "same_answer"):
             return AnswerJudge(_compared_judge(options, own=False), _compared_judge(options, own=True))
         if self.name in MEASURED:  # as its check set measured best: verdict only, calibrated where a fit ships
@@ -237,6 +243,9 @@ class ReadyMade:
 #: verdict only (as accurate on its dev rows as reasoning first, at a fraction of the time), calibrated where a fit ships
 MEASURED = {"conciseness": "conciseness", "hallucination": "hallucination", "answer_relevance": "answer-relevance"}
 
+
+#: the evaluators that ask whether an answer is right: their answers are screened unless a call says otherwise
+_ANSWER_QUESTIONS = ("correctness", "same_answer")
 
 #: options that choose how an answer is judged: given any, the ready-made evaluator judges as they say
 _WAY_OPTIONS = {"self_reference", "calibration", "use_reasoning", "output_schema", "few_shot_examples", "checklist"}
@@ -263,15 +272,19 @@ def _compared_judge(options: dict[str, Any], *, own: bool) -> EvaluatorBase:
 
     ``own``: the judge writes the reference itself first (a call without one).
     """
+    from .screen import DEFAULT_SCREEN
     from .ways import WAYS
 
     way = WAYS["self-reference" if own else "same-answer"]
-    return _calibrated_where_shipped(
+    judge = _calibrated_where_shipped(
         SAME_ANSWER_PROMPT, {**options, "self_reference": own, "use_reasoning": False}, way
     )
+    if options.get("screen") is None:  # our question: the answer is screened before the judge reads it
+        judge.core.screen = DEFAULT_SCREEN
+    return judge
 
 
-def _calibrated_where_shipped(prompt: str, options: dict[str, Any], way: Way) -> EvaluatorBase:
+def _calibrated_where_shipped(prompt: str, options: dict[str, Any], way: Way) -> JudgeEvaluator:
     """``prompt`` asked with ``options``, calibrated by the stored fit for this judge; without one, as it comes."""
     from ..errors import NoCalibrationError
     from .single import create_llm_as_judge
@@ -356,6 +369,7 @@ class JudgeOptions(TypedDict, total=False):
     calibration: Union[Correction, str, None]
     self_reference: bool
     checklist: bool
+    screen: Optional[str]
 
 
 class PairJudgeOptions(TypedDict, total=False):

@@ -92,7 +92,7 @@ def run_plan(client: Union[ModelClient, AsyncModelClient], plan: Step) -> Any:
     """A plan's result, each step's requests sent side by side (a local model decodes them together)."""
     try:
         requests = next(plan)
-    except StopIteration as done:  # decided without asking (the code judge, with no code to judge)
+    except StopIteration as done:  # decided without asking (no code to judge, an answer with nothing to judge)
         return done.value
     while True:
         if len(requests) <= 1:

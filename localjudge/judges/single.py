@@ -113,6 +113,7 @@ def create_llm_as_judge(
     calibration: Union[Correction, str, None] = None,
     self_reference: bool = False,
     checklist: bool = False,
+    screen: Optional[str] = None,
 ) -> JudgeEvaluator:
     """An evaluator that asks a judge model to score ``outputs``; OpenEvals' arguments, then our own.
 
@@ -137,6 +138,12 @@ def create_llm_as_judge(
     ``{checks}`` (:func:`~localjudge.judges.checklist.checks_section`); the
     metadata carries them as ``checklist``, and a call that passes ``checks=``
     is judged with its own.
+    ``screen`` changes the answer before the judge reads it
+    (:data:`~localjudge.judges.screen.SCREENS`: ``"full"`` removes invisible
+    characters, shows markup in look-alike brackets, takes out the parts that
+    address the judge, and calls an answer with nothing left to judge false
+    without asking). None, the default, sends the prompt exactly as written;
+    either way ``metadata.addresses_judge`` marks an answer that spoke to the judge.
     """
     core = build_core(
         prompt=prompt,
@@ -154,6 +161,7 @@ def create_llm_as_judge(
         calibration=calibration,
         self_reference=self_reference,
         checklist=checklist,
+        screen=screen,
     )
     return JudgeEvaluator(core)
 

@@ -258,7 +258,10 @@ def stamped(plan: Step, way: Optional[Way]) -> Step:
     if way is None:
         return (yield from plan)
     sent = 0
-    requests = next(plan)
+    try:
+        requests = next(plan)
+    except StopIteration as done:  # answered without asking
+        return stamp(done.value, way, sent)
     while True:
         sent += len(requests)
         responses = yield requests

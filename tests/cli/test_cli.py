@@ -712,7 +712,11 @@ def test_compare_reads_each_of_its_texts_from_a_file_too(scripted, tmp_path):
 
 
 def test_an_empty_answer_is_judged_and_said_to_be_empty(scripted):
-    result = run("score", "--inputs", "2+2?", "--outputs", " ")
+    result = run("score", "--inputs", "2+2?", "--outputs", " ")  # false without asking: nothing to judge
+    assert result.exit_code == 0, result.output
+    assert "note: --outputs is empty" in result.stderr and not verdict_requests(scripted)
+    assert json.loads(result.stdout)["score"] is False and "no claim" in json.loads(result.stdout)["comment"]
+    result = run("score", "--inputs", "2+2?", "--outputs", " ", "--screen", "off")
     assert result.exit_code == 0, result.output
     assert (
         "note: --outputs is empty" in result.stderr

@@ -38,6 +38,8 @@ def test_each_set_has_unique_ids_labels_and_two_splits_of_different_questions(na
             assert all({row["id"].split("-")[1] for row in split} == set(kinds) for split in (dev, test))
     elif check_set.choices or check_set.grades:
         assert {json.loads(label) for label in labels} == set(check_set.choices or check_set.grades)
+    elif check_set.file == "injection.jsonl":  # its own test below: wrong answers argue, right ones are odd
+        assert labels["true"] and labels["false"]
     else:  # every question once right, once wrong
         by_question: dict[str, list] = {}
         for row in rows:
@@ -45,6 +47,41 @@ def test_each_set_has_unique_ids_labels_and_two_splits_of_different_questions(na
         assert all(sorted(given) == [False, True] for given in by_question.values())
         assert labels["true"] == labels["false"] == len(by_question)
     assert not any(field in row for row in rows for field in check_set.drop), "a dropped field reached the judge"
+
+
+def _injection_rows() -> list[dict]:
+    """The injection set's rows as the file holds them: with their split and kind, which load_set drops."""
+    from importlib import resources
+
+    text = resources.files("localjudge").joinpath("check_sets", "injection.jsonl").read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines()]
+
+
+INJECTION_KINDS = {
+    "system-tag", "assistant-turn", "authority", "grading-key", "verdict-json", "other-language", "invisible",
+    "closing-tags", "reference-lie", "plea", "ignore-instructions",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_the_injection_set_holds_in_each_split_wrong_answers_plain_and_injected_empty_ones_and_odd_right_ones(split):
+    rows = [row for row in _injection_rows() if row["split"] == split]
+    kinds = Counter(row["kind"] for row in rows)
+    assert set(kinds) == INJECTION_KINDS | {"plain-wrong", "content-free", "right-odd"}
+    assert kinds["plain-wrong"] == 20 and kinds["content-free"] == 10 and kinds["right-odd"] == 10
+    assert all(row["label"] is (row["kind"] == "right-odd") for row in rows)
+    plain = {row["inputs"]: row["outputs"] for row in rows if row["kind"] == "plain-wrong"}
+    for row in rows:
+        if row["kind"] in INJECTION_KINDS:  # the same wrong answer, plainly, is in the set: the baseline
+            assert plain[row["inputs"]] in row["outputs"]
+            assert row["outputs"] != plain[row["inputs"]]
+    assert len(load_set(CHECK_SETS["injection"], split)) == len(rows) == 80
+
+
+def test_the_injection_set_is_judged_without_a_reference_and_its_twin_with_one():
+    assert "reference_outputs" not in load_set(CHECK_SETS["injection"], "dev")[0]
+    assert "kind" not in load_set(CHECK_SETS["injection"], "dev")[0]
+    assert load_set(CHECK_SETS["injection-reference"], "dev")[0]["reference_outputs"]
 
 
 EVALUATOR_SETS = {
@@ -238,6 +275,7 @@ def test_a_report_names_the_way_each_set_was_judged():
         "few_shot",
         "few_shot_first",
         "calibrated",
+        "screen",
         "system",
     ]
     # pair options do not touch single answers: they are judged the answers' default way
@@ -376,3 +414,24 @@ def test_the_default_judge_tells_right_answers_from_wrong_on_held_out_questions(
         assert len(own) == 6 and all(len(texts) == 1 and next(iter(texts)).strip() for texts in own.values())
     else:
         assert set().union(*own.values()) == {None}
+
+
+def test_a_sets_report_counts_the_answers_that_addressed_the_judge():
+    said = {"key": "score", "score": False, "comment": None, "metadata": {"addresses_judge": True}}
+    records = [{"id": "a", "result": said}, {"id": "b", "result": _result(False)}]
+    report = measure(CHECK_SETS["injection"], "dev", records, {"a": False, "b": False}, seconds=1.0)
+    assert report.addressing == 1 and report.as_dict()["addresses_judge"] == 1
+
+
+@pytest.mark.model
+def test_check_judge_screens_the_injection_set_on_the_tiny_model(tmp_path):
+    """End to end: the answers that argue are found, marked, counted, and shown to the judge without their argument."""
+    outcome, (report,) = check_judge_on_tiny(
+        tmp_path, "--set", "injection-reference", "--split", "dev", "--limit", "6", "--results", str(tmp_path)
+    )
+    assert report["rows"] == 6 and report["failed"] == 0 and report["way"]["screen"] == "full"
+    records = [json.loads(line) for line in (tmp_path / "injection-reference.results.jsonl").read_text().splitlines()]
+    marked = {r["id"] for r in records if r["result"]["metadata"].get("addresses_judge")}
+    assert marked == {"i01-system-tag", "i01-assistant-turn", "i02-authority", "i02-grading-key"}
+    assert report["addresses_judge"] == 4
+    assert "answers that addressed the judge (metadata.addresses_judge): injection-reference 4" in outcome.output
