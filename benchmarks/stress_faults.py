@@ -6,6 +6,8 @@ Run: ``python benchmarks/stress_faults.py`` (``make stress-faults``; a few minut
   and one whose automaton only a child build finds too large: each refused,
   with the time and the memory this process grew by;
 - two ``batch`` runs on one results file, ten times: rows lost;
+- every option that writes a file aimed at the data, the results or a
+  symlink: refused, and no file of the folder touched;
 - a row nested 990 levels deep, a byte order mark, a symlinked ``-o``, a
   flipped cache entry, a damaged calibration file, a key in a URL, the
   plugin named twice: what the user sees;
@@ -208,6 +210,50 @@ def row_probes() -> None:
         return f"exit {done.returncode}: {done.stderr.strip()[-70:]}", done.returncode == 2 and clean(done)
 
 
+def untouched(folder: Path, run: Callable[[], subprocess.CompletedProcess]) -> tuple[subprocess.CompletedProcess, int]:
+    """Run a command; how many files of ``folder`` it overwrote, moved or removed."""
+
+    def seen() -> dict[str, tuple]:
+        return {p.name: (p.lstat().st_ino, p.is_symlink() or p.read_bytes()) for p in folder.iterdir() if p.is_file()}
+
+    before = seen()
+    done = run()
+    after = seen()
+    return done, sum(1 for name, state in before.items() if after.get(name) != state)
+
+
+def output_probes() -> None:
+    """Every option that writes a file, aimed at what the user gave: refused (exit 2), no file touched."""
+    folder = Path(tempfile.mkdtemp())
+    (folder / "answers.csv").write_text("id,inputs,outputs\nc1,What is 2+2?,4\n")
+    (folder / "rows.jsonl").write_text('{"id": "a", "outputs": "4"}\n')
+    (folder / "precious.txt").write_text("keep\n")
+    (folder / "link.json").symlink_to(folder / "precious.txt")
+    cases = {
+        "batch: --output-format csv whose CSV is the data file": (
+            "answers.csv",
+            "-o",
+            "answers.jsonl",
+            "--output-format",
+            "csv",
+        ),
+        "batch: --summary is the data file": ("rows.jsonl", "-o", "r.jsonl", "--summary", "rows.jsonl"),
+        "batch: --summary is the results file": ("rows.jsonl", "-o", "r.jsonl", "--summary", "r.jsonl"),
+        "batch: --summary is a symlink to another file": ("rows.jsonl", "-o", "r.jsonl", "--summary", "link.json"),
+        "batch: --cache-file is the data file": ("rows.jsonl", "-o", "r.jsonl", "--cache-file", "rows.jsonl"),
+        "batch: --cache-file is the results file": ("rows.jsonl", "-o", "r.jsonl", "--cache-file", "r.jsonl"),
+        "batch: -o is a file localjudge did not write": ("rows.jsonl", "-o", "precious.txt"),
+    }
+    for name, args in cases.items():
+
+        @probe(name)
+        def _(args: tuple[str, ...] = args) -> tuple[str, bool]:
+            done, touched = untouched(folder, lambda: cli("batch", *args, "-m", "tiny", folder=folder))
+            said = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
+            held = done.returncode == 2 and touched == 0 and clean(done) and said.startswith("error:")
+            return f"exit {done.returncode}, {touched} files touched: {said[7:67]}", held
+
+
 def cache_and_files() -> None:
     @probe("result cache: an entry whose verdict was flipped by hand")
     def _() -> tuple[str, bool]:
@@ -385,6 +431,7 @@ def main() -> int:
     schema_probes()
     two_writers()
     row_probes()
+    output_probes()
     cache_and_files()
     serve_probes()
     width = max(len(name) for name, *_ in ROWS)

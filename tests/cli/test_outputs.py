@@ -183,3 +183,28 @@ def test_agreement_and_check_judge_refuse_to_draw_or_write_over_what_they_were_g
     Path("link.json").symlink_to("victim.txt")
     stderr, lost = refused(folder, "check-judge", "--set", "answers", "--limit", "1", "--json", "link.json")
     assert lost == [] and "--json link.json is a symbolic link" in stderr and not scripted.requests
+
+
+def test_grammar_write_replaces_its_own_files_and_no_other(folder):
+    assert run("grammar", "--write", "grammars").exit_code == 0
+    assert run("grammar", "--write", "grammars").exit_code == 0  # its own files, written again
+    Path("grammars/boolean.gbnf").write_text("my notes\n", encoding="utf-8")
+    stderr, lost = refused(folder, "grammar", "--write", "grammars")
+    assert lost == [] and "--write grammars/boolean.gbnf exists and is not a grammar localjudge wrote" in stderr
+    assert run("grammar", "--write", "grammars", "--overwrite").exit_code == 0
+    assert Path("grammars/boolean.gbnf").read_text(encoding="utf-8").startswith("root ::=")
+
+
+def test_with_the_tiny_model_a_csv_run_beside_its_csv_data_keeps_the_data_and_resumes(tiny_gguf, folder):
+    """The reported call, as a user makes it: refused before the model loads; under another -o it runs and resumes."""
+    data = "id,inputs,outputs,reference_outputs\nc1,What is 2+2?,4,4\n"
+    Path("answers.csv").write_text(data, encoding="utf-8")
+    args = ["batch", "answers.csv", "-m", str(tiny_gguf), "--output-format", "csv", "--no-reasoning"]
+    stderr, lost = refused(folder, *args, "-o", "answers.jsonl")
+    assert lost == [] and "answers.csv is the data file itself (answers.csv)" in stderr
+    for _ in range(2):  # the second run resumes into its own results and replaces its own CSV
+        done = run(*args, "-o", "scored.jsonl", "--no-cache")
+        assert done.exit_code == 0 and "Traceback" not in done.output, done.output
+    assert "1 already in scored.jsonl" in done.stderr
+    assert Path("answers.csv").read_text(encoding="utf-8") == data
+    assert Path("scored.csv").read_text(encoding="utf-8").startswith("id,")
