@@ -290,3 +290,17 @@ def test_few_shot_examples_can_come_first_so_prompts_share_their_start():
     assert end[-1]["content"] == "Grade x\n\n" + block  # OpenEvals' place
     with pytest.raises(UsageError, match="few_shot_placement"):
         build_messages("Grade {outputs}", values={"outputs": "x"}, few_shot_examples=examples, few_shot_placement="mid")
+
+
+@pytest.mark.parametrize(
+    ("values", "system", "field"),
+    [
+        ({"outputs": "caf\udce9"}, None, "outputs"),
+        ({"outputs": [{"role": "user", "content": "\ud800"}]}, None, "outputs"),
+        ({"outputs": "ok"}, "be fair\udce9", "system"),
+    ],
+)
+def test_text_that_is_not_utf8_is_refused_naming_its_field(values, system, field):
+    with pytest.raises(UsageError, match=rf"^{field}\S* is not UTF-8 text") as caught:
+        build_messages("Is {outputs} right?", values=values, system=system)
+    assert caught.value.param == field
