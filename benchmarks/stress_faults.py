@@ -11,8 +11,11 @@ Run: ``python benchmarks/stress_faults.py`` (``make stress-faults``; a few minut
 - a row nested 990 levels deep, a byte order mark, a symlinked ``-o``, a
   flipped cache entry, a damaged calibration file, a key in a URL, the
   plugin named twice: what the user sees;
-- ``serve`` under bad values, 64 slow connections, a client that hangs up,
-  and SIGTERM with 16 requests in flight.
+- a CSV with a quote left open, text that is not UTF-8 on the command line;
+- ``serve`` under bad values (content that is a number or half a surrogate
+  pair, ``n: true``), a trailing slash with a forged Host, one request past
+  the bound in flight (503 with Retry-After), 64 slow connections, a client
+  that hangs up, and SIGTERM with 16 requests in flight.
 
 Every probe states what it expects; the last column says whether it held.
 """
@@ -204,6 +207,28 @@ def row_probes() -> None:
         first = done.stderr.strip().splitlines()[-1][:70]
         return f"exit {done.returncode}: {first}", done.returncode == 2 and kept and clean(done)
 
+    @probe("batch: a CSV with an unbalanced quote on line 2 of 4")
+    def _() -> tuple[str, bool]:
+        (folder / "quote.csv").write_text('id,inputs,outputs\nc1,q,"4\nc2,q,5\nc3,q,6\n')
+        done = cli("batch", "quote.csv", "-o", "quote-out.jsonl", folder=folder)
+        said = done.stderr.strip()[:80]
+        return f"exit {done.returncode}: {said}", done.returncode == 2 and "quote.csv:2:" in said and clean(done)
+
+    @probe("score: --outputs bytes that are not UTF-8 (caf\\xe9)")
+    def _() -> tuple[str, bool]:
+        done = subprocess.run(
+            [sys.executable.encode(), b"-m", b"localjudge", b"score", b"--inputs", b"q", b"--outputs", b"caf\xe9"],
+            cwd=folder,
+            capture_output=True,
+            env=ENV,
+            timeout=300,
+        )
+        said = done.stderr.decode("utf-8", "replace").strip()[:80]
+        return (
+            f"exit {done.returncode}: {said}",
+            done.returncode == 2 and "--outputs" in said and "Traceback" not in said,
+        )
+
     @probe("batch: -o inside a path that is a file")
     def _() -> tuple[str, bool]:
         done = cli("batch", str(folder / "bom.jsonl"), "-o", str(folder / "bom.jsonl" / "out.jsonl"), folder=folder)
@@ -350,6 +375,11 @@ def serve_probes() -> None:
             "seed -5": {"messages": MESSAGES, "seed": -5},
             "messages [1, 2]": {"messages": [1, 2]},
             "frequency_penalty NaN": b'{"messages": [{"role": "user", "content": "x"}], "frequency_penalty": NaN}',
+            "message content 5": {"messages": [{"role": "user", "content": 5}]},
+            "message content true": {"messages": [{"role": "user", "content": True}]},
+            "message content with half a surrogate pair": b'{"messages": [{"role": "user", "content": "a\\ud800"}]}',
+            "n true": {"messages": MESSAGES, "n": True},
+            'logprobs "yes"': {"messages": MESSAGES, "logprobs": "yes"},
             "prompt + max_tokens over n_ctx": {
                 "messages": [{"role": "user", "content": "word " * 1500}],
                 "max_tokens": 512,
@@ -367,6 +397,16 @@ def serve_probes() -> None:
                 return f"{answer.status_code} {error.get('param') or ''} {error.get('message', '')[:50]}", (
                     answer.status_code == 400
                 )
+
+        @probe("serve: a trailing / with a forged Host header")
+        def _() -> tuple[str, bool]:
+            headers = {"Authorization": f"Bearer {KEY}", "Host": "evil.example"}
+            answer = httpx.post(f"{base}/v1/chat/completions/", json={}, headers=headers, follow_redirects=False)
+            location = answer.headers.get("location")
+            return (
+                f"{answer.status_code}, Location {location or 'none'}",
+                location is None and answer.status_code == 404,
+            )
 
         @probe("serve: 64 connections trickling headers; /health meanwhile")
         def _() -> tuple[str, bool]:
@@ -407,6 +447,18 @@ def serve_probes() -> None:
     finally:
         process.kill()
         process.wait(10)
+
+    @probe("serve (in process): a request past the bound on requests in flight")
+    def _() -> tuple[str, bool]:
+        from starlette.testclient import TestClient
+
+        from localjudge.serving import Limits, create_app
+        from localjudge.testing import ScriptedClient
+
+        app = TestClient(create_app(ScriptedClient(["{}"]), model_id="m", limits=Limits(max_in_flight=0)))
+        busy = app.post("/v1/chat/completions", json={"messages": MESSAGES})
+        retry = busy.headers.get("retry-after")
+        return f"{busy.status_code}, Retry-After {retry or 'none'}", busy.status_code == 503 and retry is not None
 
     @probe("serve: SIGTERM with 16 requests in flight (2 sequences, 3 s grace)")
     def _() -> tuple[str, bool]:
