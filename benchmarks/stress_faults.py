@@ -11,7 +11,8 @@ Run: ``python benchmarks/stress_faults.py`` (``make stress-faults``; a few minut
 - a row nested 990 levels deep, a byte order mark, a symlinked ``-o``, a
   flipped cache entry, a damaged calibration file, a key in a URL, the
   plugin named twice: what the user sees;
-- a CSV with a quote left open, text that is not UTF-8 on the command line;
+- a CSV with a quote left open, text that is not UTF-8 on the command line,
+  a local judge used in a child made by fork;
 - ``serve`` under bad values (content that is a number or half a surrogate
   pair, ``n: true``), a trailing slash with a forged Host, one request past
   the bound in flight (503 with Retry-After), 64 slow connections, a client
@@ -317,6 +318,26 @@ def cache_and_files() -> None:
         except UsageError as exc:
             return "refused before connecting", "sk-secret-123" not in str(exc)
         return "accepted", False
+
+    @probe("a local judge used in a child made by fork (60 s bound)")
+    def _() -> tuple[str, bool]:
+        script = (
+            "import multiprocessing as mp\n"
+            "from localjudge import create_llm_as_judge\n"
+            "judge = create_llm_as_judge(prompt='Is {outputs} right?', model='tiny', use_reasoning=False)\n"
+            "judge(outputs='4')\n"
+            "def child(q):\n"
+            "    try:\n"
+            "        judge(outputs='4'); q.put('judged')\n"
+            "    except Exception as exc:\n"
+            "        q.put(f'{type(exc).__name__}: {exc}')\n"
+            "ctx = mp.get_context('fork'); q = ctx.Queue(); p = ctx.Process(target=child, args=(q,)); p.start()\n"
+            "p.join(60)\n"
+            "print('hung' if p.is_alive() else q.get(timeout=5)); p.kill()\n"
+        )
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=ENV, timeout=300)
+        said = done.stdout.strip()
+        return (said[:90] or done.stderr.strip()[-90:]), said.startswith("UsageError") and "spawn" in said
 
     @probe("pytest -p localjudge.pytest_plugin (installed and named)")
     def _() -> tuple[str, bool]:
