@@ -6,11 +6,17 @@ Run: ``python benchmarks/stress_faults.py`` (``make stress-faults``; a few minut
   and one whose automaton only a child build finds too large: each refused,
   with the time and the memory this process grew by;
 - two ``batch`` runs on one results file, ten times: rows lost;
+- every option that writes a file aimed at the data, the results or a
+  symlink: refused, and no file of the folder touched;
 - a row nested 990 levels deep, a byte order mark, a symlinked ``-o``, a
   flipped cache entry, a damaged calibration file, a key in a URL, the
   plugin named twice: what the user sees;
-- ``serve`` under bad values, 64 slow connections, a client that hangs up,
-  and SIGTERM with 16 requests in flight.
+- a CSV with a quote left open, text that is not UTF-8 on the command line,
+  a local judge used in a child made by fork;
+- ``serve`` under bad values (content that is a number or half a surrogate
+  pair, ``n: true``), a trailing slash with a forged Host, one request past
+  the bound in flight (503 with Retry-After), 64 slow connections, a client
+  that hangs up, and SIGTERM with 16 requests in flight.
 
 Every probe states what it expects; the last column says whether it held.
 """
@@ -202,10 +208,76 @@ def row_probes() -> None:
         first = done.stderr.strip().splitlines()[-1][:70]
         return f"exit {done.returncode}: {first}", done.returncode == 2 and kept and clean(done)
 
+    @probe("batch: a CSV with an unbalanced quote on line 2 of 4")
+    def _() -> tuple[str, bool]:
+        (folder / "quote.csv").write_text('id,inputs,outputs\nc1,q,"4\nc2,q,5\nc3,q,6\n')
+        done = cli("batch", "quote.csv", "-o", "quote-out.jsonl", folder=folder)
+        said = done.stderr.strip()[:80]
+        return f"exit {done.returncode}: {said}", done.returncode == 2 and "quote.csv:2:" in said and clean(done)
+
+    @probe("score: --outputs bytes that are not UTF-8 (caf\\xe9)")
+    def _() -> tuple[str, bool]:
+        done = subprocess.run(
+            [sys.executable.encode(), b"-m", b"localjudge", b"score", b"--inputs", b"q", b"--outputs", b"caf\xe9"],
+            cwd=folder,
+            capture_output=True,
+            env=ENV,
+            timeout=300,
+        )
+        said = done.stderr.decode("utf-8", "replace").strip()[:80]
+        return (
+            f"exit {done.returncode}: {said}",
+            done.returncode == 2 and "--outputs" in said and "Traceback" not in said,
+        )
+
     @probe("batch: -o inside a path that is a file")
     def _() -> tuple[str, bool]:
         done = cli("batch", str(folder / "bom.jsonl"), "-o", str(folder / "bom.jsonl" / "out.jsonl"), folder=folder)
         return f"exit {done.returncode}: {done.stderr.strip()[-70:]}", done.returncode == 2 and clean(done)
+
+
+def untouched(folder: Path, run: Callable[[], subprocess.CompletedProcess]) -> tuple[subprocess.CompletedProcess, int]:
+    """Run a command; how many files of ``folder`` it overwrote, moved or removed."""
+
+    def seen() -> dict[str, tuple]:
+        return {p.name: (p.lstat().st_ino, p.is_symlink() or p.read_bytes()) for p in folder.iterdir() if p.is_file()}
+
+    before = seen()
+    done = run()
+    after = seen()
+    return done, sum(1 for name, state in before.items() if after.get(name) != state)
+
+
+def output_probes() -> None:
+    """Every option that writes a file, aimed at what the user gave: refused (exit 2), no file touched."""
+    folder = Path(tempfile.mkdtemp())
+    (folder / "answers.csv").write_text("id,inputs,outputs\nc1,What is 2+2?,4\n")
+    (folder / "rows.jsonl").write_text('{"id": "a", "outputs": "4"}\n')
+    (folder / "precious.txt").write_text("keep\n")
+    (folder / "link.json").symlink_to(folder / "precious.txt")
+    cases = {
+        "batch: --output-format csv whose CSV is the data file": (
+            "answers.csv",
+            "-o",
+            "answers.jsonl",
+            "--output-format",
+            "csv",
+        ),
+        "batch: --summary is the data file": ("rows.jsonl", "-o", "r.jsonl", "--summary", "rows.jsonl"),
+        "batch: --summary is the results file": ("rows.jsonl", "-o", "r.jsonl", "--summary", "r.jsonl"),
+        "batch: --summary is a symlink to another file": ("rows.jsonl", "-o", "r.jsonl", "--summary", "link.json"),
+        "batch: --cache-file is the data file": ("rows.jsonl", "-o", "r.jsonl", "--cache-file", "rows.jsonl"),
+        "batch: --cache-file is the results file": ("rows.jsonl", "-o", "r.jsonl", "--cache-file", "r.jsonl"),
+        "batch: -o is a file localjudge did not write": ("rows.jsonl", "-o", "precious.txt"),
+    }
+    for name, args in cases.items():
+
+        @probe(name)
+        def _(args: tuple[str, ...] = args) -> tuple[str, bool]:
+            done, touched = untouched(folder, lambda: cli("batch", *args, "-m", "tiny", folder=folder))
+            said = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
+            held = done.returncode == 2 and touched == 0 and clean(done) and said.startswith("error:")
+            return f"exit {done.returncode}, {touched} files touched: {said[7:67]}", held
 
 
 def cache_and_files() -> None:
@@ -246,6 +318,26 @@ def cache_and_files() -> None:
         except UsageError as exc:
             return "refused before connecting", "sk-secret-123" not in str(exc)
         return "accepted", False
+
+    @probe("a local judge used in a child made by fork (60 s bound)")
+    def _() -> tuple[str, bool]:
+        script = (
+            "import multiprocessing as mp\n"
+            "from localjudge import create_llm_as_judge\n"
+            "judge = create_llm_as_judge(prompt='Is {outputs} right?', model='tiny', use_reasoning=False)\n"
+            "judge(outputs='4')\n"
+            "def child(q):\n"
+            "    try:\n"
+            "        judge(outputs='4'); q.put('judged')\n"
+            "    except Exception as exc:\n"
+            "        q.put(f'{type(exc).__name__}: {exc}')\n"
+            "ctx = mp.get_context('fork'); q = ctx.Queue(); p = ctx.Process(target=child, args=(q,)); p.start()\n"
+            "p.join(60)\n"
+            "print('hung' if p.is_alive() else q.get(timeout=5)); p.kill()\n"
+        )
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=ENV, timeout=300)
+        said = done.stdout.strip()
+        return (said[:90] or done.stderr.strip()[-90:]), said.startswith("UsageError") and "spawn" in said
 
     @probe("pytest -p localjudge.pytest_plugin (installed and named)")
     def _() -> tuple[str, bool]:
@@ -304,6 +396,11 @@ def serve_probes() -> None:
             "seed -5": {"messages": MESSAGES, "seed": -5},
             "messages [1, 2]": {"messages": [1, 2]},
             "frequency_penalty NaN": b'{"messages": [{"role": "user", "content": "x"}], "frequency_penalty": NaN}',
+            "message content 5": {"messages": [{"role": "user", "content": 5}]},
+            "message content true": {"messages": [{"role": "user", "content": True}]},
+            "message content with half a surrogate pair": b'{"messages": [{"role": "user", "content": "a\\ud800"}]}',
+            "n true": {"messages": MESSAGES, "n": True},
+            'logprobs "yes"': {"messages": MESSAGES, "logprobs": "yes"},
             "prompt + max_tokens over n_ctx": {
                 "messages": [{"role": "user", "content": "word " * 1500}],
                 "max_tokens": 512,
@@ -321,6 +418,16 @@ def serve_probes() -> None:
                 return f"{answer.status_code} {error.get('param') or ''} {error.get('message', '')[:50]}", (
                     answer.status_code == 400
                 )
+
+        @probe("serve: a trailing / with a forged Host header")
+        def _() -> tuple[str, bool]:
+            headers = {"Authorization": f"Bearer {KEY}", "Host": "evil.example"}
+            answer = httpx.post(f"{base}/v1/chat/completions/", json={}, headers=headers, follow_redirects=False)
+            location = answer.headers.get("location")
+            return (
+                f"{answer.status_code}, Location {location or 'none'}",
+                location is None and answer.status_code == 404,
+            )
 
         @probe("serve: 64 connections trickling headers; /health meanwhile")
         def _() -> tuple[str, bool]:
@@ -362,6 +469,18 @@ def serve_probes() -> None:
         process.kill()
         process.wait(10)
 
+    @probe("serve (in process): a request past the bound on requests in flight")
+    def _() -> tuple[str, bool]:
+        from starlette.testclient import TestClient
+
+        from localjudge.serving import Limits, create_app
+        from localjudge.testing import ScriptedClient
+
+        app = TestClient(create_app(ScriptedClient(["{}"]), model_id="m", limits=Limits(max_in_flight=0)))
+        busy = app.post("/v1/chat/completions", json={"messages": MESSAGES})
+        retry = busy.headers.get("retry-after")
+        return f"{busy.status_code}, Retry-After {retry or 'none'}", busy.status_code == 503 and retry is not None
+
     @probe("serve: SIGTERM with 16 requests in flight (2 sequences, 3 s grace)")
     def _() -> tuple[str, bool]:
         process, base, log = start_serve("--parallel", "2", "--graceful-timeout", "3")
@@ -385,6 +504,7 @@ def main() -> int:
     schema_probes()
     two_writers()
     row_probes()
+    output_probes()
     cache_and_files()
     serve_probes()
     width = max(len(name) for name, *_ in ROWS)

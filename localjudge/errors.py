@@ -7,7 +7,8 @@ hiding the other::
     LocalJudgeError
     ├── UsageError (ValueError)            a bad argument; fix the call
     │   ├── OptionError                    options that do not fit together (named so a CLI can show its flags)
-    │   │   └── NoCalibrationError         a calibration asked for and none fitted for this judge
+    │   │   ├── NoCalibrationError         a calibration asked for and none fitted for this judge
+    │   │   └── OutputPathError            an output that would overwrite an input, another output or a file not ours
     │   ├── MissingTemplateVariableError   a {placeholder} has no value (also a KeyError, as in OpenEvals)
     │   ├── InvalidTrajectoryError (TypeError)  a trajectory's message or tool call is malformed
     │   ├── UnsupportedSchemaError         a schema keyword cannot be enforced
@@ -75,6 +76,7 @@ __all__ = [
     "NoCalibrationError",
     "OptionError",
     "OutputParseError",
+    "OutputPathError",
     "RemoteCallError",
     "RemoteConnectError",
     "RemoteStatusError",
@@ -139,6 +141,18 @@ class OptionError(UsageError):
 
 class NoCalibrationError(OptionError):
     """A calibration was asked for and none was fitted for this judge (a damaged one is another error)."""
+
+
+class OutputPathError(OptionError):
+    """Planned outputs that would overwrite what the caller gave (:mod:`localjudge.output_plan`), all named.
+
+    ``refusals`` holds one message per output refused, each naming both paths of its clash.
+    """
+
+    def __init__(self, refusals: Sequence[Message]) -> None:
+        self.refusals = list(refusals)
+        parts = {f"refusal{number}": message for number, message in enumerate(self.refusals)}
+        super().__init__("; ".join(f"{{{name}}}" for name in parts), **parts)
 
 
 class MissingTemplateVariableError(UsageError, KeyError):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -51,6 +50,12 @@ __all__ = ["batch", "describe_summary"]
     "--summary", "summary_file", type=click.Path(dir_okay=False, path_type=Path), help="Also write the summary as JSON."
 )
 @click.option(
+    "--overwrite",
+    is_flag=True,
+    help="Replace an existing file at an output path (-o, the CSV, --summary) that localjudge did not write. "
+    "Never the data file, another output, a symbolic link or a result cache.",
+)
+@click.option(
     "--cache-file",
     type=click.Path(dir_okay=False, path_type=Path),
     help="The result cache (default: results.sqlite3 in the cache directory).",
@@ -95,6 +100,7 @@ def batch(
     no_cache: bool,
     cache_file: Optional[Path],
     summary_file: Optional[Path],
+    overwrite: bool,
     engine: str,
     actors: Optional[int],
     settings: JudgeSettings,
@@ -133,6 +139,9 @@ def batch(
         notify=note,
         rejudge=rejudge,
         keep_exchanges=keep_exchanges,
+        csv=output_format == "csv",
+        summary_file=summary_file,
+        overwrite=overwrite,
     )
     from ..datasets.progress import RunProgress
 
@@ -147,8 +156,7 @@ def batch(
     click.echo(describe_summary(summary, plan.results), err=True)
     if output_format == "csv":
         click.echo(f"flattened into {plan.write_csv()}", err=True)
-    if summary_file is not None:
-        summary_file.write_text(json.dumps(summary.as_dict(), indent=2) + "\n", encoding="utf-8")
+    plan.write_summary(summary)
     sys.exit(1 if summary.failed else 0)
 
 

@@ -25,9 +25,15 @@ __all__ = ["describe_quality", "doctor", "evaluators", "grammar", "models"]
     type=click.Path(file_okay=False, path_type=Path),
     help="Write all six default grammars into this folder instead.",
 )
+@click.option("--overwrite", is_flag=True, help="Replace files in --write's folder that localjudge did not write.")
 @handle_errors
 def grammar(
-    continuous: bool, choices: Optional[list[float]], no_reasoning: bool, fmt: str, write_dir: Optional[Path]
+    continuous: bool,
+    choices: Optional[list[float]],
+    no_reasoning: bool,
+    fmt: str,
+    write_dir: Optional[Path],
+    overwrite: bool,
 ) -> None:
     """Print the grammar that constrains the judge's answer for a default score schema.
 
@@ -39,6 +45,13 @@ def grammar(
     from ..decoding.grammars import default_grammar, write_default_grammars
 
     if write_dir is not None:
+        from ..decoding.grammars import grammar_file_names, is_grammar_file
+        from ..output_plan import Output, check_outputs
+
+        planned = [
+            Output("{write_dir}", write_dir / name, "a grammar", is_grammar_file) for name in grammar_file_names()
+        ]
+        check_outputs([], planned, overwrite=overwrite)
         for path in write_default_grammars(write_dir):
             click.echo(str(path))
         return

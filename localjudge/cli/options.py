@@ -102,7 +102,12 @@ def text(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Op
             raise click.BadParameter(f"standard input (-) already feeds {first}")
         if sys.stdin.isatty():
             raise click.BadParameter("- reads standard input, and nothing is piped into it")
-        read = sys.stdin.read(MAX_TEXT_BYTES + 1)
+        try:
+            read = sys.stdin.read(MAX_TEXT_BYTES + 1)
+        except UnicodeDecodeError as exc:  # where stdin decodes strictly; else its bytes arrive as surrogates
+            raise click.BadParameter(
+                f"standard input is not UTF-8 (byte {exc.start + 1}); give text in UTF-8"
+            ) from None
         if len(read) > MAX_TEXT_BYTES:
             raise click.BadParameter(f"standard input holds more than {MAX_TEXT_BYTES} characters")
     else:

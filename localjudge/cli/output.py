@@ -8,6 +8,7 @@ command lacks, another command's).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import sys
@@ -16,9 +17,10 @@ from typing import Any
 
 import click
 
+from .._text import lone_surrogate, surrogate_message
 from ..errors import LocalJudgeError, ModelNotFoundError, UsageError
 
-__all__ = ["echo_json", "flag_names", "handle_errors"]
+__all__ = ["echo_json", "flag_names", "handle_errors", "not_utf8"]
 
 
 def echo_json(value: Any) -> None:
@@ -46,6 +48,26 @@ def flag_names(context: click.Context) -> dict[str, str]:
     return names
 
 
+def not_utf8(values: dict[str, Any], names: dict[str, str]) -> str | None:
+    """Why a value given on the command line (or read through ``-`` or ``@FILE``) is not UTF-8 text, naming its flag.
+
+    An argument that is not UTF-8 reaches Python as lone surrogates
+    (``surrogateescape``); a path may hold them (a file's name is bytes),
+    any text to judge or option may not. The judge's options are walked field by field.
+    """
+    for name, value in values.items():
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            found = not_utf8({field.name: getattr(value, field.name) for field in dataclasses.fields(value)}, names)
+            if found is not None:
+                return found
+            continue
+        where = lone_surrogate(value, name)
+        if where is not None:
+            flag = names.get(name, name)
+            return surrogate_message((flag + where[0][len(name) :], where[1], where[2]))
+    return None
+
+
 def handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     """Library and OS errors become one line on stderr: exit 2 for misuse, 1 for runtime failures.
 
@@ -56,6 +78,10 @@ def handle_errors(command: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         context = click.get_current_context()
         debug = context.find_root().params.get("debug", False)
+        refused = not_utf8(kwargs, flag_names(context))
+        if refused is not None:
+            click.echo(f"error: {refused}", err=True)
+            sys.exit(2)
         try:
             return command(*args, **kwargs)
         except LocalJudgeError as exc:

@@ -59,6 +59,7 @@ __all__ = [
     help="Another run's results on the same rows: whether the two differ beyond chance (McNemar's exact test).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing file at --plot that localjudge did not draw.")
 @handle_errors
 def agreement(
     results: Path,
@@ -69,6 +70,7 @@ def agreement(
     plot_file: Optional[Path],
     other_results: Optional[Path],
     as_json: bool,
+    overwrite: bool,
 ) -> None:
     """How well a run's verdicts agree with human labels: accuracy, kappa, confusion, calibration, position bias.
 
@@ -83,9 +85,14 @@ def agreement(
     from ..trust.agreement import compare_runs
 
     if plot_file is not None:
-        from ..trust.plot import check_matplotlib
+        from ..output_plan import Input, Output, check_outputs
+        from ..trust.plot import check_matplotlib, is_plot
 
         check_matplotlib()  # before any output: a missing package is the whole command's error
+        given = [Input("the results file", results), Input("{labels_file}", labels_file)]
+        if other_results is not None:
+            given.append(Input("{other_results}", other_results))
+        check_outputs(given, [Output("{plot_file}", plot_file, "a plot", is_plot)], overwrite=overwrite)
     labels = load_labels(labels_file, label_field, id_field)
     report = measure(read_results(results), labels, bins=bins)
     if not report.compared:
@@ -110,6 +117,39 @@ def agreement(
         from ..trust.plot import plot_agreement
 
         click.echo(f"drawn in {plot_agreement(report, plot_file, title=results.name)}", err=True)
+
+
+def _check_outputs(
+    names: list[str],
+    settings: JudgeSettings,
+    json_file: Optional[Path],
+    results_dir: Optional[Path],
+    plot_dir: Optional[Path],
+    overwrite: bool,
+) -> None:
+    """check-judge's files, refused now where one would overwrite what was given or a file not ours."""
+    from ..commands.runs import judge_inputs
+    from ..datasets.judge_file import is_judge_file, judge_file_path
+    from ..datasets.results_file import is_results_file
+    from ..output_plan import Output, check_outputs
+    from ..trust.plot import is_plot
+
+    outputs = [] if json_file is None else [Output("{json_file}", json_file, "a check's report", _is_check_report)]
+    for name in names:
+        if results_dir is not None:
+            records = results_dir / f"{name}.results.jsonl"
+            outputs.append(Output("{results_dir}", records, "a results file", is_results_file))
+            outputs.append(Output("{results_dir}", judge_file_path(records), "a judge's description", is_judge_file))
+        if plot_dir is not None:
+            outputs.append(Output("{plot_dir}", plot_dir / f"{name}.png", "a plot", is_plot))
+    check_outputs(judge_inputs(settings), outputs, overwrite=overwrite)
+
+
+def _is_check_report(path: Path) -> bool:
+    from .. import bounded_json
+
+    document = bounded_json.loads(Path(path).read_text(encoding="utf-8"))
+    return isinstance(document, dict) and {"judge", "split", "sets"} <= set(document)
 
 
 def format_interval(interval: Optional[tuple[float, float]]) -> str:
@@ -249,6 +289,11 @@ def describe_comparison(comparison: PairedComparison, *, against: str) -> str:
     "--plot", "plot_dir", type=click.Path(file_okay=False, path_type=Path), help="Draw each set's report as a PNG here."
 )
 @NO_CACHE
+@click.option(
+    "--overwrite",
+    is_flag=True,
+    help="Replace existing files at --json, --results and --plot that localjudge did not write.",
+)
 @model_options
 @handle_errors
 def check_judge(
@@ -260,6 +305,7 @@ def check_judge(
     results_dir: Optional[Path],
     plot_dir: Optional[Path],
     no_cache: bool,
+    overwrite: bool,
     settings: JudgeSettings,
 ) -> None:
     """Judge labelled sets shipped with localjudge and print how far this judge can be trusted.
@@ -280,11 +326,7 @@ def check_judge(
     from ..datasets.progress import RunProgress
 
     sets = [find_set(name) for name in set_names or tuple(CHECK_SETS)]  # every name checked before judging
-    if results_dir is not None:  # where a set's judge is described: a symlink there stops the check now
-        from ..datasets.judge_file import check_judge_file
-
-        for check_set in sets:
-            check_judge_file(results_dir / f"{check_set.name}.results.jsonl")
+    _check_outputs([check_set.name for check_set in sets], settings, json_file, results_dir, plot_dir, overwrite)
     if settings.few_shot is not None and len(sets) != 1:
         raise click.UsageError("--few-shot examples fit one set's rows: give exactly one --set with them")
     if plot_dir is not None:

@@ -118,6 +118,7 @@ def view(
     show_default=True,
     help="Rows of each run the report holds whole, to browse (its figures count them all).",
 )
+@click.option("--overwrite", is_flag=True, help="Replace an existing file at --output that localjudge did not write.")
 @handle_errors
 def report(
     results: tuple[Path, ...],
@@ -126,6 +127,7 @@ def report(
     id_field: str,
     target: Path,
     row_limit: int,
+    overwrite: bool,
 ) -> None:
     """The page over results files as one self-contained HTML file: no network, nothing to install to open it.
 
@@ -133,8 +135,13 @@ def report(
     localjudge report data.results.jsonl --labels data.jsonl -o report.html
     localjudge report old.results.jsonl new.results.jsonl --labels data.jsonl -o compared.html
     """
-    from ..view.report import write_report
+    from ..output_plan import Input, Output, check_outputs
+    from ..view.report import is_report, write_report
 
+    given = [Input("the results file", path) for path in results]
+    if labels_file is not None:
+        given.append(Input("{labels_file}", labels_file))
+    check_outputs(given, [Output("{target}", target, "a report", is_report)], overwrite=overwrite)
     runs = _runs(results, labels_file, label_field, id_field)
     for index in runs:
         if index.count() > row_limit:

@@ -8,11 +8,11 @@ client over any runtime and for the outlines client.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._text import clip
+from .._text import clip, lone_surrogate, surrogate_message
 from ..errors import UsageError
 
 __all__ = [
@@ -85,13 +85,11 @@ def read_request(  # noqa: C901  one check per request field, read in order
     messages = request.get("messages")
     if not isinstance(messages, (list, tuple)) or not messages:
         raise UsageError("messages must be a non-empty list of chat messages", param="messages")
-    for number, message in enumerate(messages):
-        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
-            raise UsageError(
-                f"messages[{number}] must be an object with a role, got {clip(message, 60)}", param="messages"
-            )
-    if request.get("n") not in (None, 1):
+    _check_messages(messages)
+    if request.get("n") not in (None, 1) or isinstance(request.get("n"), bool):
         raise UsageError(f"{client} generates one choice per request (n=1)", param="n")
+    if not isinstance(request.get("logprobs", False), (bool, type(None))):
+        raise UsageError(f"logprobs must be true or false, got {clip(request.get('logprobs'), 60)}", param="logprobs")
     if request.get("logprobs") and not logprobs:
         raise UsageError(f"{client} does not return logprobs", param="logprobs")
     top = request.get("top_logprobs")
@@ -133,6 +131,24 @@ def read_request(  # noqa: C901  one check per request field, read in order
         stop=tuple(stop),
         logprobs=(top or 0) if request.get("logprobs") else None,
     )
+
+
+def _check_messages(messages: Sequence[Any]) -> None:
+    """Each message an object with a role, its content text (a string, parts, or none) that UTF-8 can hold."""
+    for number, message in enumerate(messages):
+        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+            raise UsageError(
+                f"messages[{number}] must be an object with a role, got {clip(message, 60)}", param="messages"
+            )
+        content = message.get("content")
+        if isinstance(content, bool) or not isinstance(content, (str, list, tuple, type(None))):
+            raise UsageError(
+                f"messages[{number}].content must be a string or a list of content parts, got {clip(content, 60)}",
+                param=f"messages[{number}].content",
+            )
+        found = lone_surrogate(content, f"messages[{number}].content")
+        if found is not None:
+            raise UsageError(surrogate_message(found), param=found[0])
 
 
 def _number(request: Mapping[str, Any], key: str, default: float) -> float:

@@ -10,8 +10,11 @@ SQLite in WAL mode lets two processes share the file. The file is not
 trusted: each row carries the sha256 of its key and answer, so a row damaged
 or edited since it was written (a verdict flipped in place) is a miss, as is
 one that does not decode to a chat completion; either is replaced by the next
-answer. A checksum stops accidents and edits, not someone who recomputes it. A file that is not a database is set aside under a new name with a
-warning, never read and never deleted. :class:`~localjudge.clients.cached.CachedClient`
+answer. A checksum stops accidents and edits, not someone who recomputes it.
+In the cache directory, a file that is not a database is set aside under a
+new name with a warning, never read and never deleted; a file the caller
+named is left as it is (``set_aside`` says otherwise), and answers are then
+neither kept nor reused. :class:`~localjudge.clients.cached.CachedClient`
 also checks a stored answer against the schema its request asks for.
 """
 
@@ -31,7 +34,7 @@ from typing import Any
 from .. import bounded_json
 from ..paths import cache_dir
 
-__all__ = ["MAX_RESPONSE_BYTES", "ResultCache", "request_key"]
+__all__ = ["MAX_RESPONSE_BYTES", "ResultCache", "is_result_cache", "request_key"]
 
 FORMAT_VERSION = 2  # 2: rows carry a digest (table "answers")
 MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a stored answer larger than this is not one of ours
@@ -54,8 +57,10 @@ def request_key(identity: Mapping[str, Any], request: Mapping[str, Any]) -> str:
 class ResultCache:
     """``get``/``put`` of responses by key; one connection per thread. ``hits`` and ``misses`` count lookups."""
 
-    def __init__(self, path: Path | None = None) -> None:
+    def __init__(self, path: Path | None = None, *, set_aside: bool | None = None) -> None:
         self.path = Path(path) if path is not None else cache_dir() / "results.sqlite3"
+        #: whether a file there that is not a database is moved away for a new cache (default: only in the cache dir)
+        self.set_aside = path is None if set_aside is None else set_aside
         self._local = threading.local()
         self._lock = threading.Lock()
         self.hits = self.misses = 0
@@ -75,6 +80,8 @@ class ResultCache:
         except sqlite3.DatabaseError as exc:
             if not _unreadable(exc):  # busy, locked, no permission: a problem to report, not a file to set aside
                 raise
+            if not self.set_aside:  # a file the caller named is theirs: left as it is, and no answers kept
+                raise sqlite3.DatabaseError(f"{self.path} is not a result cache; it is left as it is") from exc
             with self._lock:
                 if self.path.exists():
                     aside = self.path.with_name(f"{self.path.name}.unreadable-{int(time.time())}")
@@ -125,6 +132,25 @@ class ResultCache:
 
     def __len__(self) -> int:
         return int(self._connection().execute("SELECT COUNT(*) FROM answers").fetchone()[0])
+
+
+#: the columns of the answers table, as :func:`_connect` makes it
+_COLUMNS = ("key", "response", "digest", "stored")
+
+
+def is_result_cache(path: Path) -> bool:
+    """Whether ``path`` is a result cache: an SQLite file whose answers table is ours (read only, nothing changed)."""
+    with Path(path).open("rb") as handle:
+        if handle.read(16) != b"SQLite format 3\x00":
+            return False
+    connection = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        columns = tuple(row[1] for row in connection.execute("PRAGMA table_info(answers)"))
+    except sqlite3.Error:
+        return False
+    finally:
+        connection.close()
+    return columns == _COLUMNS
 
 
 def _digest(key: str, text: str) -> str:

@@ -12,16 +12,18 @@ these functions take.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
 
 from ..datasets.batch import BatchSummary, run_batch, score_rows, write_csv
-from ..datasets.judge_file import check_judge_file
+from ..datasets.results_file import replace_atomically
 from ..datasets.rows import Row, parse_mapping, read_rows
 from ..errors import OptionError, UsageError
 from ..judges.ways import WAYS
+from ..output_plan import Input, Output, check_outputs
 from ..specs import parse_spec
 from .judging import Notify
 from .row_judge import RowJudge, absolute_paths
@@ -34,6 +36,9 @@ __all__ = [
     "BatchPlan",
     "CalibrationPlan",
     "CalibrationResult",
+    "batch_outputs",
+    "csv_path",
+    "judge_inputs",
     "plan_batch",
     "plan_calibration",
 ]
@@ -43,6 +48,59 @@ DEFAULT_ACTORS = 2
 CPUS_PER_ACTOR = 1
 
 OnRecord = Callable[[dict[str, Any]], None]
+
+
+def judge_inputs(settings: JudgeSettings) -> list[Input]:
+    """The files the judge reads: its prompt, examples and schema, and a model given as a file."""
+    found = [
+        Input(said, path)
+        for said, path in (
+            ("{prompt_file}", settings.prompt_file),
+            ("{few_shot}", settings.few_shot),
+            ("{output_schema}", settings.output_schema),
+        )
+        if path is not None
+    ]
+    for spec in (settings.model_spec, *settings.ensemble_specs, *settings.fallbacks):
+        named = Path(spec.split(":", 1)[1] if spec.startswith(("gguf:", "hf:")) else spec)
+        if named.is_file():
+            found.append(Input("the model file", named))
+    return found
+
+
+def batch_outputs(
+    results: Path, *, csv: bool = False, summary_file: Optional[Path] = None, cache_file: Optional[Path] = None
+) -> list[Output]:
+    """Every file a batch run writes, each with the test that tells a file it wrote itself."""
+    from ..clients.result_cache import is_result_cache
+    from ..datasets.judge_file import is_judge_file, judge_file_path
+    from ..datasets.outputs import is_results_csv, is_summary_file
+    from ..datasets.results_file import is_results_file
+
+    outputs = [
+        Output("{results}", results, "a results file", is_results_file),
+        Output(
+            "the judge's description beside the results",
+            judge_file_path(results),
+            "a judge's description",
+            is_judge_file,
+        ),
+    ]
+    if csv:
+        in_csv = functools.partial(is_results_csv, results=results)
+        outputs.append(
+            Output("the CSV beside the results ({output_format} csv)", csv_path(results), "a CSV of results", in_csv)
+        )
+    if summary_file is not None:
+        outputs.append(Output("{summary_file}", summary_file, "a run's summary", is_summary_file))
+    if cache_file is not None:
+        outputs.append(Output("{cache_file}", cache_file, "a result cache", is_result_cache, replaceable=False))
+    return outputs
+
+
+def csv_path(results: Path) -> Path:
+    """Where a run's results are flattened into CSV: beside them, with ``.csv``."""
+    return results.with_suffix(".csv")
 
 
 def _read(data: Path, file_format: Optional[str], mapping: Optional[str], id_field: str) -> list[Row]:
@@ -62,6 +120,10 @@ class BatchPlan:
     fingerprint: str = ""  # the judge's, stamped on each record (JudgeSettings.fingerprint)
     rejudge: bool = False
     described: Optional[dict[str, Any]] = None  # the judge, written beside the results (datasets.judge_file)
+    inputs: tuple[Input, ...] = ()  # what the run reads, checked again before a file is written beside the results
+    overwrite: bool = False
+    summary_file: Optional[Path] = None
+    cache_file: Optional[Path] = None
 
     def run(
         self, on_record: OnRecord = lambda record: None, option_names: Mapping[str, str] | None = None
@@ -86,9 +148,24 @@ class BatchPlan:
 
     def write_csv(self) -> Path:
         """The results flattened into a CSV beside the JSONL (which stays, to resume from)."""
-        target = self.results.with_suffix(".csv")
+        self._check(csv=True)
+        target = csv_path(self.results)
         write_csv(self.results, target)
         return target
+
+    def write_summary(self, summary: BatchSummary) -> Optional[Path]:
+        """The run's summary as JSON in ``summary_file`` (written whole), if the plan has one."""
+        if self.summary_file is None:
+            return None
+        self._check(csv=False)
+        text = json.dumps(summary.as_dict(), indent=2) + "\n"
+        replace_atomically(self.summary_file, lambda out: out.write(text))
+        return self.summary_file
+
+    def _check(self, *, csv: bool) -> None:
+        """The rule on outputs again, just before writing beside the results: what is there may have changed."""
+        planned = batch_outputs(self.results, csv=csv, summary_file=self.summary_file, cache_file=self.cache_file)
+        check_outputs(self.inputs, planned, overwrite=self.overwrite)
 
 
 def plan_batch(
@@ -108,6 +185,9 @@ def plan_batch(
     notify: Notify | None = None,
     rejudge: bool = False,
     keep_exchanges: bool = False,
+    csv: bool = False,
+    summary_file: Optional[Path] = None,
+    overwrite: bool = False,
 ) -> BatchPlan:
     """A batch run of ``data`` with the judge ``settings`` describe, here (``engine="local"``) or on Ray.
 
@@ -116,28 +196,24 @@ def plan_batch(
     ``rejudge``: rows the results file holds from other values or another
     judge are judged again, instead of stopping the run. ``keep_exchanges``:
     each record keeps the requests sent and the model's raw answers.
+    ``csv`` and ``summary_file``: the run also writes those (see
+    :meth:`BatchPlan.write_csv` and :meth:`BatchPlan.write_summary`). No
+    output may be an input, another output, a symlink or a special file,
+    nor (unless ``overwrite``) a file that is not what it writes
+    (:mod:`localjudge.output_plan`): refused here, before anything is read.
     """
     fingerprint = settings.fingerprint()  # of the options as given: a Ray run's rewritten paths are the same judge
-    rows = _read(data, file_format, mapping, id_field)
     results = results or data.with_name(data.stem + ".results.jsonl")
-    if results.resolve() == data.resolve():
-        raise OptionError(
-            "{results} {path} is the data file itself; write the results to another file", path=str(results)
-        )
     if results.suffix.lower() == ".csv":
         raise OptionError(
             "{results} {path}: the results file is JSONL (a run resumes from it); "
             "add {output_format} csv for a CSV beside it",
             path=str(results),
         )
-    described_in = check_judge_file(results)  # a symlink there is refused before any model loads
-    if described_in.resolve() == data.resolve():
-        raise OptionError(
-            "{results} {path} is described in {judge_file}, which is the data file itself; "
-            "give the results another name",
-            path=str(results),
-            judge_file=str(described_in),
-        )
+    inputs = (Input("the data file", data), *judge_inputs(settings))
+    planned = batch_outputs(results, csv=csv, summary_file=summary_file, cache_file=cache_file if use_cache else None)
+    check_outputs(inputs, planned, overwrite=overwrite)
+    rows = _read(data, file_format, mapping, id_field)
     settings = settings.with_parallel_for(concurrency)
     shapes = {RowJudge.shape(row.values) for row in rows if row.error is None}
     scorer: Callable[..., Any] = score_rows
@@ -171,7 +247,22 @@ def plan_batch(
     else:
         raise OptionError("{engine} is local or ray, not {given}", given=repr(engine))
     described = judge.describe(sorted(shapes))
-    return BatchPlan(rows, judge, results, concurrency, fail_fast, scorer, fingerprint, rejudge, described)
+    cache_file = cache_file if use_cache else None
+    return BatchPlan(
+        rows,
+        judge,
+        results,
+        concurrency,
+        fail_fast,
+        scorer,
+        fingerprint,
+        rejudge,
+        described,
+        inputs,
+        overwrite,
+        summary_file,
+        cache_file,
+    )
 
 
 @dataclass

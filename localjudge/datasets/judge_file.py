@@ -42,6 +42,7 @@ __all__ = [
     "RUNS_KEPT",
     "JudgeRun",
     "check_judge_file",
+    "is_judge_file",
     "judge_file_path",
     "read_judge_file",
     "record_judge",
@@ -180,6 +181,14 @@ def _plain(value: Any) -> Any:
     if isinstance(value, Path):
         return str(value)
     raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def is_judge_file(path: Path) -> bool:
+    """Whether ``path`` holds judges described as this module writes them (a run may update it)."""
+    try:
+        return read_judge_file(path) is not None
+    except ValueError:
+        return False
 
 
 def read_judge_file(path: Path) -> Optional[dict[str, dict[str, Any]]]:

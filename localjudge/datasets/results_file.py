@@ -45,7 +45,7 @@ from ..wording import Message
 
 Record = TypeVar("Record", bound=Mapping[str, Any])
 
-__all__ = ["ResultsFile", "latest_records", "parse_line", "read_results", "replace_atomically"]
+__all__ = ["ResultsFile", "is_results_file", "latest_records", "parse_line", "read_results", "replace_atomically"]
 
 
 @contextlib.contextmanager
@@ -217,6 +217,24 @@ def _record(line: bytes) -> dict[str, Any] | None:
 def parse_line(line: bytes) -> dict[str, Any] | None:
     """One line of a results file as the record it holds, or None where it holds none (as a run reads it)."""
     return _record(line)
+
+
+def is_results_file(path: Path) -> bool:
+    """Whether ``path`` holds a run's results (so a run may resume into it): a record on some line.
+
+    A file whose only line is an unfinished record (a run killed during its
+    first write) is one too; a data file, whose rows are no records, is not.
+    """
+    lines = []
+    with Path(path).open("rb") as handle:
+        for line in handle:
+            if _record(line) is not None:
+                return True
+            if line.strip():
+                lines.append(line)
+                if len(lines) > 1:
+                    return False
+    return not lines or (not lines[0].endswith(b"\n") and lines[0].startswith(b'{"id": '))
 
 
 def _keep(records: dict[str, Record], record: Record) -> None:

@@ -197,11 +197,15 @@ def _jsonl(path: Path, name: str | None = None) -> Iterator[tuple[int, str, Any]
 def _csv(path: Path) -> Iterator[tuple[int, str, Any]]:
     """Rows of a CSV with a header line, every cell a string (an empty one included)."""
     text = path.read_bytes().decode("utf-8", errors="surrogateescape")  # bad bytes stay visible, row by row
-    reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline=""))
-    if reader.fieldnames is None:
-        return
+    reader = csv.DictReader(io.StringIO(text.removeprefix("\ufeff"), newline=""), strict=True)
+    try:
+        if reader.fieldnames is None:
+            return
+    except csv.Error as exc:
+        raise _unclosed(path, 1, exc) from None
+    records = _strictly(reader, path)
     header = len(reader.fieldnames)
-    for number, record in enumerate(reader, 1):  # ids count data rows; "where" names the file's line
+    for number, record in enumerate(records, 1):  # ids count data rows; "where" names the file's line
         where = f"{path.name}:{reader.line_num}"
         cells = [*record.values(), *(record.get(None) or [])]
         if any(isinstance(cell, str) and _has_bad_bytes(cell) for cell in cells):
@@ -210,6 +214,36 @@ def _csv(path: Path) -> Iterator[tuple[int, str, Any]]:
             yield number, where, MalformedRowError(f"has more cells than the header's {header}", where=where)
         else:
             yield number, where, record
+
+
+def _strictly(reader: csv.DictReader, path: Path) -> Iterator[dict[Any, Any]]:
+    """The reader's records; a quote left open is an error naming its line, never rows merged into one cell.
+
+    A lenient reader takes an unbalanced quote as the start of one cell that
+    runs to the end of the file (or to the next quote), and the rows in
+    between silently become its text.
+    """
+    while True:
+        start = reader.line_num + 1
+        try:
+            record = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise _unclosed(path, start, exc) from None
+        yield record
+
+
+def _unclosed(path: Path, line: int, error: csv.Error) -> UsageError:
+    return UsageError(
+        Message(
+            "{path}:{line}: the CSV cannot be read past this line ({why}): a quote opened there is not "
+            'closed where a cell ends. Close it, or write a quote inside a quoted cell twice ("")',
+            path=str(path),
+            line=line,
+            why=str(error),
+        )
+    )
 
 
 def _has_bad_bytes(text: str) -> bool:

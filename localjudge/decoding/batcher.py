@@ -29,6 +29,7 @@ one after the other.
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from collections import deque
 from collections.abc import Sequence
@@ -37,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from .. import cancellation
-from ..errors import ContextOverflowError, ModelError, RequestCancelledError
+from ..errors import ContextOverflowError, ModelError, RequestCancelledError, UsageError
 from ..runtimes.base import Group, Runtime
 from .steps import FRESH, Answer, Extend, Generation, Probe, perform
 
@@ -124,6 +125,7 @@ class Batcher:
         self._active: dict[int, _Job] = {}  # sequence -> the job using it; the worker's own
         self._work = threading.Condition()  # guards _waiting and _worker
         self._worker: threading.Thread | None = None
+        self._pid = os.getpid()  # a process made by fork has a copy of this batcher, but not its worker thread
 
     def run(self, generation: Generation[Any], prompt: Sequence[int] | None = None) -> Any:
         """The generation's result; raises its error. ``prompt``: the tokens it starts by reading, if known."""
@@ -144,6 +146,7 @@ class Batcher:
         to the runtime's prefix cache, so the one read before it keeps their
         shared start.
         """
+        self._check_process()
         given = prompts if prompts is not None else [None] * len(generations)
         jobs = [_Job(generation, prompt) for generation, prompt in zip(generations, given, strict=True)]
         with self._work:
@@ -164,6 +167,20 @@ class Batcher:
                 if job.error is not None:
                     raise job.error
         return [job.error if job.error is not None else job.value for job in jobs]
+
+    def _check_process(self) -> None:
+        """Refuse at once in a child made by fork: it would wait forever for a worker thread that is not there.
+
+        fork copies the model's memory and this batcher, not its threads, and a
+        lock a thread held at that moment stays held in the child.
+        """
+        if os.getpid() != self._pid:
+            raise UsageError(
+                f"This judge's model was loaded in process {self._pid}, and process {os.getpid()} is a copy of it "
+                "made by fork, which the model's decoding thread did not come along to. Start worker processes "
+                "with the spawn start method (multiprocessing.get_context('spawn'), or "
+                "ProcessPoolExecutor(mp_context=...)), or build the judge inside each worker."
+            )
 
     def _serve(self) -> None:
         """The worker: rounds while there is work; ends after IDLE_SECONDS without, or with the error that stopped it."""

@@ -22,7 +22,14 @@ else:  # pragma: no cover - Python 3.10
 
 from ..prompts.schema import decoding_order, default_output_schema
 
-__all__ = ["DEFAULT_VARIANTS", "default_grammar", "regex_to_gbnf", "write_default_grammars"]
+__all__ = [
+    "DEFAULT_VARIANTS",
+    "default_grammar",
+    "grammar_file_names",
+    "is_grammar_file",
+    "regex_to_gbnf",
+    "write_default_grammars",
+]
 
 #: file stem -> default_output_schema arguments; choices as in OpenEvals' own example
 DEFAULT_VARIANTS: dict[str, dict[str, Any]] = {
@@ -50,6 +57,20 @@ def grammar_files() -> Iterator[tuple[str, str]]:
     for stem, arguments in DEFAULT_VARIANTS.items():
         for fmt in ("regex", "gbnf"):
             yield f"{stem}.{fmt}", default_grammar(fmt=fmt, **arguments) + "\n"
+
+
+def grammar_file_names() -> list[str]:
+    """The files :func:`write_default_grammars` writes into its folder."""
+    return [*(f"{stem}.{fmt}" for stem in DEFAULT_VARIANTS for fmt in ("regex", "gbnf")), "schemas.json"]
+
+
+def is_grammar_file(path: Path) -> bool:
+    """Whether ``path`` holds what :func:`write_default_grammars` writes: a score's grammar, or the schemas' index."""
+    text = Path(path).read_text(encoding="utf-8")
+    if path.name == "schemas.json":
+        document = json.loads(text)
+        return isinstance(document, dict) and set(document) <= set(DEFAULT_VARIANTS)
+    return text.startswith(('root ::= "{\\"score\\":', '\\{"score":')) and text.count("\n") <= 1
 
 
 def write_default_grammars(directory: Path) -> list[Path]:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional, TypeGuard
 
+from .._text import lone_surrogate, surrogate_message
 from ..errors import MissingTemplateVariableError, UsageError
 from ..types import Prompt, RunnablePrompt
 from .messages import render_value
@@ -152,7 +153,12 @@ def build_messages(
     ``few_shot_placement="start"`` puts the examples before the prompt's own
     text instead, so that every evaluation's prompt starts the same way and
     a local model keeps that start evaluated (OpenEvals puts them at the end).
+    Text that is not UTF-8 (a lone surrogate) is refused, naming its field.
     """
+    for name, value in (*values.items(), ("system", system), ("few_shot_examples", few_shot_examples)):
+        found = lone_surrogate(value, name)
+        if found is not None:
+            raise UsageError(surrogate_message(found), param=name)
     if isinstance(prompt, str):
         messages = _template_messages(prompt, values)
     elif _is_runnable(prompt):
@@ -163,6 +169,9 @@ def build_messages(
         raise UsageError(
             f"prompt must be a template string, a callable returning messages or a LangChain prompt; got {type(prompt).__name__}"
         )
+    found = lone_surrogate(messages, "prompt")  # the template's own text, or what a callable returned
+    if found is not None:
+        raise UsageError(surrogate_message(found), param="prompt")
     if system is not None:
         messages.insert(0, {"role": "system", "content": system})
     if few_shot_placement not in FEW_SHOT_PLACEMENTS:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .._compat.llama_cpp_internals import llama_internals
+from .._text import lone_surrogate, surrogate_message
 from ..cpu import ThreadGovernor, cpu_features
 from ..errors import MissingDependencyError, ModelError, ModelLoadError, UsageError
 from ..wording import Message
@@ -277,7 +278,12 @@ class LlamaCppRuntime(Runtime):
         return pieces
 
     def tokenize(self, text: str, *, special: bool) -> list[int]:
-        return self._model.tokenize(text.encode("utf-8"), False, special)
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:  # the judges refuse such text by its field first; a caller of the runtime may not
+            found = lone_surrogate(text, "the text to tokenize")
+            raise UsageError(surrogate_message(found) if found else "the text to tokenize is not UTF-8") from None
+        return self._model.tokenize(data, False, special)
 
     def tokenize_fragment(self, data: bytes) -> list[int]:
         return self._model.tokenize(data, False, False)

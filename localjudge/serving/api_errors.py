@@ -26,6 +26,7 @@ class ApiError(Exception):
         super().__init__(message)
         self.status, self.message, self.kind, self.param, self.code = status, message, kind, param, code
         self.extra: dict[str, Any] = {}
+        self.headers: dict[str, str] = {}  # sent with the answer (a busy server's Retry-After)
 
     def body(self) -> dict[str, Any]:
         return error_body(self.message, kind=self.kind, param=self.param, code=self.code, **self.extra)
@@ -39,8 +40,12 @@ def invalid(message: str, *, param: str | None = None, code: str | None = None) 
     return ApiError(400, message, kind="invalid_request_error", param=param, code=code)
 
 
-def unavailable(message: str, *, code: str) -> ApiError:
-    return ApiError(503, message, kind="server_error", code=code)
+def unavailable(message: str, *, code: str, retry_after: int | None = None) -> ApiError:
+    """A 503; ``retry_after`` (seconds) tells a client when to ask again, where asking again will help."""
+    error = ApiError(503, message, kind="server_error", code=code)
+    if retry_after is not None:
+        error.headers["Retry-After"] = str(retry_after)
+    return error
 
 
 def judge_failure(exc: BaseException) -> ApiError:

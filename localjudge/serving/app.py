@@ -37,7 +37,7 @@ def create_app(client: Any, *, model_id: str, api_key: str | None = None, limits
     from starlette.routing import Route
 
     def fail(error: ApiError) -> JSONResponse:
-        return JSONResponse(error.body(), status_code=error.status)
+        return JSONResponse(error.body(), status_code=error.status, headers=error.headers or None)
 
     def guarded(handler: Any) -> Any:
         @functools.wraps(handler)
@@ -127,6 +127,8 @@ def create_app(client: Any, *, model_id: str, api_key: str | None = None, limits
         ],
         lifespan=lifespan,
     )
+    # "/v1/models/" is not served: no redirect to an address built from the request's Host header
+    app.router.redirect_slashes = False
     app.state.in_flight = in_flight
     return app
 

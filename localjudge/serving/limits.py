@@ -9,7 +9,10 @@ from ..cancellation import Cancel
 from ..errors import RequestCancelledError
 from .api_errors import unavailable
 
-__all__ = ["InFlight", "Limits"]
+__all__ = ["RETRY_AFTER_SECONDS", "InFlight", "Limits"]
+
+#: what a busy server's 503 says to wait before asking again (a verdict takes about a second on a small judge)
+RETRY_AFTER_SECONDS = 1
 
 
 @dataclass(frozen=True)
@@ -40,7 +43,11 @@ class InFlight:
             if self.stopping:
                 raise unavailable("The server is stopping and takes no new requests", code="shutting_down")
             if len(self._tokens) >= self.limit:
-                raise unavailable(f"The server is busy: {self.limit} requests in flight; retry later", code="busy")
+                raise unavailable(
+                    f"The server is busy: {self.limit} requests in flight; retry later",
+                    code="busy",
+                    retry_after=RETRY_AFTER_SECONDS,
+                )
             token = Cancel()
             self._tokens.add(token)
             return token

@@ -7,7 +7,11 @@ from pathlib import Path
 from ..errors import MissingDependencyError
 from .agreement import AgreementReport
 
-__all__ = ["check_matplotlib", "plot_agreement"]
+__all__ = ["SOFTWARE", "check_matplotlib", "is_plot", "plot_agreement"]
+
+#: what a plot's PNG says made it (its Software text), so that a later run tells its own plot from another picture
+SOFTWARE = "localjudge"
+_PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def check_matplotlib() -> None:
@@ -34,9 +38,16 @@ def plot_agreement(report: AgreementReport, target: Path, *, title: str = "") ->
         summary += f", position consistency {_number(report.position_consistency)}"
     figure.suptitle(f"{title}\n{summary}" if title else summary)
     target.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(target, dpi=120)
+    figure.savefig(target, dpi=120, format="png", metadata={"Software": SOFTWARE})
     plt.close(figure)
     return target
+
+
+def is_plot(path: Path) -> bool:
+    """Whether ``path`` is a PNG this module drew: its text chunks, before the image, name us as its software."""
+    with Path(path).open("rb") as handle:
+        head = handle.read(1 << 16)
+    return head.startswith(_PNG) and b"tEXtSoftware\x00" + SOFTWARE.encode() in head
 
 
 def _reliability(axes, report: AgreementReport) -> None:

@@ -24,7 +24,7 @@ from .app import draw_agreement
 from .figures import comparison, overview
 from .index import RowQuery, RunIndex
 
-__all__ = ["REPORT_ROWS", "report_data", "report_html", "safe_json", "write_report"]
+__all__ = ["REPORT_ROWS", "is_report", "report_data", "report_html", "safe_json", "write_report"]
 
 #: rows of each run a report holds whole; past this the file would be too big to open (the page says so)
 REPORT_ROWS = 20000
@@ -99,6 +99,13 @@ def report_html(data: dict[str, Any], *, title: str = "localjudge report") -> st
 
 def _escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def is_report(path: Path) -> bool:
+    """Whether ``path`` holds a report this module wrote (its title and its data's element say so)."""
+    with Path(path).open("rb") as handle:
+        head = handle.read(1 << 14)
+    return b"<title>localjudge report: " in head and b'<meta http-equiv="Content-Security-Policy"' in head
 
 
 def write_report(runs: Sequence[RunIndex], target: Path, *, limit: int = REPORT_ROWS) -> Path:

@@ -11,7 +11,7 @@ import pytest
 
 from localjudge.clients.base import make_chat_completion
 from localjudge.clients.cached import CachedClient
-from localjudge.clients.result_cache import ResultCache, _digest, request_key
+from localjudge.clients.result_cache import ResultCache, _digest, is_result_cache, request_key
 from localjudge.errors import UsageError
 from localjudge.testing import ScriptedClient
 
@@ -73,15 +73,38 @@ def test_a_stored_answer_off_the_schema_asked_for_is_not_used(tmp_path):
     assert answer.choices[0].message.content == '{"score": true}' and len(scripted.requests) == 1
 
 
-def test_a_file_that_is_not_a_database_is_set_aside_not_read(tmp_path):
-    path = tmp_path / "r.sqlite3"
+def test_a_named_file_that_is_not_a_database_is_left_as_it_is_and_nothing_is_kept(tmp_path):
+    path = tmp_path / "notes.txt"
     path.write_bytes(b"this is not a database" * 100)
     cache = ResultCache(path)
+    with pytest.warns(UserWarning, match="is not a result cache; it is left as it is"):
+        assert cache.get("k") is None
+    cache.put("k", completion("x"))
+    assert path.read_bytes() == b"this is not a database" * 100
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    assert not is_result_cache(path)
+
+
+def test_only_a_cache_that_is_ours_is_told_ours(tmp_path):
+    ours = ResultCache(tmp_path / "ours.sqlite3")
+    ours.put("k", completion("x"))
+    assert is_result_cache(ours.path)
+    other = tmp_path / "other.sqlite3"
+    with sqlite3.connect(other) as connection:
+        connection.execute("CREATE TABLE answers (question TEXT)")
+    assert not is_result_cache(other)
+
+
+def test_a_file_that_is_not_a_database_in_the_cache_directory_is_set_aside_not_read(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path))
+    path = tmp_path / "results.sqlite3"
+    path.write_bytes(b"this is not a database" * 100)
+    cache = ResultCache()
     with pytest.warns(UserWarning, match="could not be read"):
         assert cache.get("k") is None
     cache.put("k", completion("x"))
     assert cache.get("k") is not None
-    (aside,) = tmp_path.glob("r.sqlite3.unreadable-*")
+    (aside,) = tmp_path.glob("results.sqlite3.unreadable-*")
     assert aside.read_bytes().startswith(b"this is not a database")
 
 

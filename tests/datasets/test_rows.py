@@ -164,3 +164,26 @@ def test_half_a_surrogate_pair_is_not_text(tmp_path):
     data.write_text('{"outputs": "\\ud83d alone"}\n', encoding="utf-8")
     (row,) = read_rows(data)
     assert isinstance(row.error, InvalidEncodingError)
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('id,inputs,outputs\nc1,q,"4\nc2,q,5\nc3,q,6\n', 2),  # open to the end: three rows would become one
+        ('id,inputs,outputs\nc1,q,4\nc2,q,"5\nc3,q,"6"\n', 3),  # closed by a later quote, mid-cell
+        ('id,"inputs\n', 1),  # in the header
+    ],
+)
+def test_a_quote_left_open_in_a_csv_is_a_file_error_naming_its_line(tmp_path, text, line):
+    path = tmp_path / "u.csv"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(UsageError, match=rf"u\.csv:{line}: the CSV cannot be read past this line"):
+        list(read_rows(path))
+
+
+def test_a_quoted_cell_over_several_lines_is_still_one_cell_and_lines_are_counted(tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text('id,outputs\nc1,"two\nlines"\nc2,"say ""hi"""\n', encoding="utf-8")
+    rows = list(read_rows(path))
+    assert [row.values["outputs"] for row in rows] == ["two\nlines", 'say "hi"']
+    assert [row.where for row in rows] == ["m.csv:3", "m.csv:4"]

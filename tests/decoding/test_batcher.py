@@ -256,3 +256,36 @@ def _run_ignoring(batcher, generation, token):
 
     with cancellable(token), contextlib.suppress(RequestCancelledError):
         batcher.run(generation)
+
+
+def _judge_in_child(evaluator, answers) -> None:
+    try:
+        evaluator(inputs="What is 2+2?", outputs="4")
+        answers.put(("judged", ""))
+    except Exception as exc:
+        answers.put((type(exc).__name__, str(exc)))
+
+
+@pytest.mark.model
+def test_a_judge_used_in_a_child_made_by_fork_refuses_at_once_naming_spawn(tiny_gguf):
+    """The batcher's worker thread does not survive fork: the child must not wait for it (a timeout bounds the test)."""
+    import multiprocessing
+
+    from localjudge import create_llm_as_judge
+    from localjudge.clients.llamacpp import LlamaCppClient
+
+    client = LlamaCppClient(tiny_gguf, n_ctx=512)
+    evaluator = create_llm_as_judge(prompt="Is {outputs} right for {inputs}?", judge=client, model="tiny")
+    assert "score" in evaluator(inputs="What is 2+2?", outputs="4")  # the worker thread runs in this process
+    context = multiprocessing.get_context("fork")
+    answers = context.Queue()
+    child = context.Process(target=_judge_in_child, args=(evaluator, answers))
+    child.start()
+    child.join(60)
+    if child.is_alive():
+        child.kill()
+        pytest.fail("the judge hung in a child made by fork")
+    kind, message = answers.get(timeout=5)
+    assert kind == "UsageError" and "made by fork" in message and "spawn" in message
+    assert "score" in evaluator(inputs="What is 2+2?", outputs="4")  # the parent's judge still works
+    client.close()

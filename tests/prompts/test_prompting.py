@@ -313,3 +313,17 @@ def test_audio_and_data_urls_become_the_blocks_openevals_sends(attachment, block
     """Audio as OpenAI's input_audio block (its base64 and format); data given as a data URL kept as it is."""
     content = build_messages("{attachments}", values={**VALUES, "attachments": [attachment]})[0]["content"]
     assert content == [block]
+
+
+@pytest.mark.parametrize(
+    ("values", "system", "field"),
+    [
+        ({"outputs": "caf\udce9"}, None, "outputs"),
+        ({"outputs": [{"role": "user", "content": "\ud800"}]}, None, "outputs"),
+        ({"outputs": "ok"}, "be fair\udce9", "system"),
+    ],
+)
+def test_text_that_is_not_utf8_is_refused_naming_its_field(values, system, field):
+    with pytest.raises(UsageError, match=rf"^{field}\S* is not UTF-8 text") as caught:
+        build_messages("Is {outputs} right?", values=values, system=system)
+    assert caught.value.param == field

@@ -189,3 +189,10 @@ def test_text_that_would_tokenize_in_quadratic_time_is_counted_in_pieces_and_ref
 
     with pytest.raises(ContextOverflowError, match="at least"):
         runtime.prompt_tokens([("<bos>", True), ("x\n" * 40_000, False)])
+
+
+@pytest.mark.model
+def test_text_that_is_not_utf8_is_a_usage_error_not_a_unicode_traceback(runtime):
+    with pytest.raises(UsageError, match=r"character 4 is the byte 0xE9, which is not UTF-8"):
+        runtime.tokenize("caf\udce9", special=False)
+    assert runtime.tokenize("café", special=False)

@@ -47,7 +47,16 @@ MESSAGES = [{"role": "user", "content": "Is 2+2=4 the right answer to 'What is 2
         ({"messages": MESSAGES, "max_completion_tokens": 0}, "max_completion_tokens", "positive integer"),
         ({"messages": MESSAGES, "response_format": {"type": "grammar"}}, "response_format", "'grammar' is not"),
         ({"messages": MESSAGES, "response_format": {"type": "json_schema"}}, "response_format", "needs"),
-        ({"messages": MESSAGES, "score_reply": "yes"}, "score_reply", "must be true or false"),
+        ({"messages": MESSAGES, "score_reply": "yes"}, "score_reply", "must be a boolean"),
+        ({"messages": MESSAGES, "n": True}, "n", "n must be an integer, got true"),
+        ({"messages": MESSAGES, "logprobs": "yes"}, "logprobs", 'logprobs must be a boolean, got "yes"'),
+        ({"messages": MESSAGES, "top_logprobs": 2.5}, "top_logprobs", "must be an integer"),
+        ({"messages": MESSAGES, "temperature": False}, "temperature", "must be a number, got false"),
+        ({"messages": [{"role": "user", "content": 5}]}, "messages[0].content", "content must be a string or an array"),
+        ({"messages": [{"role": "user", "content": True}]}, "messages[0].content", "got true"),
+        ({"messages": [{"role": "user", "content": [{"type": "text", "text": 1}]}]}, "messages[0].content[0].text", ""),
+        ({"messages": [{"role": "user", "content": "a\ud800"}]}, "messages[0].content", "half a surrogate pair"),
+        ({"messages": [{"role": 1, "content": "a"}]}, "messages[0]", "with a role"),
     ],
 )
 def test_requests_the_server_refuses_say_why(body, param, words):
@@ -118,6 +127,35 @@ def test_requests_in_flight_are_bounded_and_a_stop_answers_each_one():
     in_flight.finish(second, RequestCancelledError("The request was cancelled: the server is stopping"))
     assert (in_flight.answered_while_stopping, in_flight.cancelled_at_stop) == (1, 1)
     assert judge_failure(RequestCancelledError("cancelled")).status == 503
+
+
+def test_a_busy_server_says_when_to_retry_and_a_trailing_slash_is_not_redirected():
+    pytest.importorskip("starlette")
+    from localjudge.testing import ScriptedClient
+
+    app = _app(ScriptedClient(["{}"], repeat=True), max_in_flight=0)
+    busy = _ask(app, {"messages": MESSAGES})
+    assert busy.status_code == 503 and busy.headers["Retry-After"] == "1" and busy.json()["error"]["code"] == "busy"
+    for path in ("/v1/chat/completions/", "/v1/models/"):
+        headers = {"Authorization": "Bearer k", "Host": "evil.example"}
+        slashed = app.post(path, json={}, headers=headers, follow_redirects=False)
+        assert slashed.status_code in (404, 405) and "location" not in slashed.headers
+
+
+def test_content_that_is_not_text_is_the_callers_400_through_the_app_never_a_500():
+    pytest.importorskip("starlette")
+    from localjudge.testing import ScriptedClient
+
+    app = _app(ScriptedClient(["{}"], repeat=True))
+    for content in (5, True, 1.5):
+        answer = _ask(app, {"messages": [{"role": "user", "content": content}]})
+        assert answer.status_code == 400 and answer.json()["error"]["param"] == "messages[0].content"
+    half = app.post(
+        "/v1/chat/completions",
+        content=b'{"messages": [{"role": "user", "content": "\\udce9"}]}',
+        headers={"Authorization": "Bearer k", "Content-Type": "application/json"},
+    )
+    assert half.status_code == 400 and half.json()["error"]["param"] == "messages[0].content"
 
 
 def test_a_prompt_past_the_context_is_the_callers_400():
