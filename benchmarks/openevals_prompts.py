@@ -5,7 +5,7 @@ before any reasoning, so asking for reasoning would not change it) and judges th
 the way ``localjudge check-judge --split test`` does (its records are in docs/records/). Prints one row per pair
 with each one's accuracy and its 95% interval, and writes them to ``--json``.
 
-    python benchmarks/openevals_prompts.py --model default --json docs/records/openevals-prompts.json
+    python benchmarks/openevals_prompts.py --model default --json docs/records/openevals/prompts.json
 """
 
 from __future__ import annotations
