@@ -288,7 +288,12 @@ def test_calibration_stored_applies_the_fit_kept_for_the_judge_being_built(tmp_p
 
 @pytest.mark.parametrize(
     "options",
-    ["self_reference=False", "self_reference=True", "pairwise=True, likelihood=True", "pairwise=True, checklist=True"],
+    [
+        "way_flags=WayFlags(self_reference=False)",
+        "way_flags=WayFlags(self_reference=True)",
+        "pairwise=True, way_flags=WayFlags(likelihood=True)",
+        "pairwise=True, way_flags=WayFlags(checklist=True)",
+    ],
     ids=["plain", "own-reference", "likelihood", "checklist"],
 )
 @pytest.mark.model  # the default judge's file names it in the calibration key
@@ -299,7 +304,7 @@ def test_the_shipped_fits_are_found_by_the_default_judge_s_verdict_only_prompts(
     """
     code = (
         "from localjudge.commands.judging import judge_from_settings, evaluator_from_settings;"
-        "from localjudge.commands.settings import JudgeSettings;"
+        "from localjudge.commands.settings import JudgeSettings, WayFlags;"
         "from localjudge.trust.fit import calibration_key, shipped_calibration;"
         f"s = JudgeSettings(model_spec='default', {options});"
         "e = evaluator_from_settings(s, has_inputs=True,"
