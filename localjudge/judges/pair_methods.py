@@ -82,15 +82,18 @@ def pair_plan(options: PairOptions, way: Way) -> PairPlan:
     return build(options, way)
 
 
+def _sections(options: PairOptions, way: Way) -> dict[str, bool]:
+    """What our pair prompts show besides the answers: a reference (given, or the judge's own), and its checks."""
+    return {
+        "has_reference": options.has_reference or way.self_reference,
+        "own_reference": way.self_reference,
+        "checks": way.checklist,
+    }
+
+
 def _both_orders(options: PairOptions, way: Way) -> BothOrders:
     """Both orders side by side: what the judge writes first (its answer, its checks), then each order's verdict."""
-    prompt = options.prompt
-    if prompt is None:
-        prompt = pairwise_prompt(
-            has_reference=options.has_reference or way.self_reference,
-            own_reference=way.self_reference,
-            checks=way.checklist,
-        )
+    prompt = options.prompt if options.prompt is not None else pairwise_prompt(**_sections(options, way))
     core = options.core(
         prompt=prompt,
         output_schema=pairwise_schema(allow_ties=options.allow_ties, use_reasoning=options.use_reasoning),
@@ -119,11 +122,7 @@ def _pointwise(options: PairOptions, way: Way) -> PointwisePair:
         few_shot_examples=bool(options.few_shot_examples),  # judged pairs, which a question of one output can't show
     )
     if prompt is None:
-        prompt = pointwise_pair_prompt(
-            has_reference=options.has_reference or way.self_reference,
-            own_reference=way.self_reference,
-            checks=way.checklist,
-        )
+        prompt = pointwise_pair_prompt(**_sections(options, way))
     core = options.core(
         prompt=prompt, few_shot_examples=None, self_reference=way.self_reference, checklist=way.checklist
     )
