@@ -21,7 +21,7 @@ LONG = {
     "commands/runs.py:plan_batch": "to split: a batch's options checked, then its judge, rows and results planned",
     "commands/runs.py:plan_calibration": "to split: as plan_batch, for a calibration",
     "clients/remote_plan.py:__init__": "to split: each setting checked where it is stored",
-    "cli/trust.py:describe_check": "to split: one check set's figures, as a table's columns",
+    "cli/trust_text.py:describe_check": "to split: one check set's figures, as a table's columns",
     "cli/trust.py:check_judge": "to split: the command's options read into one run",
     "runtimes/llamacpp.py:__init__": "to split: the model loaded, then each setting checked against it",
 }

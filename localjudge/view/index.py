@@ -18,62 +18,21 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Optional
 
 from ..datasets.results_file import latest_records
 from ..errors import UsageError
 from ..trust.agreement import Judged, agreement_of
-from .records import LOW_CONFIDENCE, NOT_RECORDED, RowSummary, Tallies, json_text, summarize
+from .lines import parse_record
+from .query import FILTERS, SORTS, Page, RowQuery
+from .records import NOT_RECORDED, RowSummary, Tallies, json_text, summarize
 
 __all__ = ["FILTERS", "SORTS", "Page", "RowQuery", "RunIndex"]
 
-#: the table's filters, each a condition on the index's columns
-FILTERS = {
-    "all": "1",
-    "failed": "failed = 1",
-    "wrong": "right = 0",
-    "low_confidence": "confidence < :below",
-    "disagreeing": "consistent = 0",
-    "contradicting": "contradicts = 1",
-}
-#: the columns a table sorts by
-SORTS = {"position": "position", "id": "id", "verdict": "verdict", "confidence": "confidence", "label": "label"}
 #: bytes read from a file at once: the lock is held for one chunk, so pages answer between chunks
 CHUNK = 1 << 20
-
-
-@dataclass(frozen=True)
-class RowQuery:
-    """One page of the table: which rows (a filter and words to find), in what order, from where."""
-
-    filter: str = "all"
-    search: str = ""
-    sort: str = "position"
-    descending: bool = False
-    offset: int = 0
-    limit: int = 50
-    below: float = LOW_CONFIDENCE
-
-    def checked(self) -> RowQuery:
-        """Itself, or a UsageError naming what the page asked for that does not exist."""
-        if self.filter not in FILTERS:
-            raise UsageError(f"no filter {self.filter!r}; the filters: {', '.join(FILTERS)}")
-        if self.sort not in SORTS:
-            raise UsageError(f"no sort {self.sort!r}; the columns: {', '.join(SORTS)}")
-        if not 1 <= self.limit <= 500 or self.offset < 0:
-            raise UsageError("a page holds 1 to 500 rows from an offset of 0 or more")
-        return self
-
-
-@dataclass
-class Page:
-    """The rows of one page and how many rows match in all."""
-
-    total: int
-    rows: list[dict[str, Any]] = field(default_factory=list)
 
 
 #: what the index holds of each row, in the order :meth:`RunIndex._row` gives it
@@ -219,7 +178,7 @@ class RunIndex:
     def _add(self, lines: list[bytes]) -> bool:
         records, texts = [], {}
         for line in lines:
-            record = _parse(line)
+            record = parse_record(line)
             if record is None:
                 self.invalid_lines += 1
             else:
@@ -428,40 +387,6 @@ class RunIndex:
         """The labels the rows are measured against: the labels file's, else the records' own."""
         with self._lock:
             return {row_id: label for row_id, label in self._db.execute("SELECT id, label FROM rows") if label}
-
-
-def _parse(line: bytes) -> Optional[dict[str, Any]]:
-    """A line's record, as a run reads it (an object with an id and a result or an error), else None.
-
-    orjson where it is installed (the view extra brings it: a 100,000-row
-    file parses in half the time), else the standard library's C decoder;
-    what orjson refuses and Python reads (NaN, integers past 64 bits, lone
-    surrogates) is read by the standard library, as the rest of the
-    project reads it. A structure nested too deep is no record.
-    """
-    try:
-        record = _loads(line)
-    except ValueError:
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            return None
-    except RecursionError:
-        return None
-    if not isinstance(record, dict) or "id" not in record or not ("result" in record or "error" in record):
-        return None
-    return record
-
-
-def _fast_loads() -> Callable[[bytes], Any]:
-    try:
-        import orjson
-    except ImportError:
-        return json.loads
-    return orjson.loads
-
-
-_loads = _fast_loads()
 
 
 def _text(value: Any) -> str:
