@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Optional, Union
 
-from ..clients.base import field_of, read_choice
+from ..clients.base import field_of
+from ..clients.completion import read_completion
 from ..errors import TruncatedOutputError, UsageError
 from ..prompts.code import EXTRACTION_SCHEMA, extraction_messages, final_output_text, markdown_code
 from ..prompts.parsing import parse_json_output
@@ -141,9 +142,10 @@ class CodeJudge:
 
     def read_extracted(self, response: object) -> Optional[str]:
         """The code the judge copied (None for none); code a local judge's string budget cut short is an error."""
-        content, finish_reason = read_choice(response)
         backend = self.core.backend
-        parsed = parse_json_output(content, EXTRACTION_SCHEMA, finish_reason=finish_reason, backend=backend)
+        completion = read_completion(response, backend=backend)
+        content = completion.text
+        parsed = parse_json_output(content, EXTRACTION_SCHEMA, finish_reason=completion.finish_reason, backend=backend)
         closed_by = field_of(field_of(response, _DECODE_STATS), "closed_by")
         if closed_by is not None:
             raise TruncatedOutputError(

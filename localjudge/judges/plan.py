@@ -20,6 +20,8 @@ from contextvars import ContextVar
 from typing import Any, Optional, Union
 
 from ..clients.base import acall_create, call_create
+from ..clients.completion import read_completion
+from ..errors import JudgeRuntimeError
 from ..types import AsyncModelClient, JudgeRequest, ModelClient
 
 __all__ = ["Step", "arun_plan", "keeping_exchanges", "note_exchanges", "run_plan", "together"]
@@ -57,8 +59,8 @@ def note_exchanges(requests: Sequence[JudgeRequest], responses: Sequence[Any]) -
 def _raw_answer(response: object) -> object:
     """The text a response carries (a reply scored for its likelihood has none: None)."""
     try:
-        return response.choices[0].message.content  # type: ignore[attr-defined]  # an SDK object or our ChatResponse
-    except (AttributeError, IndexError, KeyError, TypeError):
+        return read_completion(response).text
+    except JudgeRuntimeError:
         return None
 
 
