@@ -27,7 +27,7 @@ from ..types import AsyncModelClient, JudgeRequest, ModelClient
 __all__ = ["Step", "arun_plan", "keeping_exchanges", "note_exchanges", "run_plan", "together"]
 
 #: what a step of a judge's plan yields (the requests to send together) and is sent back (their responses)
-Step = Generator[list[JudgeRequest], list[Any], Any]
+Step = Generator[list[JudgeRequest], list[object], Any]
 
 #: where the drivers note each request and answer, in the context of a call that asked (None: nowhere)
 _EXCHANGES: ContextVar[Optional[list[dict[str, Any]]]] = ContextVar("localjudge_exchanges", default=None)
@@ -47,7 +47,7 @@ def keeping_exchanges() -> Iterator[list[dict[str, Any]]]:
         _EXCHANGES.reset(token)
 
 
-def note_exchanges(requests: Sequence[JudgeRequest], responses: Sequence[Any]) -> None:
+def note_exchanges(requests: Sequence[JudgeRequest], responses: Sequence[object]) -> None:
     """Requests sent and their answers, kept where this context asked (:func:`keeping_exchanges`)."""
     kept = _EXCHANGES.get()
     if kept is not None:
