@@ -38,6 +38,21 @@ class Completion:
     text: str | None
     finish_reason: str | None
     logprobs: tuple[TokenLogprob, ...] | None = None
+    #: who answered, as a fallback chain adds it (its ``localjudge`` field)
+    answered_by: Mapping[str, object] | None = None
+    #: a local client's probabilities of each field's values (its ``readout`` field)
+    readout: Mapping[str, object] | None = None
+    #: "budget" or "loop" when a local client closed a free-text string (its ``decode_stats``)
+    closed_by: str | None = None
+
+
+#: the fields our own clients add beside OpenAI's (clients.fallback.FALLBACK_FIELD, clients.local's; not imported:
+#: the local client loads numpy)
+_ANSWERED_BY, _READOUT, _DECODE_STATS = "localjudge", "readout", "decode_stats"
+
+
+def _mapping(value: object) -> Mapping[str, object] | None:
+    return value if isinstance(value, Mapping) else None
 
 
 def _field(obj: object, name: str) -> object:
@@ -81,7 +96,15 @@ def read_completion(response: object, *, backend: str | None = None) -> Completi
             raw_output=_shown(response),
             backend=backend,
         )
-    return Completion(text=text, finish_reason=finish_reason, logprobs=_read_logprobs(_field(choice, "logprobs")))
+    closed_by = _field(_field(response, _DECODE_STATS), "closed_by")
+    return Completion(
+        text=text,
+        finish_reason=finish_reason,
+        logprobs=_read_logprobs(_field(choice, "logprobs")),
+        answered_by=_mapping(_field(response, _ANSWERED_BY)),
+        readout=_mapping(_field(response, _READOUT)),
+        closed_by=closed_by if isinstance(closed_by, str) else None,
+    )
 
 
 def _number(value: object) -> float | None:

@@ -18,7 +18,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Optional, Union
 
-from ..clients.base import field_of
 from ..clients.completion import read_completion
 from ..errors import TruncatedOutputError, UsageError
 from ..prompts.code import EXTRACTION_SCHEMA, extraction_messages, final_output_text, markdown_code
@@ -57,8 +56,6 @@ STRATEGIES = ("none", "llm", "markdown_code_blocks")
 Strategy = Literal["none", "llm", "markdown_code_blocks"]
 #: the metadata of the result given when there is no code to judge (OpenEvals' own)
 EXTRACTION_FAILED = "code_extraction_failed"
-#: where a local client says a free-text string was closed for it (clients.local.DECODE_STATS_FIELD, not imported: numpy)
-_DECODE_STATS = "decode_stats"
 
 
 def _code_prompt(with_reference: bool) -> str:
@@ -146,7 +143,7 @@ class CodeJudge:
         completion = read_completion(response, backend=backend)
         content = completion.text
         parsed = parse_json_output(content, EXTRACTION_SCHEMA, finish_reason=completion.finish_reason, backend=backend)
-        closed_by = field_of(field_of(response, _DECODE_STATS), "closed_by")
+        closed_by = completion.closed_by
         if closed_by is not None:
             raise TruncatedOutputError(
                 Message(

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ..clients.base import field_of, plain_data
+from ..clients.base import plain_data
 from ..clients.completion import read_completion
 from ..clients.fallback import FALLBACK_FIELD
 from ..errors import JudgeRuntimeError, OutputParseError, UsageError
@@ -216,12 +216,13 @@ class JudgeCore:
 def response_metadata(response: object, score_field: str) -> Optional[dict[str, Any]]:
     """Who answered (a fallback chain) and how likely each score was (a local model), merged; None for neither."""
     metadata: dict[str, Any] = {}
-    extra = field_of(response, RESPONSE_METADATA_FIELD)
-    if isinstance(extra, Mapping):
-        metadata.update(extra)
-    readout = field_of(response, READOUT_FIELD)
-    if isinstance(readout, Mapping) and isinstance(readout.get(score_field), Mapping):
-        metadata.update(readout[score_field])
+    completion = read_completion(response)
+    if completion.answered_by is not None:
+        metadata.update(completion.answered_by)
+    readout = completion.readout or {}
+    score_readout = readout.get(score_field)
+    if isinstance(score_readout, Mapping):
+        metadata.update(score_readout)
     return plain_data(metadata) or None
 
 

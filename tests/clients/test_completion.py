@@ -80,3 +80,20 @@ def test_logprobs_not_in_openai_shape_read_as_none(logprobs: object) -> None:
 
 def test_a_choice_without_message_has_no_text() -> None:
     assert read_completion({"choices": [{"logprobs": {"content": [{"logprob": -1}]}}]}).text is None
+
+
+def test_reads_the_fields_our_clients_add_beside_openais() -> None:
+    response = make_chat_completion(
+        "{}",
+        model="m",
+        extra={
+            "localjudge": {"client": "first"},
+            "readout": {"score": {"probability": 0.9}},
+            "decode_stats": {"closed_by": "budget"},
+        },
+    )
+    completion = read_completion(response)
+    assert completion.answered_by == {"client": "first"}
+    assert completion.readout == {"score": {"probability": 0.9}}
+    assert completion.closed_by == "budget"
+    assert read_completion(make_chat_completion("{}", model="m")).closed_by is None
