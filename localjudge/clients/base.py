@@ -17,8 +17,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
-from ..errors import JudgeRuntimeError, UsageError
+from ..errors import UsageError
 from ..types import AnyModelClient
+from .completion import read_completion
 
 __all__ = [
     "AsyncChatClient",
@@ -123,18 +124,9 @@ def field_of(obj: object, name: str) -> Any:
 
 
 def read_choice(response: object) -> tuple[str | None, str | None]:
-    """(content, finish_reason) from a response read by key or by attribute."""
-    choices = field_of(response, "choices")
-    if not choices:
-        raise JudgeRuntimeError(
-            f"The judge returned {type(response).__name__} without choices; a judge's "
-            "chat.completions.create must return an OpenAI-shaped ChatCompletion",
-            backend=type(response).__name__,
-        )
-    choice = choices[0]
-    message = field_of(choice, "message")
-    content = field_of(message, "content") if message is not None else None
-    return content, field_of(choice, "finish_reason")
+    """(content, finish_reason) from a response read by key or by attribute (:func:`.completion.read_completion`)."""
+    completion = read_completion(response)
+    return completion.text, completion.finish_reason
 
 
 def read_response_format(response_format: Mapping[str, Any] | None) -> tuple[str, dict[str, Any] | None]:

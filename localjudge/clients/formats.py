@@ -17,8 +17,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from .. import bounded_json
-from ..errors import OutputParseError
-from .base import field_of, read_choice, read_response_format
+from ..errors import JudgeRuntimeError, OutputParseError
+from .base import read_choice, read_response_format
+from .completion import Completion, read_completion
 from .request import scores_reply
 
 __all__ = [
@@ -157,13 +158,13 @@ def read_reply_logprobs(response: object, *, backend: str | None = None) -> list
     answered the request instead of scoring its reply, or holds figures that
     are no log-probabilities (a cache file is checked like a model).
     """
-    choice = (field_of(response, "choices") or [None])[0]
-    tokens = field_of(field_of(choice, "logprobs"), "content")
-    figures = [field_of(token, "logprob") for token in tokens] if isinstance(tokens, (list, tuple)) else []
-    if not figures or not all(
-        isinstance(f, (int, float)) and not isinstance(f, bool) and -math.inf < f <= 0 for f in figures
-    ):
-        content = field_of(field_of(choice, "message"), "content")
+    try:
+        completion = read_completion(response, backend=backend)
+    except JudgeRuntimeError:
+        completion = Completion(text=None, finish_reason=None)
+    figures = [token.logprob for token in completion.logprobs or ()]
+    if not figures or not all(-math.inf < f <= 0 for f in figures):
+        content = completion.text
         raise OutputParseError(
             "The judge was asked how likely a reply is (score_reply) and answered without a log-probability "
             "for each of its tokens",
@@ -172,7 +173,7 @@ def read_reply_logprobs(response: object, *, backend: str | None = None) -> list
             "in front of one.",
             backend=backend,
         )
-    return [float(f) for f in figures]
+    return figures
 
 
 def check_answer(request: Mapping[str, Any], response: object, *, backend: str | None = None) -> tuple[str, Any]:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Optional, Union
 
-from ..clients.base import field_of, read_choice
+from ..clients.completion import read_completion
 from ..errors import TruncatedOutputError, UsageError
 from ..prompts.code import EXTRACTION_SCHEMA, extraction_messages, final_output_text, markdown_code
 from ..prompts.parsing import parse_json_output
@@ -56,8 +56,6 @@ STRATEGIES = ("none", "llm", "markdown_code_blocks")
 Strategy = Literal["none", "llm", "markdown_code_blocks"]
 #: the metadata of the result given when there is no code to judge (OpenEvals' own)
 EXTRACTION_FAILED = "code_extraction_failed"
-#: where a local client says a free-text string was closed for it (clients.local.DECODE_STATS_FIELD, not imported: numpy)
-_DECODE_STATS = "decode_stats"
 
 
 def _code_prompt(with_reference: bool) -> str:
@@ -141,10 +139,11 @@ class CodeJudge:
 
     def read_extracted(self, response: object) -> Optional[str]:
         """The code the judge copied (None for none); code a local judge's string budget cut short is an error."""
-        content, finish_reason = read_choice(response)
         backend = self.core.backend
-        parsed = parse_json_output(content, EXTRACTION_SCHEMA, finish_reason=finish_reason, backend=backend)
-        closed_by = field_of(field_of(response, _DECODE_STATS), "closed_by")
+        completion = read_completion(response, backend=backend)
+        content = completion.text
+        parsed = parse_json_output(content, EXTRACTION_SCHEMA, finish_reason=completion.finish_reason, backend=backend)
+        closed_by = completion.closed_by
         if closed_by is not None:
             raise TruncatedOutputError(
                 Message(

@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from ..clients.base import field_of, plain_data, read_choice
+from ..clients.base import plain_data
+from ..clients.completion import read_completion
 from ..clients.fallback import FALLBACK_FIELD
 from ..errors import JudgeRuntimeError, OutputParseError, UsageError
 from ..prompts.parsing import parse_json_output
@@ -133,11 +134,11 @@ class JudgeCore:
 
     def read_parsed(self, response: object) -> Any:
         """The answer, parsed and checked against the schema (an error with the raw text otherwise)."""
-        content, finish_reason = read_choice(response)
+        completion = read_completion(response, backend=self.backend)
         return parse_json_output(
-            content,
+            completion.text,
             self.schema.json_schema,
-            finish_reason=finish_reason,
+            finish_reason=completion.finish_reason,
             model_type=self.schema.model_type,
             backend=self.backend,
         )
@@ -152,10 +153,10 @@ class JudgeCore:
         if not self.schema.is_default:
             return self.schema.instance(parsed)
         if self.continuous and not 0 <= parsed["score"] <= 1:  # a remote judge is not held by our grammar
-            content, _ = read_choice(response)
             raise OutputParseError(
                 f"The judge's score {parsed['score']!r} is outside 0 to 1, the range its schema states",
-                raw_output=content or "",  # it parsed, so it is text already: the "" is never used
+                raw_output=read_completion(response).text
+                or "",  # it parsed, so it is text already: the "" is never used
                 schema=self.schema.json_schema,
                 backend=self.backend,
             )
@@ -215,12 +216,13 @@ class JudgeCore:
 def response_metadata(response: object, score_field: str) -> Optional[dict[str, Any]]:
     """Who answered (a fallback chain) and how likely each score was (a local model), merged; None for neither."""
     metadata: dict[str, Any] = {}
-    extra = field_of(response, RESPONSE_METADATA_FIELD)
-    if isinstance(extra, Mapping):
-        metadata.update(extra)
-    readout = field_of(response, READOUT_FIELD)
-    if isinstance(readout, Mapping) and isinstance(readout.get(score_field), Mapping):
-        metadata.update(readout[score_field])
+    completion = read_completion(response)
+    if completion.answered_by is not None:
+        metadata.update(completion.answered_by)
+    readout = completion.readout or {}
+    score_readout = readout.get(score_field)
+    if isinstance(score_readout, Mapping):
+        metadata.update(score_readout)
     return plain_data(metadata) or None
 
 

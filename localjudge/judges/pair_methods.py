@@ -22,7 +22,7 @@ from .core import JudgeCore
 from .likelihood import LikelihoodPair
 from .pair_prompt import pairwise_prompt, pairwise_schema, shows_reference
 from .pointwise import PointwisePair, pointwise_pair_prompt
-from .ways import PAIR_METHODS, WAYS, Way, method_named
+from .ways import ONLY_WHERE_REGISTERED, PAIR_METHODS, WAYS, Way, method_named
 from .weighed import PairPlan, WeighedPair
 
 if TYPE_CHECKING:
@@ -78,7 +78,10 @@ def pair_plan(options: PairOptions, way: Way) -> PairPlan:
     """The plan that asks a pair ``way``: the way's method builds it, each method checking the options it takes."""
     build = _METHODS.get(way.pairs)
     if build is None:  # a Way made before its method was unregistered
-        raise OptionError(f"no pair method named {way.pairs!r}; the methods: {', '.join(_METHODS)}")
+        raise OptionError(
+            f"no pair method named {way.pairs!r} in this process; the methods: {', '.join(_METHODS)} "
+            f"({ONLY_WHERE_REGISTERED})"
+        )
     return build(options, way)
 
 

@@ -20,12 +20,14 @@ from contextvars import ContextVar
 from typing import Any, Optional, Union
 
 from ..clients.base import acall_create, call_create
+from ..clients.completion import read_completion
+from ..errors import JudgeRuntimeError
 from ..types import AsyncModelClient, JudgeRequest, ModelClient
 
 __all__ = ["Step", "arun_plan", "keeping_exchanges", "note_exchanges", "run_plan", "together"]
 
 #: what a step of a judge's plan yields (the requests to send together) and is sent back (their responses)
-Step = Generator[list[JudgeRequest], list[Any], Any]
+Step = Generator[list[JudgeRequest], list[object], Any]
 
 #: where the drivers note each request and answer, in the context of a call that asked (None: nowhere)
 _EXCHANGES: ContextVar[Optional[list[dict[str, Any]]]] = ContextVar("localjudge_exchanges", default=None)
@@ -45,7 +47,7 @@ def keeping_exchanges() -> Iterator[list[dict[str, Any]]]:
         _EXCHANGES.reset(token)
 
 
-def note_exchanges(requests: Sequence[JudgeRequest], responses: Sequence[Any]) -> None:
+def note_exchanges(requests: Sequence[JudgeRequest], responses: Sequence[object]) -> None:
     """Requests sent and their answers, kept where this context asked (:func:`keeping_exchanges`)."""
     kept = _EXCHANGES.get()
     if kept is not None:
@@ -57,8 +59,8 @@ def note_exchanges(requests: Sequence[JudgeRequest], responses: Sequence[Any]) -
 def _raw_answer(response: object) -> object:
     """The text a response carries (a reply scored for its likelihood has none: None)."""
     try:
-        return response.choices[0].message.content  # type: ignore[attr-defined]  # an SDK object or our ChatResponse
-    except (AttributeError, IndexError, KeyError, TypeError):
+        return read_completion(response).text
+    except JudgeRuntimeError:
         return None
 
 

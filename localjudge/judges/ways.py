@@ -39,6 +39,11 @@ __all__ = [
 #: how a pair can be asked, each in a few words: both orders side by side, each answer alone, no question
 #: (likelihood), or the judge's checks side by side and likelihood at once, weighed (:mod:`.weighed`); a method
 #: of one's own joins them through :func:`localjudge.judges.pair_methods.register_pair_method`
+#: why a method registered in code may be missing: registration lives in one process, not in its workers
+ONLY_WHERE_REGISTERED = (
+    "a pair method registered in code (register_pair_method) exists only in the process that registered it; "
+    "worker processes (Ray, a process pool) must register it too, e.g. in a module each worker imports"
+)
 PAIR_METHODS: dict[str, str] = {
     "both-orders": "both orders side by side",
     "pointwise": "each answer judged alone",
@@ -83,7 +88,10 @@ class Way:
 
     def __post_init__(self) -> None:
         if self.pairs not in PAIR_METHODS:
-            raise OptionError(f"a pair is asked one of these ways: {', '.join(PAIR_METHODS)}; got {self.pairs!r}")
+            raise OptionError(
+                f"a pair is asked one of these ways: {', '.join(PAIR_METHODS)}; got {self.pairs!r} "
+                f"({ONLY_WHERE_REGISTERED})"
+            )
         if self.on_disagreement not in ON_DISAGREEMENT:
             raise OptionError(
                 f"{{on_disagreement}} is one of {', '.join(ON_DISAGREEMENT)}, got {self.on_disagreement!r}"
@@ -200,7 +208,10 @@ def find_way(name: str) -> Way:
     """The way called ``name``, or an error that lists them."""
     way = WAYS.get(name)
     if way is None:
-        raise OptionError(f"no way of judging named {name!r}; the ways: {', '.join(WAYS)} (or leave {{way}} out)")
+        raise OptionError(
+            f"no way of judging named {name!r}; the ways: {', '.join(WAYS)} (or leave {{way}} out). "
+            f"{ONLY_WHERE_REGISTERED[0].upper()}{ONLY_WHERE_REGISTERED[1:]}"
+        )
     return way
 
 

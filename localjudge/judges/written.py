@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
-from ..clients.base import read_choice
+from ..clients.completion import read_completion
 from ..clients.fallback import answering_client
 from ..errors import OutputParseError, TruncatedOutputError
 from ..types import JudgeRequest
@@ -64,9 +64,10 @@ def written_request(messages: list[dict[str, Any]], *, max_tokens: int, model: O
 
 def read_written(response: object, *, backend: str, cut: str, empty: str) -> str:
     """A writer's text, stripped; cut at its bound or empty, an error (``cut``, ``empty``) with what it wrote."""
-    content, finish_reason = read_choice(response)
+    completion = read_completion(response, backend=backend)
+    content = completion.text
     text = (content or "").strip()
-    if finish_reason == "length":
+    if completion.finish_reason == "length":
         raise TruncatedOutputError(cut, raw_output=content or "", backend=backend)
     if not text:
         raise OutputParseError(empty, raw_output=content or "", backend=backend)

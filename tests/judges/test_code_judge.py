@@ -135,10 +135,12 @@ def test_our_prompts_show_the_task_the_code_and_the_reference():
 
 
 def test_the_cut_is_read_where_the_local_client_writes_it():
-    from localjudge.clients.local import DECODE_STATS_FIELD
-    from localjudge.judges import code
+    from localjudge.clients import completion
+    from localjudge.clients.fallback import FALLBACK_FIELD
+    from localjudge.clients.local import DECODE_STATS_FIELD, READOUT_FIELD
 
-    assert code._DECODE_STATS == DECODE_STATS_FIELD
+    assert completion._DECODE_STATS == DECODE_STATS_FIELD
+    assert (completion._READOUT, completion._ANSWERED_BY) == (READOUT_FIELD, FALLBACK_FIELD)
 
 
 @pytest.mark.parametrize("strategy", ["none", "markdown_code_blocks", "llm"])

@@ -93,3 +93,27 @@ def test_the_command_line_takes_a_method_registered_after_it_loaded(registered):
     assert "one-order" in CliRunner().invoke(cli.main, ["compare", "--help"]).output
     refused = CliRunner().invoke(cli.main, ["compare", "--way", "two-orders", "--inputs", "q"])
     assert refused.exit_code == 2 and "'two-orders' is not a way of judging" in refused.output
+
+
+def test_a_process_that_did_not_register_the_method_says_it_must_register_it_too(registered):
+    import pickle
+    import subprocess
+    import sys
+
+    worker = (
+        "import pickle, sys\n"
+        "from localjudge.judges.pair_methods import pair_plan\n"
+        "from localjudge.judges.ways import find_way\n"
+        "way = pickle.loads(sys.stdin.buffer.read())\n"
+        "for attempt in (lambda: find_way('one-order'), lambda: pair_plan(None, way)):\n"
+        "    try:\n"
+        "        attempt()\n"
+        "    except Exception as exc:\n"
+        "        print(exc)\n"
+    )
+    made_here = pickle.dumps(WAYS["one-order"])
+    ran = subprocess.run([sys.executable, "-c", worker], input=made_here, capture_output=True, check=True)
+    said = ran.stdout.decode().splitlines()
+    assert len(said) == 2
+    assert all("register_pair_method" in line and "must register it too" in line for line in said)
+    assert "no pair method named 'one-order' in this process" in said[1]
