@@ -7,7 +7,7 @@ PEERS_VENV := .venv-peers
 # promptfoo (npm, pinned by its lock file), which tests/peers drives through `localjudge serve`
 PROMPTFOO_DIR := tests/peers/promptfoo
 
-.PHONY: install promptfoo test test-fast lint docs defaults-page demo check-judge calibrations pair-weights bench-judging bench bench-batch bench-threads bench-agreement bench-view bench-injection stress stress-faults agreement grammars clean
+.PHONY: install promptfoo test test-fast lint docs defaults-page demo check-judge calibrations pair-weights bench-judging bench bench-batch bench-memory bench-threads bench-agreement bench-view bench-injection stress stress-faults agreement grammars clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -94,6 +94,9 @@ bench-threads: $(BIN)/python  ## a verdict's time with 1 thread, every CPU and t
 
 bench-batch: $(BIN)/python  ## rows/s of `localjudge batch`: local -j 1/-j 8, a pool of 2 servers, Ray with 2 actors
 	$(BIN)/python benchmarks/bench_batch.py
+
+bench-memory: $(BIN)/python  ## peak RSS of `localjudge batch` at 10k, 100k and 1M cached rows, fresh and resumed
+	$(BIN)/python benchmarks/bench_memory.py
 
 bench-agreement: $(BIN)/python  ## the pairwise judge on LLMBar's 100 human-labelled pairs (MODEL=SPEC for another judge)
 	$(BIN)/python benchmarks/bench_agreement.py --model $(or $(MODEL),default)

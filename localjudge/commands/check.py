@@ -192,7 +192,7 @@ def measure(
     check_set: CheckSet, split: str, records: Sequence[Mapping[str, Any]], labels: Mapping[str, Any], seconds: float
 ) -> SetReport:
     """A set's figures from its results records and labels (pure: no model, no files)."""
-    from ..datasets.batch import addresses_judge
+    from ..datasets.summary import addresses_judge
 
     results = {str(r["id"]): r["result"] for r in records if isinstance(r.get("result"), Mapping)}
     errors = Counter(r["error"]["type"] for r in records if "error" in r)

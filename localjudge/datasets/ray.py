@@ -23,8 +23,9 @@ from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import Any
 
 from ..errors import MissingDependencyError, UsageError
-from .batch import COUNTERS, Scoring, as_rows, error_record, score_rows
+from .batch import Scoring, as_rows, error_record, score_rows
 from .rows import Row
+from .summary import COUNTERS
 
 __all__ = ["RAY_ADDRESS_ENV", "score_on_ray"]
 
