@@ -28,6 +28,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
 import socket
 import sqlite3
@@ -278,6 +279,29 @@ def output_probes() -> None:
             said = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
             held = done.returncode == 2 and touched == 0 and clean(done) and said.startswith("error:")
             return f"exit {done.returncode}, {touched} files touched: {said[7:67]}", held
+
+    @probe("batch: -o out.csv with --output-format csv already given")
+    def _() -> tuple[str, bool]:
+        done = cli("batch", "rows.jsonl", "-o", "out.csv", "--output-format", "csv", "-m", "tiny", folder=folder)
+        right = "already writes the CSV" in done.stderr and "add --output-format" not in done.stderr
+        return f"exit {done.returncode}, the fix named: {right}", done.returncode == 2 and right and clean(done)
+
+    @probe("batch: the output folder removed during the run")
+    def _() -> tuple[str, bool]:
+        out = folder / "gone"
+        out.mkdir()
+        rows = "".join(f'{{"id": "r{i}", "inputs": "2+2?", "outputs": "4"}}\n' for i in range(4))
+        (folder / "some.jsonl").write_text(rows)
+        command = [sys.executable, "-m", "localjudge", "batch", "some.jsonl", "-o", "gone/r.jsonl", "-m", "tiny"]
+        process = subprocess.Popen(command, cwd=folder, env=ENV, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 120
+        while not (out / "r.jsonl").exists() and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        shutil.rmtree(out, ignore_errors=True)
+        said = process.communicate(timeout=300)[1].strip().splitlines()
+        last = said[-1] if said else ""
+        held = process.returncode == 1 and "Cannot write" in last and "Traceback" not in "".join(said)
+        return f"exit {process.returncode}: {last[7:87]}", held
 
 
 def cache_and_files() -> None:

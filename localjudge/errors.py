@@ -20,6 +20,7 @@ hiding the other::
     │       ├── InvalidEncodingError       not UTF-8
     │       ├── DuplicateIdError           an id an earlier row has
     │       └── MissingValueError          a mapped column absent or empty
+    ├── ResultsWriteError (OSError)        results not written during a run: a full disk, a folder removed
     ├── MissingDependencyError (ImportError)  an optional extra is not installed
     │   └── IncompatibleDependencyError    installed, but without the internals localjudge relies on
     └── JudgeRuntimeError                  the judge ran and something failed
@@ -82,6 +83,7 @@ __all__ = [
     "RemoteStatusError",
     "RequestCancelledError",
     "ResultsFileError",
+    "ResultsWriteError",
     "SchemaTooLargeError",
     "TruncatedOutputError",
     "UnsupportedSchemaError",
@@ -226,6 +228,13 @@ class SchemaTooLargeError(UnsupportedSchemaError):
 
 class ResultsFileError(UsageError, OSError):
     """A results file that cannot be written (permissions, a full disk, a symlink), or that another run holds."""
+
+
+class ResultsWriteError(LocalJudgeError, OSError):
+    """Results that could not be written during a run: a full disk, a folder removed, an I/O error.
+
+    A run-time failure (exit 1), not a bad call: the path was fine when the run began.
+    """
 
 
 class ModelSpecError(UsageError):

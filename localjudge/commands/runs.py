@@ -205,10 +205,15 @@ def plan_batch(
     fingerprint = settings.fingerprint()  # of the options as given: a Ray run's rewritten paths are the same judge
     results = results or data.with_name(data.stem + ".results.jsonl")
     if results.suffix.lower() == ".csv":
+        fix = (
+            "give {results} a .jsonl path: {output_format} csv already writes the CSV beside it, at {csv}"
+            if csv
+            else "give {results} a .jsonl path and add {output_format} csv for a CSV beside it"
+        )
         raise OptionError(
-            "{results} {path}: the results file is JSONL (a run resumes from it); "
-            "add {output_format} csv for a CSV beside it",
+            "{results} {path}: the results file is JSONL (a run resumes from it); " + fix,
             path=str(results),
+            csv=str(csv_path(results.with_suffix(".jsonl"))),
         )
     inputs = (Input("the data file", data), *judge_inputs(settings))
     planned = batch_outputs(results, csv=csv, summary_file=summary_file, cache_file=cache_file if use_cache else None)

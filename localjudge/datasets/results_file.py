@@ -40,12 +40,15 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from .. import bounded_json
-from ..errors import ResultsFileError, UsageError
+from ..errors import ResultsFileError, ResultsWriteError, UsageError
 from ..wording import Message
 
 Record = TypeVar("Record", bound=Mapping[str, Any])
 
 __all__ = ["ResultsFile", "is_results_file", "latest_records", "parse_line", "read_results", "replace_atomically"]
+
+
+_RUN_TIME = frozenset({errno.ENOSPC, errno.ENOENT, errno.EIO, errno.EDQUOT})
 
 
 @contextlib.contextmanager
@@ -54,15 +57,22 @@ def writing_to(path: Path) -> Iterator[None]:
     try:
         yield
     except OSError as exc:
-        if isinstance(exc, ResultsFileError):
+        if isinstance(exc, (ResultsFileError, ResultsWriteError)):
             raise
         advice = {
             errno.ENOSPC: "free some disk space, then run again: the rows written so far are kept",
+            errno.ENOENT: "its folder was removed during the run; make it again and rerun to resume",
+            errno.EIO: "the disk failed a write; check it, then run again to resume",
+            errno.EDQUOT: "free some of your disk quota, then run again: the rows written so far are kept",
             errno.EACCES: "choose a results path you may write ({results:results=})",
             errno.EROFS: "choose a results path on a writable disk ({results:results=})",
             errno.EEXIST: "a part of the path is a file, not a folder; check the path ({results:results=})",
             errno.ENOTDIR: "a part of the path is a file, not a folder; check the path ({results:results=})",
         }.get(exc.errno or 0, "check the path ({results:results=})")
+        if exc.errno in _RUN_TIME:  # the path was fine when the run began: a failure of the run, not of the call
+            raise ResultsWriteError(
+                Message("Cannot write {path}: {why}; " + advice, path=path, why=exc.strerror or str(exc))
+            ) from exc
         why = "" if exc.errno in (errno.EEXIST, errno.ENOTDIR) else f": {exc.strerror or exc}"  # mkdir's words mislead
         raise ResultsFileError(Message("Cannot write {path}{why}; " + advice, path=path, why=why)) from exc
 

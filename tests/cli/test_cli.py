@@ -478,6 +478,24 @@ def test_batch_writes_its_summary_as_json(scripted, tmp_path):
     assert summary["rows_per_second"] > 0
 
 
+def test_an_output_folder_removed_during_a_run_is_a_run_time_failure_naming_the_path(scripted, tmp_path):
+    import shutil
+
+    data, out = tmp_path / "data.jsonl", tmp_path / "out"
+    data.write_text('{"outputs": "4"}\n', encoding="utf-8")
+    out.mkdir()
+
+    def answers():
+        shutil.rmtree(out)  # the folder goes while the row is judged
+        yield '{"score": true}'
+
+    scripted._script = answers()
+    result = run("batch", str(data), "-o", str(out / "r.jsonl"))
+    assert result.exit_code == 1, result.output  # 2 is kept for a bad call
+    assert f"Cannot write {out / 'r.jsonl'}" in result.stderr and "No such file or directory" in result.stderr
+    assert "Traceback" not in result.output
+
+
 def test_batch_refuses_to_write_results_over_its_data(scripted, tmp_path):
     data = tmp_path / "data.jsonl"
     data.write_text('{"outputs": "4"}\n', encoding="utf-8")
@@ -502,6 +520,17 @@ def test_batch_flattens_its_results_into_csv_on_request(scripted, tmp_path):
     assert rows[2]["error.type"] == "MalformedRowError"
     assert (tmp_path / "data.results.jsonl").exists()  # what a re-run resumes from
     assert run("batch", str(data), "-o", str(tmp_path / "out.csv")).exit_code == 2
+
+
+def test_a_csv_results_path_with_the_csv_format_given_is_told_the_real_fix(tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"id": "a", "outputs": "x"}\n', encoding="utf-8")
+    given = run("batch", str(data), "-o", str(tmp_path / "out.csv"), "--output-format", "csv")
+    assert given.exit_code == 2
+    assert "--output-format csv already writes the CSV beside it" in given.output
+    assert "add --output-format" not in given.output
+    missing = run("batch", str(data), "-o", str(tmp_path / "out.csv"))
+    assert missing.exit_code == 2 and "add --output-format csv" in missing.output
 
 
 def test_a_ray_run_passes_on_every_file_it_names_as_an_absolute_path(tmp_path, monkeypatch):

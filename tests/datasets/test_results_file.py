@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from localjudge.datasets.results_file import ResultsFile, read_results, writing_to
-from localjudge.errors import ResultsFileError, UsageError
+from localjudge.errors import ResultsFileError, ResultsWriteError, UsageError
 
 WRITER = """
 import sys, time
@@ -128,15 +128,24 @@ def test_a_path_that_cannot_be_a_file_is_a_clear_error_not_a_traceback(tmp_path)
         ResultsFile(tmp_path / "file" / "results.jsonl").open()
 
 
-@pytest.mark.parametrize(
-    ("code", "advice"),
-    [(errno.ENOSPC, "free some disk space"), (errno.EACCES, "you may write"), (errno.EROFS, "writable disk")],
-)
+@pytest.mark.parametrize(("code", "advice"), [(errno.EACCES, "you may write"), (errno.EROFS, "writable disk")])
 def test_os_errors_become_advice(tmp_path, code, advice):
     with pytest.raises(ResultsFileError, match=advice) as caught:
         with writing_to(tmp_path / "r.jsonl"):
             raise OSError(code, os.strerror(code))
     assert isinstance(caught.value, UsageError) and isinstance(caught.value.__cause__, OSError)
+
+
+@pytest.mark.parametrize(
+    ("code", "advice"),
+    [(errno.ENOSPC, "free some disk space"), (errno.ENOENT, "folder was removed"), (errno.EIO, "disk failed")],
+)
+def test_os_errors_during_a_run_are_run_time_failures_not_bad_calls(tmp_path, code, advice):
+    with pytest.raises(ResultsWriteError, match=advice) as caught:
+        with writing_to(tmp_path / "r.jsonl"):
+            raise OSError(code, os.strerror(code))
+    assert not isinstance(caught.value, UsageError)
+    assert str(tmp_path / "r.jsonl") in str(caught.value) and os.strerror(code) in str(caught.value)
 
 
 def test_a_full_disk_mid_run_keeps_the_rows_written_before(tmp_path):
@@ -147,7 +156,7 @@ def test_a_full_disk_mid_run_keeps_the_rows_written_before(tmp_path):
     out._out.close()
     out._out = open("/dev/full", "a", encoding="utf-8")  # the disk fills up under the run
     started = time.monotonic()
-    with pytest.raises(ResultsFileError, match="free some disk space"):
+    with pytest.raises(ResultsWriteError, match=r"No space left on device.*free some disk space"):
         out.append({"id": "2", "result": {"score": True}})
     assert time.monotonic() - started < 5
     with contextlib.suppress(OSError):  # its buffer still holds the line the disk refused
