@@ -57,6 +57,7 @@ EXPECTED_ALL = {
     "create_trajectory_llm_as_judge",
     "default_output_schema",
     "read_calibration",
+    "register_pair_method",
     "resolve_model",
 }
 
@@ -78,16 +79,16 @@ OPENEVALS_PARAMETERS = [
 
 #: paths users import (the docs teach them), each with the module it names and one of its names
 PUBLIC_PATHS = {
-    "localjudge.llm": ("localjudge.judges.single", "create_llm_as_judge"),
-    "localjudge.batch": ("localjudge.datasets.batch", "score_rows"),
-    "localjudge.ray_batch": ("localjudge.datasets.ray", "score_on_ray"),
-    "localjudge.evaluators": ("localjudge.judges.evaluators", "correctness"),
-    "localjudge.agreement": ("localjudge.trust.agreement", "agreement"),
-    "localjudge.calibration": ("localjudge.trust.correction", "Correction"),
-    "localjudge.trajectory": ("localjudge.judges.trajectory", "TRAJECTORY_ACCURACY_PROMPT"),
-    "localjudge.trajectory.llm": ("localjudge.judges.trajectory", "create_trajectory_llm_as_judge"),
-    "localjudge.code": ("localjudge.judges.code", "create_code_llm_as_judge"),
-    "localjudge.code.llm": ("localjudge.judges.code", "create_async_code_llm_as_judge"),
+    "localjudge.llm": ("localjudge._judges.single", "create_llm_as_judge"),
+    "localjudge.batch": ("localjudge._datasets.batch", "score_rows"),
+    "localjudge.ray_batch": ("localjudge._datasets.ray", "score_on_ray"),
+    "localjudge.evaluators": ("localjudge._judges.evaluators", "correctness"),
+    "localjudge.agreement": ("localjudge._trust.agreement", "agreement"),
+    "localjudge.calibration": ("localjudge._trust.correction", "Correction"),
+    "localjudge.trajectory": ("localjudge._judges.trajectory", "TRAJECTORY_ACCURACY_PROMPT"),
+    "localjudge.trajectory.llm": ("localjudge._judges.trajectory", "create_trajectory_llm_as_judge"),
+    "localjudge.code": ("localjudge._judges.code", "create_code_llm_as_judge"),
+    "localjudge.code.llm": ("localjudge._judges.code", "create_async_code_llm_as_judge"),
     "localjudge.testing": ("localjudge.testing.assertions", "assert_judged"),
     "localjudge.pytest_plugin": ("localjudge.testing.pytest_plugin", "local_judge"),
 }
@@ -108,7 +109,7 @@ def test_all_is_exactly_the_public_api():
 
 def test_every_name_in_all_resolves():
     """Each public name is the class or function of that name from its home module, not a stand-in or a re-binding."""
-    from localjudge.judges import ways
+    from localjudge._judges import ways
 
     assert localjudge.WAYS is ways.WAYS and all(isinstance(way, localjudge.Way) for way in localjudge.WAYS.values())
     for name in sorted(EXPECTED_ALL - {"__version__", "WAYS"}):
@@ -122,15 +123,15 @@ def test_every_name_in_all_resolves():
 
 def test_lazy_backends_resolve_to_their_modules():
     for name, module in [
-        ("LlamaCppClient", "localjudge.clients.llamacpp"),
-        ("OpenAICompatibleClient", "localjudge.clients.remote"),
-        ("FallbackClient", "localjudge.clients.fallback"),
-        ("PoolClient", "localjudge.clients.pool"),
-        ("OutlinesClient", "localjudge.clients.outlines"),
-        ("TransformersClient", "localjudge.clients.transformers"),
+        ("LlamaCppClient", "localjudge._clients.llamacpp"),
+        ("OpenAICompatibleClient", "localjudge._clients.remote"),
+        ("FallbackClient", "localjudge._clients.fallback"),
+        ("PoolClient", "localjudge._clients.pool"),
+        ("OutlinesClient", "localjudge._clients.outlines"),
+        ("TransformersClient", "localjudge._clients.transformers"),
     ]:
         assert getattr(localjudge, name) is getattr(importlib.import_module(module), name)
-        assert getattr(localjudge.clients, name) is getattr(localjudge, name)
+        assert getattr(localjudge._clients, name) is getattr(localjudge, name)
 
 
 def test_unknown_attribute_is_an_attribute_error():
@@ -253,3 +254,39 @@ def test_every_lazy_name_is_imported_for_type_checkers():
         for alias in node.names
     }
     assert imported == {(module, name) for name, module in localjudge._LAZY.items()}
+
+
+#: every module a user may import; all the others are private by name (a ``_`` in their path)
+PUBLIC_MODULES = {
+    "localjudge",
+    "localjudge.__main__",
+    *DOCUMENTED,
+    *PUBLIC_PATHS,
+    "localjudge.code",
+    "localjudge.testing.assertions",
+    "localjudge.testing.pytest_plugin",
+}
+
+
+def public_by_name(module: str) -> bool:
+    return not any(part.startswith("_") for part in module.split(".")[1:]) or module == "localjudge.__main__"
+
+
+def test_every_module_outside_the_public_surface_is_private_by_name():
+    package = ROOT / "localjudge"
+    modules = set()
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        modules.add(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    assert {module for module in modules if public_by_name(module)} == PUBLIC_MODULES
+
+
+def test_the_docs_document_public_modules_only():
+    """An API reference entry (``::: path``) names a public path, never a private module that holds the code."""
+    entries = [
+        line.split(maxsplit=1)[1]
+        for page in (ROOT / "docs").rglob("*.md")
+        for line in page.read_text(encoding="utf-8").splitlines()
+        if line.startswith("::: ")
+    ]
+    assert entries and [entry for entry in entries if not public_by_name(entry)] == []
