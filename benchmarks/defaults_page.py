@@ -38,7 +38,7 @@ OpenEvals does.
 WAYS_INTRO = """\
 ## The default way of each question
 
-From `localjudge._judges.ways.DEFAULT_WAYS`. A default way that is calibrated
+The ways a judge takes when none is named. A default way that is calibrated
 uses a fit only where one exists for the judge and its prompt (fits ship for
 the default judge); elsewhere it runs uncalibrated and says so.
 """

@@ -40,7 +40,6 @@ if TYPE_CHECKING:  # what the lazy names below are, for a type checker and an ed
     from ._clients.transformers import TransformersClient
     from ._judges.code import create_async_code_llm_as_judge, create_code_llm_as_judge
     from ._judges.ensemble import create_async_ensemble_judge, create_ensemble_judge
-    from ._judges.pair_methods import register_pair_method
     from ._judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
     from ._judges.trajectory import create_async_trajectory_llm_as_judge, create_trajectory_llm_as_judge
     from ._trust.calibration_file import read_calibration
@@ -89,7 +88,6 @@ __all__ = [
     "create_trajectory_llm_as_judge",
     "default_output_schema",
     "read_calibration",
-    "register_pair_method",
     "resolve_model",
 ]
 
@@ -113,7 +111,6 @@ _LAZY = {
     "OutlinesClient": "._clients.outlines",
     "read_calibration": "._trust.calibration_file",
     "LocalChatModel": "._clients.chat_model",
-    "register_pair_method": "._judges.pair_methods",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

@@ -57,7 +57,6 @@ EXPECTED_ALL = {
     "create_trajectory_llm_as_judge",
     "default_output_schema",
     "read_calibration",
-    "register_pair_method",
     "resolve_model",
 }
 

@@ -91,11 +91,8 @@ def read_completion(response: object, *, backend: str | None = None) -> Completi
             backend=backend,
         )
     if finish_reason is not None and not isinstance(finish_reason, str):
-        raise OutputParseError(
-            f"The judge's finish_reason is {type(finish_reason).__name__}, not text",
-            raw_output=_shown(response),
-            backend=backend,
-        )
+        # an SDK's enum, say: only "length" (cut at max_tokens) is ever read from it
+        finish_reason = str(getattr(finish_reason, "value", finish_reason))
     closed_by = _field(_field(response, _DECODE_STATS), "closed_by")
     return Completion(
         text=text,
@@ -126,12 +123,9 @@ def _read_logprobs(logprobs: object) -> tuple[TokenLogprob, ...] | None:
         token = _field(entry, "token")
         top: list[tuple[str, float]] = []
         alternatives = _field(entry, "top_logprobs") or ()
-        if not isinstance(alternatives, (list, tuple)):
-            return None
-        for alternative in alternatives:
+        for alternative in alternatives if isinstance(alternatives, (list, tuple)) else ():
             alt_figure, alt_token = _number(_field(alternative, "logprob")), _field(alternative, "token")
-            if alt_figure is None or not isinstance(alt_token, str):
-                return None
-            top.append((alt_token, alt_figure))
+            if alt_figure is not None and isinstance(alt_token, str):  # a malformed alternative is left out
+                top.append((alt_token, alt_figure))
         read.append(TokenLogprob(token if isinstance(token, str) else "", figure, tuple(top)))
     return tuple(read)

@@ -46,7 +46,7 @@ from .retry import RetryPolicy, parse_retry_after
 
 __all__ = ["Call", "Failure", "Outcome", "RemoteBase", "Reply", "Sleep", "Step", "Verdict"]
 
-logger = logging.getLogger("localjudge._clients.remote")  # the client's one logger, wherever its decisions are made
+logger = logging.getLogger("localjudge.remote")  # the client's one logger, wherever its decisions are made
 
 _SECRET_HEADER_HINTS = ("auth", "key", "token", "secret", "cookie")
 

@@ -3,10 +3,10 @@
 Each prompt says what is judged, on what scale, and what earns each score.
 The evaluated text sits in tags, and the judge is told it is material to
 judge, not instructions. The constructors take what
-:func:`~localjudge._judges.single.create_llm_as_judge` takes (``judge=``, ``model=``,
+:func:`~localjudge.create_llm_as_judge` takes (``judge=``, ``model=``,
 ``system=``, ``few_shot_examples=``, ``cache=``, ...)::
 
-    from localjudge._judges.evaluators import correctness
+    from localjudge.evaluators import correctness
     evaluator = correctness(model="default")
     evaluator(inputs="What is 2+2?", outputs="4", reference_outputs="4")
 """

@@ -63,10 +63,29 @@ def test_content_that_is_not_text_is_a_parse_error_with_the_raw_value() -> None:
     assert "'a', 'list'" in (caught.value.raw_output or "")
 
 
-def test_finish_reason_that_is_not_text_is_a_parse_error() -> None:
-    with pytest.raises(OutputParseError, match="finish_reason is int") as caught:
-        read_completion({"choices": [{"message": {"content": "x"}, "finish_reason": 3}]})
-    assert "'finish_reason': 3" in (caught.value.raw_output or "")
+def test_finish_reason_that_is_not_text_is_read_as_its_value() -> None:
+    """An SDK's enum is not refused: only ``"length"`` is ever read from it."""
+    import enum
+
+    class Reason(enum.Enum):
+        LENGTH = "length"
+
+    assert (
+        read_completion({"choices": [{"message": {"content": "x"}, "finish_reason": Reason.LENGTH}]}).finish_reason
+        == "length"
+    )
+    assert read_completion({"choices": [{"message": {"content": "x"}, "finish_reason": 3}]}).finish_reason == "3"
+
+
+def test_a_malformed_alternative_is_left_out_and_the_tokens_own_figures_kept() -> None:
+    entry = {
+        "token": "A",
+        "logprob": -0.1,
+        "top_logprobs": [{"token": None, "logprob": -1}, {"token": "B", "logprob": -2.5}],
+    }
+    completion = read_completion({"choices": [{"message": {"content": "A"}, "logprobs": {"content": [entry]}}]})
+    assert completion.logprobs is not None
+    assert [(t.token, t.logprob, t.top_logprobs) for t in completion.logprobs] == [("A", -0.1, (("B", -2.5),))]
 
 
 @pytest.mark.parametrize(

@@ -44,7 +44,13 @@ def test_no_path_from_a_request_is_opened(runs, tmp_path):
     secret = tmp_path / "secret.txt"
     secret.write_text("do not show", encoding="utf-8")
     web = client(runs)
-    for path in ("/assets/../../view/app.py", "/assets/app.py", "/assets/%2e%2e%2fapp.py", f"/assets/{secret}"):
+    for path in (
+        "/assets/../../_view/app.py",
+        "/assets/../app.py",
+        "/assets/app.py",
+        "/assets/%2e%2e%2fapp.py",
+        f"/assets/{secret}",
+    ):
         answer = web.get(path)
         assert answer.status_code == 404 and "do not show" not in answer.text and "import" not in answer.text
     for query in ({"id": str(secret)}, {"id": "../secret.txt"}, {"path": str(secret)}):
