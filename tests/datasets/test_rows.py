@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from localjudge.datasets.rows import parse_mapping, read_json_lines, read_rows, read_text
+from localjudge._datasets.rows import parse_mapping, read_json_lines, read_rows, read_text
 from localjudge.errors import (
     DuplicateIdError,
     InvalidEncodingError,
