@@ -137,7 +137,9 @@ class Scoring:
         self._fail_fast = fail_fast
         self._skip = skip
         self._in_flight: set[Future[dict[str, Any]]] = set()
-        self._counted: set[str] = set()  # ids handed on, so a record the drain finds again is not counted twice
+        # the id last handed on: the only record the drain can find again once counted (_in_completion_order
+        # lets a record's future go as the next is asked for), so no set of every id is kept
+        self._handed: str | None = None
 
     def _score(self, row: Row) -> dict[str, Any]:
         if row.error is not None:
@@ -170,7 +172,7 @@ class Scoring:
         finished, _ = wait(running)
         records = [f.result() for f in finished if not f.cancelled() and f.exception() is None]
         for record in records:
-            if record["id"] not in self._counted:
+            if record["id"] != self._handed:
                 self.summary.count(record)
         return records
 
@@ -183,7 +185,7 @@ class Scoring:
             with closing(self._records(todo)) as records:
                 for record in records:
                     summary.count(record)
-                    self._counted.add(record["id"])
+                    self._handed = record["id"]
                     yield record
                     if self._fail_fast and "error" in record:
                         summary.stopped_early = True
@@ -226,6 +228,21 @@ def stale_ids(
             differences = _differences(records[row_id].get("judged"), stamp)
             if any(differences):
                 found[row_id] = differences
+    return found
+
+
+def _stamp(judge: str, digest: int) -> dict[str, str]:
+    """:func:`row_stamp` again from the digest of the row's values."""
+    return {"judge": judge, "row": f"{digest:016x}"}
+
+
+def _stale_in(out: ResultsFile, stamps: Mapping[str, int], judge: str) -> dict[str, tuple[bool, bool]]:
+    """:func:`stale_ids` of the results file: only records whose stamp differs are read back."""
+    found = {}
+    for row_id, digest in stamps.items():
+        stamp = _stamp(judge, digest)
+        if out.differs(row_id, stamp):
+            found.update(stale_ids({row_id: out.record(row_id) or {}}, {row_id: stamp}))
     return found
 
 
@@ -293,11 +310,12 @@ def run_batch(
         skip=lambda row_id: out.scored(row_id) and row_id not in stale,
         option_names=option_names,
     )
-    stamps = {row.id: row_stamp(row, judge) for row in scoring.rows}
+    # per row only its id and the digest of its values (an int); the records stay in the file (ResultsFile.index)
+    stamps = {row.id: int(row_stamp(row, judge)["row"], 16) for row in scoring.rows}
     out.open()
 
     def write(done: dict[str, Any]) -> None:
-        done = {**done, "judged": stamps[done["id"]]}
+        done = {**done, "judged": _stamp(judge, stamps[done["id"]])}
         out.append(done)
         if judge_run is not None:
             judge_run.count()
@@ -305,17 +323,17 @@ def run_batch(
             on_record(done)
 
     try:
-        found = stale_ids(out.records, stamps)
+        found = _stale_in(out, stamps, judge)
         if not rejudge:
             refuse_stale(results, found)
         stale.update(found)
         if judge_run is not None:
             judge_run.start()  # before the first row: a judge file that cannot be written stops the run here
-        kept = [out.records[row.id]["result"] for row in scoring.rows if out.scored(row.id) and row.id not in stale]
         for record in scoring:
             write(record)
-        for result in kept:
-            scoring.summary.count_verdict(result)
+        for row_id in stamps:  # the verdicts kept from an earlier run: scored then, and not judged again
+            if out.scored(row_id) and out.earlier(row_id) and row_id not in stale:
+                scoring.summary.count_verdict((out.record(row_id) or {}).get("result"))
     except KeyboardInterrupt:
         for record in scoring.drain():  # rows already being judged are finished and written first
             write(record)
@@ -325,7 +343,7 @@ def run_batch(
             if judge_run is not None and judge_run.started:
                 judge_run.finish()
         finally:
-            out.close(order=[row.id for row in scoring.rows])
+            out.close(order=stamps)
     return scoring.summary
 
 

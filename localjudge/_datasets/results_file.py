@@ -31,19 +31,22 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, BinaryIO, TextIO, TypeVar
 
 from .. import _bounded_json as bounded_json
 from .._wording import Message
 from ..errors import ResultsFileError, ResultsWriteError, UsageError
 
 Record = TypeVar("Record", bound=Mapping[str, Any])
+#: where a record's line is in a results file and what it is: (offset, length, is a result, digest of its stamp)
+Entry = tuple[int, int, bool, int]
 
 __all__ = ["ResultsFile", "is_results_file", "latest_records", "parse_line", "read_results", "replace_atomically"]
 
@@ -82,7 +85,10 @@ class ResultsFile:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.records: dict[str, dict[str, Any]] = {}  # id -> its record (a result wins over an error)
+        # Memory is bounded by this index, not by the records: about 200 bytes a row (the id, the offset and length
+        # of its kept line in the file, whether it is a result, a digest of its stamp); records are read back by offset.
+        self.index: dict[str, Entry] = {}  # id -> where its kept line is (a result wins over an error)
+        self.opened_size = 0  # the file's size once opened: an entry below it was written by an earlier run
         self.torn_bytes = 0  # bytes of a torn last line cut off when the file was opened
         self.invalid_lines = 0  # complete lines that were not a record
         self._out: Any = None
@@ -99,40 +105,50 @@ class ResultsFile:
                 for stale in self.path.parent.glob(f".{self.path.name}.*.tmp"):  # a compaction a kill cut short
                     stale.unlink(missing_ok=True)
                 if self.path.exists():
-                    data = self.path.read_bytes()
-                    whole = data[: data.rfind(b"\n") + 1]
-                    self.torn_bytes = len(data) - len(whole)
+                    with self.path.open("rb") as handle:
+                        self.opened_size, self.invalid_lines = _scan(handle, self.index)
+                    self.torn_bytes = self.path.stat().st_size - self.opened_size
                     if self.torn_bytes:
                         with self.path.open("r+b") as out:
-                            out.truncate(len(whole))
-                    for line in whole.splitlines():
-                        self._read(line)
-                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW  # a symlink made since: refused
-                self._out = os.fdopen(os.open(self.path, flags, 0o644), "a", encoding="utf-8")
+                            out.truncate(self.opened_size)
+                flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW  # a symlink made since: refused
+                self._out = os.fdopen(os.open(self.path, flags, 0o644), "r+b", buffering=0)
                 self._mode = self.path.stat().st_mode & 0o777  # kept by the compacted file (mkstemp's is 0600)
             except BaseException:
                 self._unlock()
                 raise
         return self
 
-    def _read(self, line: bytes) -> None:
-        if not line.strip():
-            return
-        record = _record(line)
-        if record is None:
-            self.invalid_lines += 1
-        else:
-            _keep(self.records, record)
-
     def scored(self, row_id: str) -> bool:
-        return "result" in self.records.get(row_id, {})
+        entry = self.index.get(row_id)
+        return entry is not None and entry[2]
+
+    def record(self, row_id: str) -> dict[str, Any] | None:
+        """The record kept for ``row_id``, read back from the file; None if it has none."""
+        entry = self.index.get(row_id)
+        return None if entry is None else _record(os.pread(self._out.fileno(), entry[1], entry[0]))
+
+    def differs(self, row_id: str, judged: Any) -> bool:
+        """Whether ``row_id``'s kept result was stamped other than ``judged`` (False where it has no result)."""
+        entry = self.index.get(row_id)
+        return entry is not None and entry[2] and entry[3] != _digest(judged)
+
+    def earlier(self, row_id: str) -> bool:
+        """Whether ``row_id``'s kept line was there before this run appended anything."""
+        entry = self.index.get(row_id)
+        return entry is not None and entry[0] < self.opened_size
 
     def append(self, record: dict[str, Any]) -> None:
-        """One whole line, flushed, so that a kill after this call loses nothing."""
+        """One whole line, written in one call, so that a kill after this call loses nothing."""
+        line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
         with writing_to(self.path):
-            self._out.write(json.dumps(record, ensure_ascii=False) + "\n")
-            self._out.flush()
-        _keep(self.records, record)
+            descriptor, written = self._out.fileno(), 0
+            while written < len(line):  # a write may take only part of it
+                written += os.write(descriptor, line[written:])
+            offset = os.lseek(descriptor, 0, os.SEEK_CUR) - len(line)  # appended at the end, wherever that was
+        _keep_entry(
+            self.index, str(record.get("id")), (offset, len(line), "result" in record, _digest(record.get("judged")))
+        )
 
     def close(self, order: Iterable[str] = ()) -> None:
         """Rewrite the file atomically with each id once, ``order`` first, then any other ids it held.
@@ -143,22 +159,28 @@ class ResultsFile:
         if self._out is None:
             return
         try:
-            with writing_to(self.path):
-                self._out.close()
-                self._out = None
-                records: dict[str, dict[str, Any]] = {}
-                for line in self.path.read_bytes().splitlines():
-                    record = _record(line)
-                    if record is not None:
-                        _keep(records, record)
-                for record in self.records.values():  # already there, unless the file was replaced meanwhile
-                    _keep(records, record)
-                self.records = records
-                ids = list(dict.fromkeys([*(str(i) for i in order if str(i) in records), *records]))
+            ours, self._out = self._out, None
+            with writing_to(self.path), ours, self.path.open("rb") as disk:
+                index: dict[str, Entry] = {}
+                _scan(disk, index, whole_only=False)  # what is on disk now, whoever wrote it
+                from_ours: set[str] = set()
+                if os.fstat(ours.fileno()).st_ino != os.fstat(disk.fileno()).st_ino:
+                    for row_id, entry in self.index.items():  # the file was replaced: what this run wrote is in its own
+                        if _keep_entry(index, row_id, entry):
+                            from_ours.add(row_id)
+                self.index = {}
+
+                def line(row_id: str, entry: Entry) -> str:
+                    source = ours if row_id in from_ours else disk
+                    return json.dumps(_record(os.pread(source.fileno(), entry[1], entry[0])), ensure_ascii=False) + "\n"
 
                 def write(out: TextIO) -> None:
-                    for row_id in ids:
-                        out.write(json.dumps(records[row_id], ensure_ascii=False) + "\n")
+                    for row_id in map(str, order):  # order first, then any other ids, each once
+                        entry = index.pop(row_id, None)
+                        if entry is not None:
+                            out.write(line(row_id, entry))
+                    for row_id, entry in index.items():
+                        out.write(line(row_id, entry))
 
                 replace_atomically(self.path, write, mode=self._mode)
         finally:
@@ -253,6 +275,41 @@ def _keep(records: dict[str, Record], record: Record) -> None:
     kept: Mapping[str, Any] = records.get(row_id, {})
     if "result" not in kept or "result" in record or kept.get("judged") != record.get("judged"):
         records[row_id] = record
+
+
+def _digest(judged: Any) -> int:
+    """A ``judged`` stamp as 8 bytes: stamps compare equal where their digests do."""
+    text = json.dumps(judged, sort_keys=True, ensure_ascii=False, default=repr)
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+def _keep_entry(index: dict[str, Entry], row_id: str, entry: Entry) -> bool:
+    """:func:`_keep` for index entries: whether ``entry`` supersedes what ``index`` held for ``row_id``."""
+    kept = index.get(row_id)
+    if kept is None or not kept[2] or entry[2] or kept[3] != entry[3]:
+        index[row_id] = entry
+        return True
+    return False
+
+
+def _scan(handle: BinaryIO, index: dict[str, Entry], *, whole_only: bool = True) -> tuple[int, int]:
+    """Index a results file's lines into ``index``, streamed: (bytes up to the last newline, lines not a record).
+
+    ``whole_only`` leaves out a last line without its newline (torn by a kill).
+    """
+    offset = invalid = 0
+    for line in handle:
+        if whole_only and not line.endswith(b"\n"):
+            break
+        if line.strip():
+            record = _record(line)
+            if record is None:
+                invalid += 1
+            else:
+                entry = (offset, len(line), "result" in record, _digest(record.get("judged")))
+                _keep_entry(index, str(record.get("id")), entry)
+        offset += len(line)
+    return offset, invalid
 
 
 def latest_records(records: Iterable[Record]) -> list[Record]:

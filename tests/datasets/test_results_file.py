@@ -164,3 +164,29 @@ def test_a_full_disk_mid_run_keeps_the_rows_written_before(tmp_path):
     out._out = results.open("a", encoding="utf-8")
     out.close()
     assert [record["id"] for record in read_results(results)] == ["1"]
+
+
+def test_compaction_keeps_this_runs_lines_when_the_file_was_replaced_meanwhile(tmp_path):
+    """The rewrite reads records back from the file by offset: what this run wrote is read from the file it opened."""
+    results = tmp_path / "results.jsonl"
+    out = ResultsFile(results).open()
+    out.append({"id": "mine", "result": {"score": True}})
+    replacement = tmp_path / "other.jsonl"
+    replacement.write_text(json.dumps({"id": "theirs", "result": {"score": False}}) + "\n", encoding="utf-8")
+    os.replace(replacement, results)
+    out.close(order=["theirs", "mine"])
+    assert [(r["id"], r["result"]["score"]) for r in read_results(results)] == [("theirs", False), ("mine", True)]
+
+
+def test_an_earlier_runs_records_are_read_back_from_the_file_not_held(tmp_path):
+    results = tmp_path / "results.jsonl"
+    lines = [{"id": "1", "result": {"score": 1}, "judged": {"judge": "j", "row": "a"}}, {"id": "2", "error": {}}]
+    results.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    out = ResultsFile(results).open()
+    assert out.scored("1") and not out.scored("2") and out.earlier("1")
+    assert out.record("1") == lines[0] and out.record("3") is None
+    assert not out.differs("1", {"row": "a", "judge": "j"}) and out.differs("1", {"judge": "j", "row": "b"})
+    out.append({"id": "2", "result": {"score": 0}})
+    assert out.scored("2") and not out.earlier("2") and out.record("2") == {"id": "2", "result": {"score": 0}}
+    out.close(order=["2", "1"])
+    assert [r["id"] for r in read_results(results)] == ["2", "1"]
