@@ -158,7 +158,7 @@ def record_judge(
     records only).
     """
     path = check_judge_file(results)
-    with writing_to(path):
+    with writing_to(path, during_run=update):  # updated as the run ends: a failure of the run
         for stale in path.parent.glob(f".{path.name}.*.tmp"):  # a write a kill cut short
             stale.unlink(missing_ok=True)
         judges: dict[str, Any] = {}

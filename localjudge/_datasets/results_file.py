@@ -51,12 +51,18 @@ Entry = tuple[int, int, bool, int]
 __all__ = ["ResultsFile", "is_results_file", "latest_records", "parse_line", "read_results", "replace_atomically"]
 
 
-_RUN_TIME = frozenset({errno.ENOSPC, errno.ENOENT, errno.EIO, errno.EDQUOT})
+#: failures of the machine, not of the path asked for, even before the first row is written
+_MACHINE = frozenset({errno.ENOSPC, errno.EIO, errno.EDQUOT})
 
 
 @contextlib.contextmanager
-def writing_to(path: Path) -> Iterator[None]:
-    """OS errors on ``path`` (a read-only directory, a full disk) as one clear error, not a traceback."""
+def writing_to(path: Path, *, during_run: bool = False) -> Iterator[None]:
+    """OS errors on ``path`` (a read-only directory, a full disk) as one clear error, not a traceback.
+
+    ``during_run``: the path was fine when the run began, so any failure now
+    (a full disk, a folder removed, a disk remounted read-only) is the run's,
+    not a bad call; errno only picks the advice.
+    """
     try:
         yield
     except OSError as exc:
@@ -72,7 +78,9 @@ def writing_to(path: Path) -> Iterator[None]:
             errno.EEXIST: "a part of the path is a file, not a folder; check the path ({results:results=})",
             errno.ENOTDIR: "a part of the path is a file, not a folder; check the path ({results:results=})",
         }.get(exc.errno or 0, "check the path ({results:results=})")
-        if exc.errno in _RUN_TIME:  # the path was fine when the run began: a failure of the run, not of the call
+        if during_run or exc.errno in _MACHINE:
+            if during_run and exc.errno not in _MACHINE and exc.errno != errno.ENOENT:
+                advice = "check the disk and the path, then run again to resume: the rows written so far are kept"
             raise ResultsWriteError(
                 Message("Cannot write {path}: {why}; " + advice, path=path, why=exc.strerror or str(exc))
             ) from exc
@@ -141,7 +149,7 @@ class ResultsFile:
     def append(self, record: dict[str, Any]) -> None:
         """One whole line, written in one call, so that a kill after this call loses nothing."""
         line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-        with writing_to(self.path):
+        with writing_to(self.path, during_run=True):
             descriptor, written = self._out.fileno(), 0
             while written < len(line):  # a write may take only part of it
                 written += os.write(descriptor, line[written:])
@@ -160,7 +168,7 @@ class ResultsFile:
             return
         try:
             ours, self._out = self._out, None
-            with writing_to(self.path), ours, self.path.open("rb") as disk:
+            with writing_to(self.path, during_run=True), ours, self.path.open("rb") as disk:
                 index: dict[str, Entry] = {}
                 _scan(disk, index, whole_only=False)  # what is on disk now, whoever wrote it
                 from_ours: set[str] = set()

@@ -142,10 +142,26 @@ def test_os_errors_become_advice(tmp_path, code, advice):
 )
 def test_os_errors_during_a_run_are_run_time_failures_not_bad_calls(tmp_path, code, advice):
     with pytest.raises(ResultsWriteError, match=advice) as caught:
-        with writing_to(tmp_path / "r.jsonl"):
+        with writing_to(tmp_path / "r.jsonl", during_run=True):
             raise OSError(code, os.strerror(code))
     assert not isinstance(caught.value, UsageError)
     assert str(tmp_path / "r.jsonl") in str(caught.value) and os.strerror(code) in str(caught.value)
+
+
+@pytest.mark.parametrize("code", [errno.EROFS, errno.EACCES, errno.ESTALE, errno.EFBIG])
+def test_any_os_error_once_the_run_has_begun_is_the_runs_failure(tmp_path, code):
+    """A disk remounted read-only mid-run is no bad call: the path was fine when the run began."""
+    with pytest.raises(ResultsWriteError, match="the rows written so far are kept") as caught:
+        with writing_to(tmp_path / "r.jsonl", during_run=True):
+            raise OSError(code, os.strerror(code))
+    assert not isinstance(caught.value, UsageError) and os.strerror(code) in str(caught.value)
+
+
+@pytest.mark.parametrize(("code", "error"), [(errno.ENOSPC, ResultsWriteError), (errno.EROFS, ResultsFileError)])
+def test_before_the_run_only_a_failing_machine_is_a_run_time_failure(tmp_path, code, error):
+    with pytest.raises(error):
+        with writing_to(tmp_path / "r.jsonl"):
+            raise OSError(code, os.strerror(code))
 
 
 def test_a_full_disk_mid_run_keeps_the_rows_written_before(tmp_path):
