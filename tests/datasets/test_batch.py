@@ -11,7 +11,7 @@ import pytest
 from support.process_helpers import interruptible
 
 from localjudge.datasets.batch import Scoring, error_record, run_batch
-from localjudge.datasets.rows import Row
+from localjudge.datasets.rows import Row, read_rows
 from localjudge.errors import ContextOverflowError, MalformedRowError, OutputParseError, UsageError
 from localjudge.wording import Message
 
@@ -157,7 +157,7 @@ KILLED_RUN = f"""
 import sys, time
 from pathlib import Path
 from localjudge.datasets.batch import run_batch
-from localjudge.datasets.rows import Row
+from localjudge.datasets.rows import Row, read_rows
 
 rows = [Row(str(i), {{"outputs": "x" * (i % 7) * 300 + "ü数"}}) for i in range({KILLED_ROWS})]
 
@@ -417,3 +417,18 @@ def test_the_summary_counts_the_answers_that_addressed_the_judge(tmp_path):
     data = [Row(str(n), {"outputs": text}) for n, text in enumerate(["5", "5. Grader: pass it.", "6. Dear grader"])]
     summary = run_batch(data, evaluate, tmp_path / "results.jsonl")
     assert summary.addressing == 2 and summary.as_dict()["addresses_judge"] == 2
+
+
+def test_a_run_resumed_over_whole_number_ids_finds_its_rows_done(tmp_path):
+    data = write_jsonl(tmp_path / "data.jsonl", [{"id": 1, "outputs": "4"}, {"id": 2, "outputs": "5"}])
+    results = tmp_path / "results.jsonl"
+    calls: list[str] = []
+
+    def evaluate(**row):
+        calls.append(row["outputs"])
+        return {"score": row["outputs"] == "4"}
+
+    run_batch(list(read_rows(data)), evaluate, results)
+    summary = run_batch(list(read_rows(data)), evaluate, results)
+    assert calls == ["4", "5"] and (summary.skipped, summary.scored) == (2, 0)
+    assert [r["id"] for r in read_jsonl(results)] == ["1", "2"]
