@@ -42,6 +42,7 @@ from typing import Any, TextIO, TypeVar
 from .. import bounded_json
 from ..errors import ResultsFileError, ResultsWriteError, UsageError
 from ..wording import Message
+from .record_check import kept_record_problem, say_set_aside
 
 Record = TypeVar("Record", bound=Mapping[str, Any])
 
@@ -85,6 +86,7 @@ class ResultsFile:
         self.records: dict[str, dict[str, Any]] = {}  # id -> its record (a result wins over an error)
         self.torn_bytes = 0  # bytes of a torn last line cut off when the file was opened
         self.invalid_lines = 0  # complete lines that were not a record
+        self.set_aside: list[str] = []  # why each verdict not of the shape a run writes was judged again
         self._out: Any = None
         self._lock: int | None = None
 
@@ -107,6 +109,7 @@ class ResultsFile:
                             out.truncate(len(whole))
                     for line in whole.splitlines():
                         self._read(line)
+                    say_set_aside(self.path, self.set_aside)
                 flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW  # a symlink made since: refused
                 self._out = os.fdopen(os.open(self.path, flags, 0o644), "a", encoding="utf-8")
                 self._mode = self.path.stat().st_mode & 0o777  # kept by the compacted file (mkstemp's is 0600)
@@ -121,6 +124,8 @@ class ResultsFile:
         record = _record(line)
         if record is None:
             self.invalid_lines += 1
+        elif (problem := kept_record_problem(record)) is not None:
+            self.set_aside.append(problem)
         else:
             _keep(self.records, record)
 

@@ -432,3 +432,21 @@ def test_a_run_resumed_over_whole_number_ids_finds_its_rows_done(tmp_path):
     summary = run_batch(list(read_rows(data)), evaluate, results)
     assert calls == ["4", "5"] and (summary.skipped, summary.scored) == (2, 0)
     assert [r["id"] for r in read_jsonl(results)] == ["1", "2"]
+
+
+def test_a_hand_edited_verdict_is_judged_again_not_counted(tmp_path, capsys):
+    results = tmp_path / "results.jsonl"
+    data = rows(("a", {"outputs": "4"}), ("b", {"outputs": "4"}), ("c", {"outputs": "5"}))
+    run_batch(data, judge, results)
+    lines = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+    lines[0]["result"]["score"], lines[1]["result"] = "banana", "garbage"
+    write_jsonl(results, lines)
+    capsys.readouterr()
+    summary = run_batch(data, judge, results)
+    assert (summary.skipped, summary.scored) == (1, 2)
+    assert summary.scores == {"true": 2, "false": 1}  # never "banana"
+    assert [r["result"]["score"] for r in read_jsonl(results)] == [True, True, False]
+    assert capsys.readouterr().err == (
+        f"{results}: 2 record(s) set aside and judged again, not kept: the first because the score of 'a' is "
+        "text ('banana'), neither a boolean nor a number\n"
+    )
