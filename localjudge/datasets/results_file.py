@@ -256,8 +256,13 @@ def _keep(records: dict[str, Record], record: Record) -> None:
     """A row's later line supersedes its earlier ones; an error never supersedes a result judged alike (``judged``)."""
     row_id = str(record.get("id"))
     kept: Mapping[str, Any] = records.get(row_id, {})
-    if "result" not in kept or "result" in record or kept.get("judged") != record.get("judged"):
+    if "result" not in kept or "result" in record or kept.get("judged") != record.get("judged") or _unsound(kept):
         records[row_id] = record
+
+
+def _unsound(kept: Mapping[str, Any]) -> bool:
+    """A verdict no run could have written (hand-edited): an error judged since replaces it."""
+    return kept_record_problem(kept) is not None
 
 
 def latest_records(records: Iterable[Record]) -> list[Record]:

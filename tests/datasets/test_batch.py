@@ -450,3 +450,17 @@ def test_a_hand_edited_verdict_is_judged_again_not_counted(tmp_path, capsys):
         f"{results}: 2 record(s) set aside and judged again, not kept: the first because the score of 'a' is "
         "text ('banana'), neither a boolean nor a number\n"
     )
+
+
+def test_a_hand_edited_verdict_whose_row_now_fails_gives_way_to_the_error(tmp_path):
+    results = tmp_path / "results.jsonl"
+    run_batch(rows(("a", {"outputs": "4"})), judge, results)
+    record = json.loads(results.read_text(encoding="utf-8"))
+    write_jsonl(results, [{**record, "result": "garbage"}])
+
+    def failing(**row):
+        raise OutputParseError("not JSON", raw_output="")
+
+    summary = run_batch(rows(("a", {"outputs": "4"})), failing, results)  # stamped alike
+    assert (summary.skipped, summary.failed) == (0, 1)
+    assert [r.get("result", r.get("error", {}).get("type")) for r in read_jsonl(results)] == ["OutputParseError"]
