@@ -171,7 +171,7 @@ def row_of(values: Mapping[str, Any], id_field: str, number: int) -> Row:
     try:
         ident = id_of(values, id_field, number)
     except ValueError as exc:
-        return Row(str(number), where=where, error=MalformedRowError(str(exc), where=where))
+        return Row(f"{number}@{where}", where=where, error=MalformedRowError(str(exc), where=where))
     return Row(ident, {name: value for name, value in values.items() if name != id_field}, where=where)
 
 
@@ -213,8 +213,8 @@ def _row(number: int, where: str, record: Any, mapping: Mapping[str, str], id_fi
         )
     try:
         row_id = id_of(record, id_field, number)
-    except ValueError as exc:
-        return Row(str(number), where=where, error=MalformedRowError(str(exc), where=where))
+    except ValueError as exc:  # its own id, never the number a row may have as its id
+        return Row(f"{number}@{where}", where=where, error=MalformedRowError(str(exc), where=where))
     mapped = {}
     for variable, column in mapping.items():  # read from the row as given, so one column may feed two variables
         if column not in record:

@@ -207,7 +207,7 @@ def test_an_id_neither_text_nor_a_whole_number_is_its_rows_error_naming_the_row(
     data.write_text(f'{{"id": "a", "outputs": "x"}}\n{{"id": {given}, "outputs": "y"}}\n', encoding="utf-8")
     first, second = read_rows(data)
     assert (first.id, first.error) == ("a", None)
-    assert second.id == "2" and isinstance(second.error, MalformedRowError)  # never "True" or "['a']"
+    assert second.id == "2@data.jsonl:2" and isinstance(second.error, MalformedRowError)  # never "True" or "['a']"
     assert str(second.error).startswith("data.jsonl:2: ")
     assert re.search(said, str(second.error)) and "an id is text or a whole number" in str(second.error)
 
@@ -227,4 +227,13 @@ def test_whole_number_ids_are_their_digits_and_one_beside_the_text_one_is_named_
 def test_a_row_given_as_a_dict_takes_the_same_ids():
     assert (row_of({"id": 7, "o": "x"}, "id", 1).id, row_of({"o": "x"}, "id", 3).id) == ("7", "3")
     refused = row_of({"id": True, "o": "x"}, "id", 2)
-    assert refused.id == "2" and re.search(r"^row 2: its 'id' is true \(a boolean\)", str(refused.error))
+    assert refused.id == "2@row 2" and re.search(r"^row 2: its 'id' is true \(a boolean\)", str(refused.error))
+
+
+def test_a_refused_id_takes_no_id_a_later_row_has(tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"id": true, "o": "x"}\n{"id": 1, "o": "y"}\n', encoding="utf-8")
+    assert [(row.id, type(row.error).__name__) for row in read_rows(data)] == [
+        ("1@data.jsonl:1", "MalformedRowError"),
+        ("1", "NoneType"),
+    ]
