@@ -33,11 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
-from localjudge.commands.check import CHECK_SETS, load_set
-from localjudge.judges.both_orders import combine_orders, read_order
-from localjudge.judges.core import recalibrate
-from localjudge.trust.correction import Correction
-from localjudge.trust.fit import content_free_values, fit_calibration, label_index, labelled_samples, mean_readout
+from localjudge._cli.commands.check import CHECK_SETS, load_set
+from localjudge._judges.both_orders import combine_orders, read_order
+from localjudge._judges.core import recalibrate
+from localjudge._trust.correction import Correction
+from localjudge._trust.fit import content_free_values, fit_calibration, label_index, labelled_samples, mean_readout
 
 
 def pairs(limit: int | None) -> list[dict]:

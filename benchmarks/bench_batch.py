@@ -85,7 +85,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rows", type=int, default=32)
     args = parser.parse_args()
-    from localjudge.clients.resolve import ensure_tiny_model
+    from localjudge._clients.resolve import ensure_tiny_model
 
     model = ensure_tiny_model()
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp:

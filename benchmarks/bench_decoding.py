@@ -39,8 +39,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from localjudge.prompts.schema import default_output_schema
-from localjudge.runtimes.llamacpp import without_extra_bufts
+from localjudge._prompts.schema import default_output_schema
+from localjudge._runtimes.llamacpp import without_extra_bufts
 
 CASES = [
     ("What is 2+2?", "4"),
@@ -152,8 +152,8 @@ def main() -> int:
 
     from llama_cpp import Llama, LlamaGrammar
 
-    from localjudge.clients.llamacpp import LlamaCppClient
-    from localjudge.clients.resolve import ensure_card_model, find_card
+    from localjudge._clients.llamacpp import LlamaCppClient
+    from localjudge._clients.resolve import ensure_card_model, find_card
 
     card = find_card(args.model or "default")
     model_path = ensure_card_model(card) if card is not None else Path(args.model)

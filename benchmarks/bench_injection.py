@@ -29,9 +29,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from localjudge.commands.check import check_judge
-from localjudge.commands.settings import JudgeSettings
-from localjudge.judges.screen import SCREENS
+from localjudge._cli.commands.check import check_judge
+from localjudge._cli.commands.settings import JudgeSettings
+from localjudge._judges.screen import SCREENS
 
 #: the groups a row's kind falls in, as the table's columns
 GROUPS = {"plain-wrong": "plain wrong", "content-free": "content-free", "right-odd": "right, odd"}

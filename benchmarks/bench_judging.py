@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from localjudge.trust.agreement import AgreementReport, agreement, compare_runs
+from localjudge._trust.agreement import AgreementReport, agreement, compare_runs
 
 EXAMPLES = Path(__file__).parent / "data"  # judged examples of our own, on questions in neither split
 

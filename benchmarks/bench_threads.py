@@ -27,8 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from localjudge import create_llm_as_judge
-from localjudge.cpu import usable_cpus
-from localjudge.judges.evaluators import default_prompt
+from localjudge._cpu import usable_cpus
+from localjudge._judges.evaluators import default_prompt
 
 CASES = [
     ("What is 2+2?", "4"),
@@ -44,7 +44,7 @@ def spin(stop) -> None:
 
 def decode_beside(stop, model_path: str, threads: int) -> None:
     """Another llama.cpp process: free text on the tiny model with ``threads`` threads, until told to stop."""
-    from localjudge.clients.llamacpp import LlamaCppClient
+    from localjudge._clients.llamacpp import LlamaCppClient
 
     client = LlamaCppClient(model_path, n_ctx=512, n_threads=threads)
     request = {"messages": [{"role": "user", "content": "Tell a long story."}], "max_tokens": 64}
@@ -53,7 +53,7 @@ def decode_beside(stop, model_path: str, threads: int) -> None:
 
 
 def seconds_per_verdict(model_path: Path, n_threads: int | None, repeats: int) -> tuple[float, int]:
-    from localjudge.clients.llamacpp import LlamaCppClient
+    from localjudge._clients.llamacpp import LlamaCppClient
 
     client = LlamaCppClient(model_path, n_ctx=1024, n_threads=n_threads, prefix_cache_bytes=0)
     try:
@@ -78,7 +78,7 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
 
-    from localjudge.clients.resolve import ensure_card_model, find_card
+    from localjudge._clients.resolve import ensure_card_model, find_card
 
     card = find_card(args.model)
     model_path = ensure_card_model(card) if card is not None else Path(args.model)

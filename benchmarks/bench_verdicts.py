@@ -54,10 +54,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from localjudge import create_async_llm_as_judge, create_llm_as_judge
-from localjudge.commands.check import find_set, load_set
-from localjudge.decoding.steps import Start
-from localjudge.judges.evaluators import default_prompt
-from localjudge.judges.pairwise import create_pairwise_judge
+from localjudge._cli.commands.check import find_set, load_set
+from localjudge._decoding.steps import Start
+from localjudge._judges.evaluators import default_prompt
+from localjudge._judges.pairwise import create_pairwise_judge
 
 CASES = [
     ("What is 2+2?", "4"),
@@ -100,7 +100,7 @@ def raw_decode_seconds(runtime, prompts: list[list[int]], lengths: list[int], to
     sampler, no batcher: the logits of each step are copied out and argmax
     picks the next token.
     """
-    from localjudge.runtimes.llamacpp import SHARED_STEP_LIMIT, _even_runs
+    from localjudge._runtimes.llamacpp import SHARED_STEP_LIMIT, _even_runs
 
     with runtime.lock:
         started = time.perf_counter()
@@ -133,7 +133,7 @@ def in_flight_rows(prompt: str, model_path: Path) -> list[tuple[str, float, str,
     decoding, which it can). Every answer is checked against the answer
     the same request got with one in flight.
     """
-    from localjudge.clients.llamacpp import LlamaCppClient
+    from localjudge._clients.llamacpp import LlamaCppClient
 
     client = LlamaCppClient(model_path, n_ctx=1024, reasoning_budget=48, parallel=8)
     evaluator = create_llm_as_judge(prompt=prompt, judge=client)
@@ -202,7 +202,7 @@ def gathered_rows(prompt: str, spec: str) -> list[tuple[str, float, str, str]]:
     """8 judge calls through ``create_async_llm_as_judge(model=spec)`` gathered, against one by one, and raw decode.
 
     The evaluator resolves its model as a library user's does (no client
-    given: :data:`~localjudge.specs.options.LIBRARY_PARALLEL` slots), asks
+    given: :data:`~localjudge._specs.options.LIBRARY_PARALLEL` slots), asks
     OpenEvals' way (reasoning, which a local judge decodes after the
     verdict), and is set against raw ``llama_decode`` doing the same work:
     the same prompts and answer lengths, 8 sequences a round against one at
@@ -251,10 +251,10 @@ def default_way_rows(spec: str) -> list[tuple[str, float, str, str]]:
     """
     import tempfile
 
-    from localjudge.clients.result_cache import ResultCache
-    from localjudge.commands.judging import evaluator_from_settings
-    from localjudge.commands.settings import JudgeSettings
-    from localjudge.judges.ways import WAYS
+    from localjudge._cli.commands.judging import evaluator_from_settings
+    from localjudge._cli.commands.settings import JudgeSettings
+    from localjudge._clients.result_cache import ResultCache
+    from localjudge._judges.ways import WAYS
 
     answers = ["4", "Paris", "Jupiter", "366", "Leonardo da Vinci", "100 degrees"]
     rows = [(q, a) for (q, given), right in zip(CASES, answers, strict=True) for a in (given, right, "I do not know.")]
@@ -300,8 +300,8 @@ def fine_cut_rows(client) -> list[tuple[str, float, str, str]]:
     a run's third row reads it (resumed from the cut inside its ~120 tokens
     of fixed instructions), against the cold read.
     """
-    from localjudge.judges.evaluators import SAME_ANSWER_PROMPT
-    from localjudge.runtimes.prefix_cache import CHUNK, chunks
+    from localjudge._judges.evaluators import SAME_ANSWER_PROMPT
+    from localjudge._runtimes.prefix_cache import CHUNK, chunks
 
     runtime = client.runtime
     judge = create_llm_as_judge(prompt=SAME_ANSWER_PROMPT, judge=client, use_reasoning=False)
@@ -443,8 +443,8 @@ def main() -> int:
     args = parser.parse_args()
     parts = set(args.only or PARTS)
 
-    from localjudge.clients.llamacpp import LlamaCppClient
-    from localjudge.clients.resolve import ensure_card_model, find_card
+    from localjudge._clients.llamacpp import LlamaCppClient
+    from localjudge._clients.resolve import ensure_card_model, find_card
 
     card = find_card(args.model)
     model_path = ensure_card_model(card) if card is not None else Path(args.model)
@@ -471,7 +471,7 @@ def main() -> int:
     if "fresh" in parts:
         started = time.perf_counter()
         subprocess.run(
-            [sys.executable, "-m", "localjudge.cli", "score", "--inputs", "What is 2+2?", "--outputs", "4"],
+            [sys.executable, "-m", "localjudge._cli", "score", "--inputs", "What is 2+2?", "--outputs", "4"],
             check=True,
             capture_output=True,
         )

@@ -22,9 +22,9 @@ from pathlib import Path
 
 from starlette.testclient import TestClient
 
-from localjudge.datasets.results_file import ResultsFile
-from localjudge.view.app import Viewer, create_app
-from localjudge.view.sources import open_runs
+from localjudge._datasets.results_file import ResultsFile
+from localjudge._view.app import Viewer, create_app
+from localjudge._view.sources import open_runs
 
 
 def write_run(folder: Path, rows: int) -> tuple[Path, dict[str, bool]]:

@@ -38,7 +38,7 @@ OpenEvals does.
 WAYS_INTRO = """\
 ## The default way of each question
 
-From `localjudge.judges.ways.DEFAULT_WAYS`. A default way that is calibrated
+From `localjudge._judges.ways.DEFAULT_WAYS`. A default way that is calibrated
 uses a fit only where one exists for the judge and its prompt (fits ship for
 the default judge); elsewhere it runs uncalibrated and says so.
 """
@@ -106,7 +106,7 @@ def command(record: dict[str, Any], stem: str) -> str:
 
 
 def ways_table() -> list[str]:
-    from localjudge.judges.ways import ASKING_PAIR_DEFAULT, DEFAULT_WAYS
+    from localjudge._judges.ways import ASKING_PAIR_DEFAULT, DEFAULT_WAYS
 
     lines = ["| question | default way | what the judge does |", "| --- | --- | --- |"]
     for question, way in DEFAULT_WAYS.items():

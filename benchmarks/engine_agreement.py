@@ -45,7 +45,7 @@ CASES = [
 
 def evaluator_for(client, *, use_reasoning: bool):
     from localjudge import create_llm_as_judge
-    from localjudge.judges.evaluators import default_prompt
+    from localjudge._judges.evaluators import default_prompt
 
     prompt = default_prompt(has_inputs=True, has_reference=False)
     return create_llm_as_judge(prompt=prompt, judge=client, use_reasoning=use_reasoning)
@@ -83,7 +83,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from localjudge import LlamaCppClient, TransformersClient
-    from localjudge.clients.resolve import ensure_tiny_model
+    from localjudge._clients.resolve import ensure_tiny_model
 
     path = ensure_tiny_model()
     settings = {"n_ctx": 2048, "reasoning_budget": args.reasoning_budget}

@@ -14,7 +14,7 @@ split, how many pairs the weighed way gets right beside each way alone
 (dev: the rows it was fitted on; test: held out), and LLMBar natural
 cross-validated: each of five folds of its 100 pairs judged with weights
 fitted on the other four and the adversarial sets' dev pairs. ``--write``
-ships the weights fitted on the dev pairs (``localjudge/trust/shipped/pair-weights.json``).
+ships the weights fitted on the dev pairs (``localjudge/_trust/shipped/pair-weights.json``).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from localjudge.commands.check import CHECK_SETS, load_set
-from localjudge.specs.cards import find_card
-from localjudge.trust.pair_weights import SHIPPED_PAIR_WEIGHTS, PairSignals, PairWeights, fit_pair_weights
+from localjudge._cli.commands.check import CHECK_SETS, load_set
+from localjudge._specs.cards import find_card
+from localjudge._trust.pair_weights import SHIPPED_PAIR_WEIGHTS, PairSignals, PairWeights, fit_pair_weights
 
 SETS = ("llmbar-natural", "adversarial", "llmbar-adversarial")
 Sample = tuple[str, PairSignals, bool]  # id, signals, whether A won

@@ -5,7 +5,7 @@ Run: ``python benchmarks/fit_shipped_calibration.py [--model SPEC] [-j N] [--fol
 (``make calibrations`` fits every one that ships)
 
 It is ``localjudge calibrate`` on those rows, written into
-``localjudge/trust/shipped/`` under the judge's calibration key, where
+``localjudge/_trust/shipped/`` under the judge's calibration key, where
 ``--calibrated`` (and every default way, where a fit exists) finds it when
 the user has fitted none of their own:
 
@@ -32,11 +32,11 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from localjudge.commands.check import CHECK_SETS, load_set
-from localjudge.commands.runs import plan_calibration
-from localjudge.commands.settings import JudgeSettings, WayFlags
-from localjudge.judges.ways import WAYS
-from localjudge.trust.fit import SHIPPED, calibration_key
+from localjudge._cli.commands.check import CHECK_SETS, load_set
+from localjudge._cli.commands.runs import plan_calibration
+from localjudge._cli.commands.settings import JudgeSettings, WayFlags
+from localjudge._judges.ways import WAYS
+from localjudge._trust.fit import SHIPPED, calibration_key
 
 
 def base_settings(args: argparse.Namespace) -> JudgeSettings:

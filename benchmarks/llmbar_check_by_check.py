@@ -26,9 +26,9 @@ from typing import Any
 from llmbar_sampled_checks import line, llmbar_arguments, write_checklists
 
 from localjudge import create_llm_as_judge
-from localjudge.commands.check import find_set, load_set
-from localjudge.commands.judging import judge_from_settings
-from localjudge.commands.settings import JudgeSettings
+from localjudge._cli.commands.check import find_set, load_set
+from localjudge._cli.commands.judging import judge_from_settings
+from localjudge._cli.commands.settings import JudgeSettings
 from localjudge.errors import LocalJudgeError
 
 CHECK_PROMPT = (

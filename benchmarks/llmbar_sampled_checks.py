@@ -25,14 +25,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from localjudge.commands.check import find_set, load_set
-from localjudge.commands.judging import judge_from_settings
-from localjudge.commands.row_judge import RowJudge
-from localjudge.commands.settings import JudgeSettings, WayFlags
-from localjudge.datasets.batch import score_rows
+from localjudge._cli.commands.check import find_set, load_set
+from localjudge._cli.commands.judging import judge_from_settings
+from localjudge._cli.commands.row_judge import RowJudge
+from localjudge._cli.commands.settings import JudgeSettings, WayFlags
+from localjudge._datasets.batch import score_rows
+from localjudge._judges.checklist import Checklist
+from localjudge._trust.agreement import accuracy_interval, compare_paired
 from localjudge.errors import LocalJudgeError
-from localjudge.judges.checklist import Checklist
-from localjudge.trust.agreement import accuracy_interval, compare_paired
 
 TEMPERATURE = 0.7
 SAMPLED_SEEDS = (1, 2)

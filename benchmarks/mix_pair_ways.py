@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from localjudge.trust.agreement import compare_paired
+from localjudge._trust.agreement import compare_paired
 
 Record = Mapping[str, Any]
 

@@ -16,9 +16,9 @@ import json
 import time
 from pathlib import Path
 
-from localjudge.commands.check import CHECK_SETS, load_set
-from localjudge.judges.single import create_async_llm_as_judge
-from localjudge.trust.agreement import agreement
+from localjudge._cli.commands.check import CHECK_SETS, load_set
+from localjudge._judges.single import create_async_llm_as_judge
+from localjudge._trust.agreement import agreement
 
 #: the check set, and the OpenEvals prompt that asks its question (the graded RAG sets have no boolean twin)
 PAIRS = {

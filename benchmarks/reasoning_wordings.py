@@ -41,8 +41,8 @@ SETS = ("answers", "graded")
 
 
 def _naming_the_values(score: Mapping[str, Any]) -> str:
-    from localjudge.prompts.format_instructions import _kind
-    from localjudge.prompts.schema import REASONING_DESCRIPTION
+    from localjudge._prompts.format_instructions import _kind
+    from localjudge._prompts.schema import REASONING_DESCRIPTION
 
     head, _, _ = REASONING_DESCRIPTION.partition("You MUST")
     values = [True, False] if score.get("type") == "boolean" else score.get("enum")
@@ -69,9 +69,9 @@ WORDINGS: dict[str, Callable[[Mapping[str, Any]], str] | None] = {
 
 def _run_with_wording(name: str, arguments: list[str]) -> None:
     """check-judge in this process, the reasoning field described in the named wording."""
-    import localjudge.prompts.format_instructions as instructions
-    from localjudge.cli import main
-    from localjudge.prompts.schema import REASONING_DESCRIPTION
+    import localjudge._prompts.format_instructions as instructions
+    from localjudge._cli import main
+    from localjudge._prompts.schema import REASONING_DESCRIPTION
 
     words, describe = WORDINGS[name], instructions.describe_schema
     if words is not None:

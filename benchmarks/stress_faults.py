@@ -92,7 +92,7 @@ HOSTILE_SCHEMAS = {
 
 
 def schema_probes() -> None:
-    from localjudge.decoding import check_schema
+    from localjudge._decoding import check_schema
     from localjudge.errors import SchemaTooLargeError
 
     for name, schema in HOSTILE_SCHEMAS.items():
@@ -110,11 +110,11 @@ def schema_probes() -> None:
 
     @probe("a regex past what counts foresee (a lone string of at most 32), built in a child")
     def _() -> tuple[str, bool]:
-        from localjudge.clients.resolve import ensure_tiny_model
-        from localjudge.decoding import schema_to_regex
-        from localjudge.decoding.index_build import build_in_child
-        from localjudge.decoding.schema_limits import SCHEMA_LIMITS
-        from localjudge.runtimes.llamacpp import LlamaCppRuntime
+        from localjudge._clients.resolve import ensure_tiny_model
+        from localjudge._decoding import schema_to_regex
+        from localjudge._decoding.index_build import build_in_child
+        from localjudge._decoding.schema_limits import SCHEMA_LIMITS
+        from localjudge._runtimes.llamacpp import LlamaCppRuntime
 
         vocab = LlamaCppRuntime(ensure_tiny_model(), vocab_only=True).vocab
         regex = schema_to_regex({"type": "string", "maxLength": 16}).replace("{0,16}", "{0,32}")
@@ -134,8 +134,8 @@ def two_writers() -> None:
         folder = Path(tempfile.mkdtemp())
         script = folder / "writer.py"
         script.write_text(
-            "import sys, time\nfrom pathlib import Path\nfrom localjudge.datasets.batch import run_batch\n"
-            "from localjudge.datasets.rows import Row\n"
+            "import sys, time\nfrom pathlib import Path\nfrom localjudge._datasets.batch import run_batch\n"
+            "from localjudge._datasets.rows import Row\n"
             "def judge(**v):\n    time.sleep(0.01)\n    return {'score': True}\n"
             "run_batch([Row(f'{sys.argv[2]}{i}', {'outputs': 'x'}) for i in range(12)], judge, Path(sys.argv[1]))\n",
             encoding="utf-8",
@@ -307,7 +307,7 @@ def output_probes() -> None:
 def cache_and_files() -> None:
     @probe("result cache: an entry whose verdict was flipped by hand")
     def _() -> tuple[str, bool]:
-        from localjudge.clients.result_cache import ResultCache
+        from localjudge._clients.result_cache import ResultCache
 
         path = Path(tempfile.mkdtemp()) / "r.sqlite3"
         cache = ResultCache(path)
@@ -320,8 +320,8 @@ def cache_and_files() -> None:
 
     @probe("calibration file: classes ['A', 'B']")
     def _() -> tuple[str, bool]:
+        from localjudge._trust.calibration_file import read_calibration
         from localjudge.errors import UsageError
-        from localjudge.trust.calibration_file import read_calibration
 
         path = Path(tempfile.mkdtemp()) / "c.json"
         document = {"format": 1, "classes": ["A", "B"], "chosen": None, "prior": None, "temperature": 1.0}
@@ -334,7 +334,7 @@ def cache_and_files() -> None:
 
     @probe("remote judge: the key in the URL's userinfo")
     def _() -> tuple[str, bool]:
-        from localjudge.clients.remote import OpenAICompatibleClient
+        from localjudge._clients.remote import OpenAICompatibleClient
         from localjudge.errors import UsageError
 
         try:
@@ -497,7 +497,7 @@ def serve_probes() -> None:
     def _() -> tuple[str, bool]:
         from starlette.testclient import TestClient
 
-        from localjudge.serving import Limits, create_app
+        from localjudge._serving import Limits, create_app
         from localjudge.testing import ScriptedClient
 
         app = TestClient(create_app(ScriptedClient(["{}"]), model_id="m", limits=Limits(max_in_flight=0)))

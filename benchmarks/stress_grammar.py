@@ -34,10 +34,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from localjudge.decoding.grammars import DEFAULT_VARIANTS
+from localjudge._decoding.grammars import DEFAULT_VARIANTS
+from localjudge._prompts.schema import default_output_schema
+from localjudge._runtimes.base import Runtime
 from localjudge.errors import OutputParseError, TruncatedOutputError
-from localjudge.prompts.schema import default_output_schema
-from localjudge.runtimes.base import Runtime
 
 CUSTOM_SCHEMAS: dict[str, dict[str, Any]] = {
     "nested objects and arrays": {
@@ -210,8 +210,8 @@ class Counts:
 
 
 def load_runtime(seed: int) -> RandomLogitsRuntime:
-    from localjudge.clients.resolve import ensure_tiny_model
-    from localjudge.runtimes.llamacpp import LlamaCppRuntime
+    from localjudge._clients.resolve import ensure_tiny_model
+    from localjudge._runtimes.llamacpp import LlamaCppRuntime
 
     return RandomLogitsRuntime(LlamaCppRuntime(ensure_tiny_model(), vocab_only=True), seed=seed)
 
@@ -220,9 +220,9 @@ def run(runtime: RandomLogitsRuntime, generations: int, seed: int = 0) -> Counts
     """``generations`` random generations, round-robin over every schema; the counts, violations included."""
     import jsonschema
 
-    from localjudge.decoding import guide_for, schema_to_regex
-    from localjudge.decoding.loop import Sampler, decode
-    from localjudge.prompts.parsing import parse_json_output
+    from localjudge._decoding import guide_for, schema_to_regex
+    from localjudge._decoding.loop import Sampler, decode
+    from localjudge._prompts.parsing import parse_json_output
 
     schemas = all_schemas()
     guides = {name: guide_for(runtime.vocab, schema_to_regex(schema)) for name, schema in schemas.items()}

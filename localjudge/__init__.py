@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ._clients.base import AsyncChatClient, ChatClient, ChatResponse
+from ._clients.resolve import resolve_model
+from ._judges.single import create_async_llm_as_judge, create_llm_as_judge
+from ._judges.ways import WAYS, Way
 from ._lazy import lazy_attributes
-from .clients.base import AsyncChatClient, ChatClient, ChatResponse
-from .clients.resolve import resolve_model
+from ._prompts.schema import default_output_schema
 from .errors import (
     AllClientsFailedError,
     JudgeRuntimeError,
@@ -26,23 +29,20 @@ from .errors import (
     UnsupportedSchemaError,
     UsageError,
 )
-from .judges.single import create_async_llm_as_judge, create_llm_as_judge
-from .judges.ways import WAYS, Way
-from .prompts.schema import default_output_schema
 
 if TYPE_CHECKING:  # what the lazy names below are, for a type checker and an editor; imported on first use
-    from .clients.chat_model import LocalChatModel
-    from .clients.fallback import AsyncFallbackClient, FallbackClient
-    from .clients.llamacpp import LlamaCppClient
-    from .clients.outlines import OutlinesClient
-    from .clients.pool import AsyncPoolClient, PoolClient
-    from .clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient
-    from .clients.transformers import TransformersClient
-    from .judges.code import create_async_code_llm_as_judge, create_code_llm_as_judge
-    from .judges.ensemble import create_async_ensemble_judge, create_ensemble_judge
-    from .judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
-    from .judges.trajectory import create_async_trajectory_llm_as_judge, create_trajectory_llm_as_judge
-    from .trust.calibration_file import read_calibration
+    from ._clients.chat_model import LocalChatModel
+    from ._clients.fallback import AsyncFallbackClient, FallbackClient
+    from ._clients.llamacpp import LlamaCppClient
+    from ._clients.outlines import OutlinesClient
+    from ._clients.pool import AsyncPoolClient, PoolClient
+    from ._clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient
+    from ._clients.transformers import TransformersClient
+    from ._judges.code import create_async_code_llm_as_judge, create_code_llm_as_judge
+    from ._judges.ensemble import create_async_ensemble_judge, create_ensemble_judge
+    from ._judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
+    from ._judges.trajectory import create_async_trajectory_llm_as_judge, create_trajectory_llm_as_judge
+    from ._trust.calibration_file import read_calibration
 
 __version__ = "0.1.0"
 
@@ -92,25 +92,25 @@ __all__ = [
 ]
 
 _LAZY = {
-    "LlamaCppClient": ".clients.llamacpp",
-    "OpenAICompatibleClient": ".clients.remote",
-    "AsyncOpenAICompatibleClient": ".clients.remote",
-    "FallbackClient": ".clients.fallback",
-    "AsyncFallbackClient": ".clients.fallback",
-    "PoolClient": ".clients.pool",
-    "create_pairwise_judge": ".judges.pairwise",
-    "create_async_pairwise_judge": ".judges.pairwise",
-    "create_ensemble_judge": ".judges.ensemble",
-    "create_async_ensemble_judge": ".judges.ensemble",
-    "create_trajectory_llm_as_judge": ".judges.trajectory",
-    "create_async_trajectory_llm_as_judge": ".judges.trajectory",
-    "create_code_llm_as_judge": ".judges.code",
-    "create_async_code_llm_as_judge": ".judges.code",
-    "AsyncPoolClient": ".clients.pool",
-    "TransformersClient": ".clients.transformers",
-    "OutlinesClient": ".clients.outlines",
-    "read_calibration": ".trust.calibration_file",
-    "LocalChatModel": ".clients.chat_model",
+    "LlamaCppClient": "._clients.llamacpp",
+    "OpenAICompatibleClient": "._clients.remote",
+    "AsyncOpenAICompatibleClient": "._clients.remote",
+    "FallbackClient": "._clients.fallback",
+    "AsyncFallbackClient": "._clients.fallback",
+    "PoolClient": "._clients.pool",
+    "create_pairwise_judge": "._judges.pairwise",
+    "create_async_pairwise_judge": "._judges.pairwise",
+    "create_ensemble_judge": "._judges.ensemble",
+    "create_async_ensemble_judge": "._judges.ensemble",
+    "create_trajectory_llm_as_judge": "._judges.trajectory",
+    "create_async_trajectory_llm_as_judge": "._judges.trajectory",
+    "create_code_llm_as_judge": "._judges.code",
+    "create_async_code_llm_as_judge": "._judges.code",
+    "AsyncPoolClient": "._clients.pool",
+    "TransformersClient": "._clients.transformers",
+    "OutlinesClient": "._clients.outlines",
+    "read_calibration": "._trust.calibration_file",
+    "LocalChatModel": "._clients.chat_model",
 }
 
 __getattr__ = lazy_attributes(__name__, _LAZY)

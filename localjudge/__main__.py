@@ -1,6 +1,6 @@
 """``python -m localjudge``: the command line."""
 
-from .cli import main
+from ._cli import main
 
 if __name__ == "__main__":
     main()

@@ -1,4 +1,4 @@
-"""The public path of :mod:`localjudge.trust.agreement`: ``localjudge.agreement.agreement(records, labels)``."""
+"""The public path of :mod:`localjudge._trust.agreement`: ``localjudge.agreement.agreement(records, labels)``."""
 
-from .trust.agreement import *  # noqa: F403
-from .trust.agreement import __all__  # noqa: F401
+from ._trust.agreement import *  # noqa: F403
+from ._trust.agreement import __all__  # noqa: F401

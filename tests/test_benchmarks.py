@@ -22,7 +22,7 @@ def test_the_shipped_calibrations_are_fitted_with_the_way_each_flag_asks(flag, m
     """`make calibrations` runs this script once per way: its judge options are made before any model loads."""
     import argparse
 
-    from localjudge.judges.ways import WAYS
+    from localjudge._judges.ways import WAYS
 
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     script = runpy.run_path(str(BENCHMARKS / "fit_shipped_calibration.py"), run_name="imported")

@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from localjudge import bounded_json
-from localjudge.bounded_json import MAX_DEPTH, JSONLimitError
+from localjudge import _bounded_json as bounded_json
+from localjudge._bounded_json import MAX_DEPTH, JSONLimitError
 
 
 def deep(levels: int) -> str:

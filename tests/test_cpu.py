@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from localjudge import cpu
-from localjudge.cpu import CpuSample, ThreadGovernor, default_threads, others_busy, threads_for
+from localjudge import _cpu as cpu
+from localjudge._cpu import CpuSample, ThreadGovernor, default_threads, others_busy, threads_for
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from localjudge import disk_cache
+from localjudge import _disk_cache as disk_cache
 
 
 @pytest.fixture(autouse=True)

@@ -124,8 +124,8 @@ def _write_jsonl(path: Path, rows: list) -> None:
 @pytest.fixture(scope="session")
 def home(tmp_path_factory) -> Path:
     """A cache directory of the tests' own (calibrations, results), sharing the models and token indexes."""
-    from localjudge.clients.resolve import ensure_tiny_model
-    from localjudge.paths import cache_dir
+    from localjudge._clients.resolve import ensure_tiny_model
+    from localjudge._paths import cache_dir
 
     ensure_tiny_model()
     real, home = cache_dir(), tmp_path_factory.mktemp("home")
@@ -162,7 +162,7 @@ def _shell(command: str, cwd: Path, home: Path, judge: str = "tiny", timeout: in
 @pytest.fixture(scope="session")
 def template(home, tmp_path_factory) -> Path:
     """The files the blocks name: rows, labels, pairs, an agent's runs, a judged run, the tiny model as judge.gguf."""
-    from localjudge.clients.resolve import ensure_tiny_model
+    from localjudge._clients.resolve import ensure_tiny_model
 
     work = tmp_path_factory.mktemp("workspace")
     (work / "judge.gguf").symlink_to(ensure_tiny_model())
@@ -304,7 +304,7 @@ def _serve(block: Block, cwd: Path, home: Path) -> None:
 def _synopsis(block: Block) -> None:
     from click.testing import CliRunner
 
-    from localjudge import cli
+    from localjudge import _cli as cli
 
     usage: dict[str, set[str]] = {}
     current = None

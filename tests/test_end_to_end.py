@@ -14,7 +14,7 @@ pytestmark = pytest.mark.model
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
-LOCALJUDGE = [sys.executable, "-m", "localjudge.cli"]
+LOCALJUDGE = [sys.executable, "-m", "localjudge._cli"]
 
 
 def _run(command: list[str], **env: str) -> subprocess.CompletedProcess[str]:

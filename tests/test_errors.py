@@ -10,6 +10,7 @@ import pytest
 
 import localjudge
 from localjudge import errors
+from localjudge._wording import Message
 from localjudge.errors import (
     AllClientsFailedError,
     BadRowError,
@@ -44,7 +45,6 @@ from localjudge.errors import (
     UnsupportedSchemaError,
     UsageError,
 )
-from localjudge.wording import Message
 
 PARENTS = {
     UsageError: (LocalJudgeError, ValueError),

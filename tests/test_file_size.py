@@ -13,8 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "localjudge"
 MOST_LINES = 450
 
 #: module (path under localjudge/) -> why it is still longer than the bound
-LONG = {
-}
+LONG = {}
 
 
 def long_modules() -> dict[str, int]:

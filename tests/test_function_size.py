@@ -15,15 +15,15 @@ MOST_LINES = 60
 
 #: function (path:name) -> why it stays longer than the bound
 LONG = {
-    "view/app.py:create_app": "the page's routes, nested to close over the viewer; each route is small",
-    "serving/app.py:create_app": "the server's routes, nested to close over the client; each route is small",
-    "runtimes/template_sandbox.py:sandboxed_environment": "Jinja's overrides, nested to close over the budget",
-    "commands/runs.py:plan_batch": "to split: a batch's options checked, then its judge, rows and results planned",
-    "commands/runs.py:plan_calibration": "to split: as plan_batch, for a calibration",
-    "clients/remote_plan.py:__init__": "to split: each setting checked where it is stored",
-    "cli/trust_text.py:describe_check": "to split: one check set's figures, as a table's columns",
-    "cli/trust.py:check_judge": "to split: the command's options read into one run",
-    "runtimes/llamacpp.py:__init__": "to split: the model loaded, then each setting checked against it",
+    "_view/app.py:create_app": "the page's routes, nested to close over the viewer; each route is small",
+    "_serving/app.py:create_app": "the server's routes, nested to close over the client; each route is small",
+    "_runtimes/template_sandbox.py:sandboxed_environment": "Jinja's overrides, nested to close over the budget",
+    "_cli/commands/runs.py:plan_batch": "to split: a batch's options checked, then its judge, rows and results planned",
+    "_cli/commands/runs.py:plan_calibration": "to split: as plan_batch, for a calibration",
+    "_clients/remote_plan.py:__init__": "to split: each setting checked where it is stored",
+    "_cli/trust_text.py:describe_check": "to split: one check set's figures, as a table's columns",
+    "_cli/trust.py:check_judge": "to split: the command's options read into one run",
+    "_runtimes/llamacpp.py:__init__": "to split: the model loaded, then each setting checked against it",
 }
 
 

@@ -5,7 +5,7 @@ in its folder's layer, so a new module is placed by where it is put. The
 modules directly in ``localjudge/`` are the foundation at the bottom (errors,
 types, paths, the CPU probe, ...), except the package's face just below the
 command line: the package itself, and the modules that only re-export a
-public path (``localjudge.batch`` is ``localjudge.datasets.batch``).
+public path (``localjudge.batch`` is ``localjudge._datasets.batch``).
 ``python -m localjudge`` is the command line.
 
 Counted from the source with ``ast``: module-level imports, imports inside
@@ -24,28 +24,30 @@ PACKAGE = Path(__file__).resolve().parents[1] / "localjudge"
 
 FOUNDATION = "(the modules directly in localjudge/)"
 FACE = "(the package's face)"
+COMMANDS = "_cli.commands"
 # Bottom to top. A module may import its own layer (without a cycle) and any below.
 LAYERS = [
     FOUNDATION,
     # the hooks into other libraries' internals, each checked (the compatibility layer)
     "_compat",
-    "specs",
-    "datasets",
-    "prompts",
-    "runtimes",
-    "decoding",
-    "clients",
-    "trust",
-    "judges",
-    "commands",
+    "_specs",
+    "_datasets",
+    "_prompts",
+    "_runtimes",
+    "_decoding",
+    "_clients",
+    "_trust",
+    "_judges",
+    # what the commands do, below their parsing: judges built from options, check-judge, doctor
+    COMMANDS,
     # the page over results files: reads results, figures and check sets from the layers below
-    "view",
+    "_view",
     "testing",
     # localjudge serve: any judge behind an OpenAI-compatible HTTP API
-    "serving",
+    "_serving",
     FACE,
     # the command line: it parses, calls the layers below, prints; nothing below imports it
-    "cli",
+    "_cli",
 ]
 #: modules directly in localjudge/ that are not the foundation but its face
 FACE_MODULES = {"localjudge"}
@@ -117,7 +119,9 @@ def layer_of(module: str, path: Path | None = None) -> int:
     is_package = path is not None and path.name == "__init__.py"
     folder = parts[0] if len(parts) > 1 or (parts and is_package) else None
     if module == "localjudge.__main__":
-        return LAYERS.index("cli")
+        return LAYERS.index("_cli")
+    if module == f"localjudge.{COMMANDS}" or module.startswith(f"localjudge.{COMMANDS}."):
+        return LAYERS.index(COMMANDS)
     if folder in LAYERS:
         return LAYERS.index(folder)
     if module in FACE_MODULES or (path is not None and path.is_file() and only_reexports(path.read_text("utf-8"))):
@@ -188,12 +192,12 @@ def test_no_import_cycle():
 
 def test_the_graph_sees_imports_inside_functions_and_lazy_tables():
     graph = import_graph()
-    assert "localjudge.clients.llamacpp" in graph["localjudge"]  # through the _LAZY table
-    assert "localjudge.runtimes.llamacpp" in graph["localjudge.clients.llamacpp"]  # inside __init__
+    assert "localjudge._clients.llamacpp" in graph["localjudge"]  # through the _LAZY table
+    assert "localjudge._runtimes.llamacpp" in graph["localjudge._clients.llamacpp"]  # inside __init__
 
 
 def test_a_new_module_is_placed_by_its_folder():
-    assert layer_of("localjudge.judges.new_judge", Path("new_judge.py")) == LAYERS.index("judges")
+    assert layer_of("localjudge._judges.new_judge", Path("new_judge.py")) == LAYERS.index("_judges")
     assert layer_of("localjudge.new_leaf", Path("new_leaf.py")) == LAYERS.index(FOUNDATION)
     with pytest.raises(AssertionError, match="add its folder 'elsewhere'"):
         layer_of("localjudge.elsewhere.thing", Path("thing.py"))
@@ -201,26 +205,29 @@ def test_a_new_module_is_placed_by_its_folder():
 
 def test_a_wrong_direction_import_is_reported():
     """A spec module importing a judge inside a function: the checker must see it and say so."""
-    known = set(all_modules()) | {"localjudge.specs.new_module"}
-    source = "def build():\n    from ..judges.core import JudgeCore\n    return JudgeCore\n"
-    graph = {"localjudge.specs.new_module": imports_in("localjudge.specs.new_module", source, False, known)}
-    graph["localjudge.judges.core"] = set()
+    known = set(all_modules()) | {"localjudge._specs.new_module"}
+    source = "def build():\n    from .._judges.core import JudgeCore\n    return JudgeCore\n"
+    graph = {"localjudge._specs.new_module": imports_in("localjudge._specs.new_module", source, False, known)}
+    graph["localjudge._judges.core"] = set()
     layer = {name: layer_of(name, Path(name.rsplit(".", 1)[-1] + ".py")) for name in graph}
     assert upward_imports(graph, layer) == [
-        "localjudge.specs.new_module (layer specs) imports localjudge.judges.core (layer judges)"
+        "localjudge._specs.new_module (layer _specs) imports localjudge._judges.core (layer _judges)"
     ]
     assert cycles({"a": {"b"}, "b": {"a"}}) == [["a", "b"]]
 
 
 def test_only_reexports_tells_a_public_path_from_a_module_that_works():
-    assert only_reexports('"""Doc."""\n\nfrom .datasets.batch import *\nfrom .datasets.batch import __all__\n')
-    assert not only_reexports('"""Doc."""\n\nfrom .judges import core\n\nX = core.build_core()\n')
+    assert only_reexports('"""Doc."""\n\nfrom ._datasets.batch import *\nfrom ._datasets.batch import __all__\n')
+    assert not only_reexports('"""Doc."""\n\nfrom ._judges import core\n\nX = core.build_core()\n')
     assert layer_of("localjudge.batch") == LAYERS.index(FACE)
     assert layer_of("localjudge.errors") == LAYERS.index(FOUNDATION)
 
 
 def in_the_command_line(module: str) -> bool:
-    return module in ("localjudge.cli", "localjudge.__main__") or module.startswith("localjudge.cli.")
+    """The parsing and printing: ``localjudge._cli`` but not the commands' work beneath it."""
+    if layer_of(module) == LAYERS.index(COMMANDS):
+        return False
+    return module in ("localjudge._cli", "localjudge.__main__") or module.startswith("localjudge._cli.")
 
 
 def test_only_the_command_line_imports_click():
@@ -239,7 +246,7 @@ FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]+")
 #: modules below the command line whose messages still name one of its flags (beside the keyword, mostly).
 #: The registry declares the model flags, and the pytest plugin its own pytest options. Shrink this, never grow it.
 NAMING_FLAGS = {
-    "localjudge.specs.options",
+    "localjudge._specs.options",
     "localjudge.testing.pytest_plugin",
 }
 

@@ -16,8 +16,8 @@ OFFLINE = ROOT / "tests" / "support" / "offline"
 
 PROBE = """
 import importlib, json, socket
-from localjudge.specs.cards import load_cards
-from localjudge.specs.model_files import ensure_card_model
+from localjudge._specs.cards import load_cards
+from localjudge._specs.model_files import ensure_card_model
 
 seen = {}
 for module in ("torch", "transformers"):

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from localjudge._output_plan import Found, Input, Output, check_outputs, look, refusals
 from localjudge.errors import OptionError, OutputPathError
-from localjudge.output_plan import Found, Input, Output, check_outputs, look, refusals
 
 DATA = Input("the data file", Path("rows.jsonl"))
 FLAGS = {"results": "--output", "summary_file": "--summary", "overwrite": "--overwrite", "cache_file": "--cache-file"}

@@ -78,16 +78,16 @@ OPENEVALS_PARAMETERS = [
 
 #: paths users import (the docs teach them), each with the module it names and one of its names
 PUBLIC_PATHS = {
-    "localjudge.llm": ("localjudge.judges.single", "create_llm_as_judge"),
-    "localjudge.batch": ("localjudge.datasets.batch", "score_rows"),
-    "localjudge.ray_batch": ("localjudge.datasets.ray", "score_on_ray"),
-    "localjudge.evaluators": ("localjudge.judges.evaluators", "correctness"),
-    "localjudge.agreement": ("localjudge.trust.agreement", "agreement"),
-    "localjudge.calibration": ("localjudge.trust.correction", "Correction"),
-    "localjudge.trajectory": ("localjudge.judges.trajectory", "TRAJECTORY_ACCURACY_PROMPT"),
-    "localjudge.trajectory.llm": ("localjudge.judges.trajectory", "create_trajectory_llm_as_judge"),
-    "localjudge.code": ("localjudge.judges.code", "create_code_llm_as_judge"),
-    "localjudge.code.llm": ("localjudge.judges.code", "create_async_code_llm_as_judge"),
+    "localjudge.llm": ("localjudge._judges.single", "create_llm_as_judge"),
+    "localjudge.batch": ("localjudge._datasets.batch", "score_rows"),
+    "localjudge.ray_batch": ("localjudge._datasets.ray", "score_on_ray"),
+    "localjudge.evaluators": ("localjudge._judges.evaluators", "correctness"),
+    "localjudge.agreement": ("localjudge._trust.agreement", "agreement"),
+    "localjudge.calibration": ("localjudge._trust.correction", "Correction"),
+    "localjudge.trajectory": ("localjudge._judges.trajectory", "TRAJECTORY_ACCURACY_PROMPT"),
+    "localjudge.trajectory.llm": ("localjudge._judges.trajectory", "create_trajectory_llm_as_judge"),
+    "localjudge.code": ("localjudge._judges.code", "create_code_llm_as_judge"),
+    "localjudge.code.llm": ("localjudge._judges.code", "create_async_code_llm_as_judge"),
     "localjudge.testing": ("localjudge.testing.assertions", "assert_judged"),
     "localjudge.pytest_plugin": ("localjudge.testing.pytest_plugin", "local_judge"),
 }
@@ -108,7 +108,7 @@ def test_all_is_exactly_the_public_api():
 
 def test_every_name_in_all_resolves():
     """Each public name is the class or function of that name from its home module, not a stand-in or a re-binding."""
-    from localjudge.judges import ways
+    from localjudge._judges import ways
 
     assert localjudge.WAYS is ways.WAYS and all(isinstance(way, localjudge.Way) for way in localjudge.WAYS.values())
     for name in sorted(EXPECTED_ALL - {"__version__", "WAYS"}):
@@ -122,15 +122,15 @@ def test_every_name_in_all_resolves():
 
 def test_lazy_backends_resolve_to_their_modules():
     for name, module in [
-        ("LlamaCppClient", "localjudge.clients.llamacpp"),
-        ("OpenAICompatibleClient", "localjudge.clients.remote"),
-        ("FallbackClient", "localjudge.clients.fallback"),
-        ("PoolClient", "localjudge.clients.pool"),
-        ("OutlinesClient", "localjudge.clients.outlines"),
-        ("TransformersClient", "localjudge.clients.transformers"),
+        ("LlamaCppClient", "localjudge._clients.llamacpp"),
+        ("OpenAICompatibleClient", "localjudge._clients.remote"),
+        ("FallbackClient", "localjudge._clients.fallback"),
+        ("PoolClient", "localjudge._clients.pool"),
+        ("OutlinesClient", "localjudge._clients.outlines"),
+        ("TransformersClient", "localjudge._clients.transformers"),
     ]:
         assert getattr(localjudge, name) is getattr(importlib.import_module(module), name)
-        assert getattr(localjudge.clients, name) is getattr(localjudge, name)
+        assert getattr(localjudge._clients, name) is getattr(localjudge, name)
 
 
 def test_unknown_attribute_is_an_attribute_error():

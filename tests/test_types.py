@@ -120,7 +120,7 @@ def test_few_shot_example_validates_with_pydantic_without_reasoning():
 
 def test_every_request_a_judge_sends_holds_only_the_keys_its_type_names():
     from localjudge import create_llm_as_judge, create_pairwise_judge
-    from localjudge.clients.request import SCORE_REPLY_FIELD
+    from localjudge._clients.request import SCORE_REPLY_FIELD
     from localjudge.types import JudgeRequest
 
     assert SCORE_REPLY_FIELD in JudgeRequest.__annotations__  # the local models' extension, typed where it is set

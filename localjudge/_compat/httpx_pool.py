@@ -4,7 +4,7 @@ httpcore's connection pools take a ``network_backend`` (the object that
 opens TCP connections), but httpx's ``HTTPTransport`` and
 ``AsyncHTTPTransport`` do not pass one on (up to 0.29), so there is no
 public way to decide the address a connection goes to. The guarded clients
-(:mod:`localjudge.clients.guarded_network`) need exactly that: the address
+(:mod:`localjudge._clients.guarded_network`) need exactly that: the address
 checked is the address connected to.
 """
 

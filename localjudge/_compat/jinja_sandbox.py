@@ -1,7 +1,7 @@
 """Jinja: the compiler's ``~``, the sandbox's ``str.format`` and ``namespace()``'s values.
 
 An untrusted chat template is rendered under a budget of time and characters
-(:mod:`localjudge.runtimes.template_sandbox`). The sandbox's public hooks
+(:mod:`localjudge._runtimes.template_sandbox`). The sandbox's public hooks
 (``intercepted_binops`` with ``call_binop``, and ``call``) see ``+``, ``*``
 and calls, but not ``a ~ b``, not a ``str.format`` taken as a value and
 called later, and not what a ``namespace()`` holds: those need the internals

@@ -17,7 +17,7 @@ __all__ = ["llama_internals", "model_of"]
 
 _NEEDED_FOR_RUNTIME = "the local GGUF runtime drives llama.cpp's model, context and batch"
 
-#: what the runtime (:mod:`localjudge.runtimes.llamacpp`) calls or reads on each wrapper: methods, and the
+#: what the runtime (:mod:`localjudge._runtimes.llamacpp`) calls or reads on each wrapper: methods, and the
 #: handles each constructor sets
 _USED = {
     "LlamaModel": (("metadata", "n_ctx_train", "n_vocab", "token_bos", "add_bos_token", "tokenize", "close"),

@@ -1,7 +1,7 @@
-"""The public path of the code judge (mirror of ``openevals.code``): :mod:`localjudge.judges.code`.
+"""The public path of the code judge (mirror of ``openevals.code``): :mod:`localjudge._judges.code`.
 
-How code is taken out of an answer is in :mod:`localjudge.prompts.code`.
+How code is taken out of an answer is in :mod:`localjudge._prompts.code`.
 """
 
-from ..judges.code import *  # noqa: F403
-from ..judges.code import __all__  # noqa: F401
+from .._judges.code import *  # noqa: F403
+from .._judges.code import __all__  # noqa: F401

@@ -1,4 +1,4 @@
-"""Mirror of ``openevals.code.llm``: the public path of :mod:`localjudge.judges.code`."""
+"""Mirror of ``openevals.code.llm``: the public path of :mod:`localjudge._judges.code`."""
 
-from ..judges.code import *  # noqa: F403
-from ..judges.code import __all__  # noqa: F401
+from .._judges.code import *  # noqa: F403
+from .._judges.code import __all__  # noqa: F401

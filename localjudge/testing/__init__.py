@@ -4,7 +4,7 @@
 judge for tests of code that calls a judge, where no model is needed.
 """
 
-from ..clients.scripted import ScriptedClient
+from .._clients.scripted import ScriptedClient
 from .assertions import JudgedResult, Judgement, assert_judged, judgements
 
 __all__ = ["JudgedResult", "Judgement", "ScriptedClient", "assert_judged", "judgements"]

@@ -34,12 +34,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.fixture(scope="session")
 def local_judge_client(request: pytest.FixtureRequest) -> Iterator[Any]:
     """The judge model of the session (``--judge-model``), loaded once."""
-    from ..clients.resolve import default_model_spec, resolve_model
+    from .._clients.resolve import default_model_spec, resolve_model
 
     spec = request.config.getoption("judge_model") or default_model_spec()
     client = resolve_model(spec, base_url=request.config.getoption("judge_base_url"))
     yield client
-    from ..clients.remote import OpenAICompatibleClient
+    from .._clients.remote import OpenAICompatibleClient
 
     if isinstance(client, OpenAICompatibleClient):  # its connections; a local model is the process's to share
         client.close()
@@ -56,8 +56,8 @@ def local_judge(request: pytest.FixtureRequest) -> Callable[..., Callable[..., A
     """
 
     def make(prompt: Any = None, *, evaluator: Optional[str] = None, judge: Any = None, **options: Any) -> Any:
-        from ..judges.evaluators import EVALUATORS, default_prompt
-        from ..judges.single import create_llm_as_judge
+        from .._judges.evaluators import EVALUATORS, default_prompt
+        from .._judges.single import create_llm_as_judge
 
         client = judge if judge is not None else request.getfixturevalue("local_judge_client")
         if evaluator is not None and prompt is not None:

@@ -1,4 +1,4 @@
-"""Mirror of ``openevals.trajectory.llm``: the public path of :mod:`localjudge.judges.trajectory`."""
+"""Mirror of ``openevals.trajectory.llm``: the public path of :mod:`localjudge._judges.trajectory`."""
 
-from ..judges.trajectory import *  # noqa: F403
-from ..judges.trajectory import __all__  # noqa: F401
+from .._judges.trajectory import *  # noqa: F403
+from .._judges.trajectory import __all__  # noqa: F401

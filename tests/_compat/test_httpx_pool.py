@@ -75,7 +75,7 @@ async def test_the_async_transport_uses_the_backend_given_too(http_server):
 @pytest.mark.server
 def test_the_guarded_client_connects_through_its_checked_backend(http_server, monkeypatch):
     """The name is resolved by the guard (here to 127.0.0.1), not by httpcore's own backend."""
-    from localjudge.clients.guarded_network import guarded_client
+    from localjudge._clients.guarded_network import guarded_client
 
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)
@@ -108,7 +108,7 @@ def test_a_pool_without_its_network_backend_is_a_loud_error_naming_httpcore(monk
 
 
 def test_the_guarded_clients_fail_closed_without_the_pool(monkeypatch):
-    from localjudge.clients.guarded_network import guarded_async_client, guarded_client
+    from localjudge._clients.guarded_network import guarded_async_client, guarded_client
 
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
         monkeypatch.delenv(name, raising=False)

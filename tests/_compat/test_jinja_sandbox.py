@@ -7,8 +7,8 @@ from jinja2.sandbox import SecurityError
 
 from localjudge._compat import jinja_sandbox
 from localjudge._compat.jinja_sandbox import namespace_values, sandbox_class
+from localjudge._runtimes.template_sandbox import RenderBudget, TemplateBudgetError, sandboxed_environment
 from localjudge.errors import IncompatibleDependencyError
-from localjudge.runtimes.template_sandbox import RenderBudget, TemplateBudgetError, sandboxed_environment
 
 
 class Recording(sandbox_class()):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from localjudge import cli
+from localjudge import _cli as cli
 
 
 def write_jsonl(path: Path, lines: list[dict]) -> Path:

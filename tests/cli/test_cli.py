@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from localjudge import cli
-from localjudge.cli.info import describe_quality
-from localjudge.cli.output import handle_errors
-from localjudge.clients.base import ChatClient, make_chat_completion
-from localjudge.commands import judging as command_judge
-from localjudge.commands import row_judge
-from localjudge.commands.settings import JudgeSettings
+from localjudge import _cli as cli
+from localjudge._cli.commands import judging as command_judge
+from localjudge._cli.commands import row_judge
+from localjudge._cli.commands.settings import JudgeSettings
+from localjudge._cli.info import describe_quality
+from localjudge._cli.output import handle_errors
+from localjudge._clients.base import ChatClient, make_chat_completion
+from localjudge._judges.ways import WAYS
+from localjudge._specs import ModelOptions
 from localjudge.errors import OutputParseError
-from localjudge.judges.ways import WAYS
-from localjudge.specs import ModelOptions
 from localjudge.testing import ScriptedClient
 
 ANSWER = '{"reasoning": "Four is right. Thus, the score should be: true.", "score": true}'
@@ -84,7 +84,7 @@ def test_a_damaged_calibration_file_is_an_error_not_a_missing_fit(scripted, tmp_
     """The default way goes uncalibrated only where no fit exists: a fit it cannot read is reported, not skipped."""
     damaged = tmp_path / "fit.json"
     damaged.write_text("{not json", encoding="utf-8")
-    monkeypatch.setattr("localjudge.trust.calibration_file.calibration_path", lambda key: damaged)
+    monkeypatch.setattr("localjudge._trust.calibration_file.calibration_path", lambda key: damaged)
     monkeypatch.setattr(scripted, "cache_identity", lambda: {"model": "scripted"}, raising=False)
     result = run("score", "--inputs", "What is 2+2?", "--outputs", "4")
     assert result.exit_code != 0
@@ -307,8 +307,8 @@ def test_an_os_error_is_one_line_naming_the_file():
 
 def test_every_library_error_names_options_by_the_flags_of_the_command():
     """A runtime error's advice, hint and raw output too: the options it names show as flags, the rest as is."""
+    from localjudge._wording import Message
     from localjudge.errors import TruncatedOutputError
-    from localjudge.wording import Message
 
     @cli.main.command("fail-truncated")
     @handle_errors
@@ -620,7 +620,7 @@ def test_no_format_instructions_reaches_a_local_model_and_is_refused_for_a_serve
     result = run("score", "--outputs", "x", "--no-format-instructions")
     assert result.exit_code == 0, result.output
     assert scripted.model_options["format_instructions"] is False
-    from localjudge.clients.resolve import resolve_model
+    from localjudge._clients.resolve import resolve_model
     from localjudge.errors import ModelSpecError
 
     with pytest.raises(ModelSpecError, match="format_instructions= does not apply"):
@@ -815,7 +815,7 @@ def test_options_that_do_not_fit_are_named_by_the_flags_of_the_command(scripted,
     assert both.exit_code == 2 and "Give --prompt or --prompt-file, not both" in both.stderr
     itself = run("batch", str(data), "-o", str(data))
     assert itself.exit_code == 2 and f"--output {data} is the data file itself" in itself.stderr
-    from localjudge.commands.judging import evaluator_from_settings
+    from localjudge._cli.commands.judging import evaluator_from_settings
     from localjudge.errors import OptionError
 
     with pytest.raises(OptionError, match="Give prompt= or prompt_file=, not both"):

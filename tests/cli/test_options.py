@@ -1,11 +1,11 @@
-"""The command line's option types (localjudge.cli.options)."""
+"""The command line's option types (localjudge._cli.options)."""
 
 from __future__ import annotations
 
 import click
 
-from localjudge.cli.options import WayName
-from localjudge.judges.ways import WAYS
+from localjudge._cli.options import WayName
+from localjudge._judges.ways import WAYS
 
 
 def test_the_way_metavar_lists_the_ways_however_click_asks_for_it():

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from localjudge import cli
-from localjudge.cli.output import not_utf8
-from localjudge.commands import judging as command_judge
-from localjudge.commands.settings import JudgeSettings
+from localjudge import _cli as cli
+from localjudge._cli.commands import judging as command_judge
+from localjudge._cli.commands.settings import JudgeSettings
+from localjudge._cli.output import not_utf8
 from localjudge.testing import ScriptedClient
 
 

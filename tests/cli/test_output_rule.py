@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from localjudge import cli
-from localjudge.commands import judging as command_judge
+from localjudge import _cli as cli
+from localjudge._cli.commands import judging as command_judge
 from localjudge.testing import ScriptedClient
 
 ANSWER = '{"score": true}'

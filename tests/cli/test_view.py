@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 from support.results_files import answers_run
 
-from localjudge.cli import main
+from localjudge._cli import main
 
 
 def test_report_writes_one_html_file(tmp_path):

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from support.fault_server import Blackhole, FaultServer
 
-from localjudge.clients.bound import BOUND_FIELD
-from localjudge.clients.formats import FIXED_TEMPERATURE, FORMATS
+from localjudge._clients.bound import BOUND_FIELD
+from localjudge._clients.formats import FIXED_TEMPERATURE, FORMATS
 
 
 @pytest.fixture(autouse=True)

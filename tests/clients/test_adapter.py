@@ -8,11 +8,11 @@ import pytest
 from support.fault_server import completion, respond
 from support.remote_helpers import LLAMA_REJECTION, O_SERIES_REFUSAL, REQUEST, SCORE_SCHEMA
 
-from localjudge.clients.adapter import AsyncFormatAdapter, FormatAdapter, adapt_response_format, is_async_create
-from localjudge.clients.base import make_chat_completion
-from localjudge.clients.bound import BOUND_FIELD, DEFAULT_MAX_COMPLETION_TOKENS, DEFAULT_MAX_TOKENS
-from localjudge.clients.fallback import FallbackClient
-from localjudge.clients.formats import FORMATS, LLAMA_FORM
+from localjudge._clients.adapter import AsyncFormatAdapter, FormatAdapter, adapt_response_format, is_async_create
+from localjudge._clients.base import make_chat_completion
+from localjudge._clients.bound import BOUND_FIELD, DEFAULT_MAX_COMPLETION_TOKENS, DEFAULT_MAX_TOKENS
+from localjudge._clients.fallback import FallbackClient
+from localjudge._clients.formats import FORMATS, LLAMA_FORM
 from localjudge.errors import TruncatedOutputError
 from localjudge.testing import ScriptedClient
 
@@ -153,7 +153,7 @@ def _bounds(server) -> list[tuple]:
     ("model", "bound"), [("gpt-4o-mini", DEFAULT_MAX_TOKENS), ("qwen2.5-coder-1.5b-instruct", 512)]
 )
 def test_an_evaluator_sends_a_foreign_client_a_bound(model, bound, fault_server):
-    from localjudge.judges.single import create_llm_as_judge
+    from localjudge._judges.single import create_llm_as_judge
 
     server = fault_server(completion('{"score": true}'))
     with _sdk(server) as sdk:
@@ -163,7 +163,7 @@ def test_an_evaluator_sends_a_foreign_client_a_bound(model, bound, fault_server)
 
 
 def test_a_foreign_client_refused_max_tokens_sends_max_completion_tokens_and_remembers(fault_server):
-    from localjudge.judges.single import create_llm_as_judge
+    from localjudge._judges.single import create_llm_as_judge
 
     server = fault_server(respond(400, O_SERIES_REFUSAL), completion(), completion())
     with _sdk(server) as sdk:
@@ -178,7 +178,7 @@ def test_a_foreign_client_refused_max_tokens_sends_max_completion_tokens_and_rem
 
 
 async def test_an_async_foreign_client_negotiates_the_bound_in_the_same_way(fault_server):
-    from localjudge.judges.single import create_async_llm_as_judge
+    from localjudge._judges.single import create_async_llm_as_judge
 
     server = fault_server(respond(400, O_SERIES_REFUSAL), completion())
     async with _sdk(server, asynchronous=True) as sdk:
@@ -207,7 +207,7 @@ def test_a_caller_s_refused_max_tokens_is_the_caller_s_error(fault_server):
 
 
 def test_an_answer_cut_at_the_bound_is_a_truncation_error_and_fallback_takes_over(fault_server):
-    from localjudge.judges.single import create_llm_as_judge
+    from localjudge._judges.single import create_llm_as_judge
 
     cut = '{"score": tr'
     rambler = fault_server(completion(cut, finish_reason="length"))

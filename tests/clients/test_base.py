@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from localjudge.clients.base import (
+from localjudge._clients.base import (
     AsyncChatClient,
     ChatClient,
     ChatResponse,

@@ -7,14 +7,14 @@ import json
 import pytest
 from support.remote_helpers import O_SERIES_REFUSAL
 
-from localjudge.clients.bound import (
+from localjudge._clients.bound import (
     DEFAULT_MAX_COMPLETION_TOKENS,
     DEFAULT_MAX_TOKENS,
     default_bound,
     is_max_tokens_refusal,
     with_bound,
 )
-from localjudge.specs.cards import load_cards
+from localjudge._specs.cards import load_cards
 
 TOO_LARGE = {
     "error": {
@@ -72,8 +72,8 @@ def test_the_default_bound_is_a_card_s_for_a_model_it_names_else_the_documented_
 
 
 def test_the_default_is_the_local_clients_own_so_local_and_remote_answers_are_held_alike():
-    from localjudge.clients.local import DEFAULT_MAX_TOKENS as LOCAL_DEFAULT
-    from localjudge.clients.local import DEFAULT_REASONING_BUDGET
+    from localjudge._clients.local import DEFAULT_MAX_TOKENS as LOCAL_DEFAULT
+    from localjudge._clients.local import DEFAULT_REASONING_BUDGET
 
     assert DEFAULT_MAX_TOKENS == LOCAL_DEFAULT
     assert DEFAULT_MAX_TOKENS >= 4 * DEFAULT_REASONING_BUDGET  # a reasoning-first verdict fits

@@ -5,17 +5,17 @@ from __future__ import annotations
 import pytest
 from support.toy_runtime import ToyRuntime
 
-from localjudge.clients.cached import CachedClient
-from localjudge.clients.deferred import DeferredClient
-from localjudge.clients.fallback import AsyncFallbackClient, FallbackClient
-from localjudge.clients.local import LocalClient
-from localjudge.clients.metered import MeteredClient
-from localjudge.clients.outlines import OutlinesClient
-from localjudge.clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient
-from localjudge.clients.result_cache import ResultCache
-from localjudge.commands.row_judge import RowJudge
-from localjudge.commands.settings import JudgeSettings
-from localjudge.judges.single import create_llm_as_judge
+from localjudge._cli.commands.row_judge import RowJudge
+from localjudge._cli.commands.settings import JudgeSettings
+from localjudge._clients.cached import CachedClient
+from localjudge._clients.deferred import DeferredClient
+from localjudge._clients.fallback import AsyncFallbackClient, FallbackClient
+from localjudge._clients.local import LocalClient
+from localjudge._clients.metered import MeteredClient
+from localjudge._clients.outlines import OutlinesClient
+from localjudge._clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient
+from localjudge._clients.result_cache import ResultCache
+from localjudge._judges.single import create_llm_as_judge
 from localjudge.testing import ScriptedClient
 from localjudge.types import (
     SupportsCacheIdentity,

@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from localjudge import LocalChatModel
-from localjudge.clients.base import make_chat_completion
+from localjudge._clients.base import make_chat_completion
 from localjudge.testing import ScriptedClient
 
 
@@ -69,8 +69,8 @@ def test_without_langchain_it_names_the_extra_to_install(monkeypatch):
     from localjudge.errors import MissingDependencyError
 
     monkeypatch.setitem(sys.modules, "langchain_core.language_models.chat_models", None)  # as if not installed
-    monkeypatch.delitem(sys.modules, "localjudge.clients.chat_model")
+    monkeypatch.delitem(sys.modules, "localjudge._clients.chat_model")
     with pytest.raises(
         MissingDependencyError, match=r"LocalChatModel needs the package 'langchain-core'.*localjudge\[langchain\]"
     ):
-        importlib.import_module("localjudge.clients.chat_model")
+        importlib.import_module("localjudge._clients.chat_model")

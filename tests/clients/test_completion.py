@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from localjudge.clients.base import ChatResponse, make_chat_completion
-from localjudge.clients.completion import Completion, TokenLogprob, read_completion
+from localjudge._clients.base import ChatResponse, make_chat_completion
+from localjudge._clients.completion import Completion, TokenLogprob, read_completion
 from localjudge.errors import JudgeRuntimeError, OutputParseError
 
 TOKENS = [

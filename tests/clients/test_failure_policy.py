@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from localjudge.clients.failure_policy import another_client, another_server, retry_endpoint
+from localjudge._clients.failure_policy import another_client, another_server, retry_endpoint
 from localjudge.errors import (
     ContextOverflowError,
     JudgeTimeoutError,
@@ -89,7 +89,7 @@ def test_retrying_the_same_endpoint_is_for_what_passes_by_itself(code, again):
 def test_a_pool_member_that_refuses_the_request_is_not_rested():
     """Once a pool rested a member that answered 400 and sent the row to the next server (the remote client's
     last error said retryable=True whatever the status)."""
-    from localjudge.clients.pool import PoolClient
+    from localjudge._clients.pool import PoolClient
     from localjudge.testing import ScriptedClient
 
     class Refusing(ScriptedClient):

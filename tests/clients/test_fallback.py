@@ -11,10 +11,11 @@ import pytest
 from support.fault_server import completion
 from support.remote_helpers import FAST, REQUEST
 
-from localjudge.clients.base import AsyncChatClient, make_chat_completion
-from localjudge.clients.failure_policy import another_client
-from localjudge.clients.fallback import FALLBACK_FIELD, AsyncFallbackClient, FallbackClient
-from localjudge.clients.remote import OpenAICompatibleClient
+from localjudge._clients.base import AsyncChatClient, make_chat_completion
+from localjudge._clients.failure_policy import another_client
+from localjudge._clients.fallback import FALLBACK_FIELD, AsyncFallbackClient, FallbackClient
+from localjudge._clients.remote import OpenAICompatibleClient
+from localjudge._judges.ways import Way
 from localjudge.errors import (
     AllClientsFailedError,
     ContextOverflowError,
@@ -25,7 +26,6 @@ from localjudge.errors import (
     RemoteConnectError,
     UsageError,
 )
-from localjudge.judges.ways import Way
 from localjudge.testing import ScriptedClient
 
 ANSWER = '{"score": true}'
@@ -229,7 +229,7 @@ async def test_aio_twin_uses_the_native_async_remote_client(fault_server):
 
 
 def test_judge_result_metadata_says_which_client_answered():
-    from localjudge.judges.single import create_llm_as_judge
+    from localjudge._judges.single import create_llm_as_judge
 
     chain = FallbackClient(_failing(ModelLoadError("Model file not found"), "local"), _answering("remote"))
     result = create_llm_as_judge(prompt="Judge {outputs}", judge=chain, use_reasoning=False)(outputs="4")
@@ -246,7 +246,7 @@ SERVER_REQUEST = {**REQUEST, "max_tokens": 24, "temperature": 0}
 @pytest.mark.server
 @pytest.mark.model
 def test_missing_local_model_falls_back_to_the_server(llama_server, tmp_path):
-    from localjudge.clients.resolve import deferred_client
+    from localjudge._clients.resolve import deferred_client
 
     missing = deferred_client(str(tmp_path / "missing.gguf"))
     with OpenAICompatibleClient(llama_server.base_url, max_retries=1) as remote:
@@ -261,7 +261,7 @@ def test_missing_local_model_falls_back_to_the_server(llama_server, tmp_path):
 @pytest.mark.model
 def test_openai_sdk_client_takes_part_in_a_chain(llama_server, tmp_path):
     openai = pytest.importorskip("openai")
-    from localjudge.clients.resolve import deferred_client
+    from localjudge._clients.resolve import deferred_client
 
     with openai.OpenAI(base_url=llama_server.base_url, api_key="sk-local", max_retries=0) as sdk:
         chain = FallbackClient(deferred_client(str(tmp_path / "missing.gguf")), sdk)
@@ -273,7 +273,7 @@ def test_openai_sdk_client_takes_part_in_a_chain(llama_server, tmp_path):
 @pytest.mark.server
 @pytest.mark.model
 def test_server_killed_mid_run_falls_back_to_the_local_model(disposable_llama_server, tiny_gguf):
-    from localjudge.clients.llamacpp import LlamaCppClient
+    from localjudge._clients.llamacpp import LlamaCppClient
 
     local = LlamaCppClient(tiny_gguf, n_ctx=2048)
     # A long prompt keeps the server busy for seconds, so the kill lands while it works on it.
@@ -301,7 +301,7 @@ def test_server_killed_mid_run_falls_back_to_the_local_model(disposable_llama_se
 @pytest.mark.model
 def test_local_client_is_a_judge_for_openevals(tiny_gguf):
     openevals_llm = pytest.importorskip("openevals.llm")
-    from localjudge.clients.llamacpp import LlamaCppClient
+    from localjudge._clients.llamacpp import LlamaCppClient
 
     local = LlamaCppClient(tiny_gguf, n_ctx=1024)
     evaluator = openevals_llm.create_llm_as_judge(
@@ -377,7 +377,7 @@ def _scripted(name: str, answer) -> ScriptedClient:
 @pytest.mark.parametrize("way", list(PAIR_WAYS))
 @pytest.mark.parametrize("writer", ["checklist", "self_reference"])
 def test_a_pair_names_the_member_that_wrote_first_and_each_that_judged(mode, way, writer):
-    from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
+    from localjudge._judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
 
     verdict, b_first = PAIR_WAYS[way]
 
@@ -403,7 +403,7 @@ def test_a_pair_names_the_member_that_wrote_first_and_each_that_judged(mode, way
 
 
 def test_a_judge_of_one_output_names_the_member_that_wrote_its_own_answer():
-    from localjudge.judges.single import create_llm_as_judge
+    from localjudge._judges.single import create_llm_as_judge
 
     def local_answer(request):
         if "response_format" not in request:
@@ -420,7 +420,7 @@ def test_a_judge_of_one_output_names_the_member_that_wrote_its_own_answer():
 
 
 def test_a_pair_judged_by_one_client_names_no_members():
-    from localjudge.judges.pairwise import create_pairwise_judge
+    from localjudge._judges.pairwise import create_pairwise_judge
 
     client = ScriptedClient(['{"winner": "A"}', '{"winner": "B"}'], repeat=True)
     result = create_pairwise_judge(judge=client, use_reasoning=False)(inputs="q", outputs_a="a", outputs_b="b")

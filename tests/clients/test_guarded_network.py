@@ -9,9 +9,9 @@ import pytest
 from support.fault_server import completion
 from support.remote_helpers import REQUEST
 
-from localjudge.clients.endpoint import embedded_ipv4, refused_address
-from localjudge.clients.guarded_network import AddressRefused
-from localjudge.clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient
+from localjudge._clients.endpoint import embedded_ipv4, refused_address
+from localjudge._clients.guarded_network import AddressRefused
+from localjudge._clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient
 
 
 @pytest.mark.parametrize(
@@ -75,7 +75,7 @@ def test_a_name_that_resolves_to_a_metadata_address_is_never_connected_to(dns):
 
 
 def test_with_a_proxy_configured_the_proxy_connects(monkeypatch):
-    from localjudge.clients.guarded_network import guarded_client
+    from localjudge._clients.guarded_network import guarded_client
 
     monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:3128")
     client = guarded_client()

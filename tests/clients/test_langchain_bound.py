@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from support.fault_server import completion
 
-from localjudge.clients.bound import DEFAULT_MAX_TOKENS, chat_model_bound
+from localjudge._clients.bound import DEFAULT_MAX_TOKENS, chat_model_bound
 from localjudge.errors import TruncatedOutputError
 
 PROMPT = "Is this answer right? {outputs}"
@@ -42,7 +42,7 @@ def _bound_sent(server) -> list:
     ("model", "bound"), [("gpt-4o-mini", DEFAULT_MAX_TOKENS), ("qwen2.5-coder-1.5b-instruct", 512)]
 )
 def test_a_chat_openai_judge_is_sent_a_bound_and_the_user_s_model_is_unchanged(model, bound, fault_server):
-    from localjudge.judges.single import create_llm_as_judge
+    from localjudge._judges.single import create_llm_as_judge
 
     server = fault_server(completion('{"score": true}'))
     chat_model = _chat_openai(server, model=model)
@@ -52,7 +52,7 @@ def test_a_chat_openai_judge_is_sent_a_bound_and_the_user_s_model_is_unchanged(m
 
 
 def test_a_chat_openai_judge_with_its_own_bound_sends_that(fault_server):
-    from localjudge.judges.single import create_llm_as_judge
+    from localjudge._judges.single import create_llm_as_judge
 
     server = fault_server(completion('{"score": false}'))
     judge = create_llm_as_judge(
@@ -63,9 +63,9 @@ def test_a_chat_openai_judge_with_its_own_bound_sends_that(fault_server):
 
 
 def test_an_answer_that_stopped_at_the_bound_is_a_truncation_and_the_fallback_answers(fault_server):
-    from localjudge.clients.fallback import FallbackClient
-    from localjudge.clients.langchain import LangChainClient
-    from localjudge.judges.single import create_llm_as_judge
+    from localjudge._clients.fallback import FallbackClient
+    from localjudge._clients.langchain import LangChainClient
+    from localjudge._judges.single import create_llm_as_judge
 
     cut = fault_server(completion('{"reasoning": "The answer is wrong because', finish_reason="length"))
     with pytest.raises(TruncatedOutputError) as caught:
@@ -83,7 +83,7 @@ def test_an_answer_that_stopped_at_the_bound_is_a_truncation_and_the_fallback_an
 
 
 def test_a_plain_reply_that_stopped_at_the_bound_says_so(fault_server):
-    from localjudge.clients.langchain import LangChainClient
+    from localjudge._clients.langchain import LangChainClient
 
     server = fault_server(completion("Once upon a", finish_reason="length"))
     reply = LangChainClient(_chat_openai(server, model="m")).chat.completions.create(

@@ -8,9 +8,9 @@ import math
 import jsonschema
 import pytest
 
-from localjudge.decoding.grammars import DEFAULT_VARIANTS
+from localjudge._decoding.grammars import DEFAULT_VARIANTS
+from localjudge._prompts.schema import default_output_schema
 from localjudge.errors import ModelError
-from localjudge.prompts.schema import default_output_schema
 
 pytestmark = pytest.mark.model
 
@@ -45,7 +45,7 @@ def schema_format(schema: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def client(tiny_gguf):
-    from localjudge.clients.llamacpp import LlamaCppClient
+    from localjudge._clients.llamacpp import LlamaCppClient
 
     c = LlamaCppClient(tiny_gguf, n_ctx=1024, reasoning_budget=20)
     yield c
@@ -113,7 +113,7 @@ def test_sampling_with_a_seed_repeats(client):
 
 
 def test_reasoning_budget_closes_the_string_and_a_closed_client_refuses_work(tiny_gguf):
-    from localjudge.clients.llamacpp import LlamaCppClient
+    from localjudge._clients.llamacpp import LlamaCppClient
 
     tight = LlamaCppClient(tiny_gguf, n_ctx=1024, reasoning_budget=5)
     try:
@@ -191,7 +191,7 @@ def test_requests_in_flight_get_the_answers_they_get_alone(tiny_gguf, client, mo
     """Decoded side by side (one-token steps shared in a batch), every answer, readout and logprob is the lone one."""
     import asyncio
 
-    from localjudge.clients.llamacpp import LlamaCppClient
+    from localjudge._clients.llamacpp import LlamaCppClient
 
     requests = []
     for i, variant in enumerate(VARIANTS):
@@ -229,7 +229,7 @@ def test_requests_in_flight_get_the_answers_they_get_alone(tiny_gguf, client, mo
 
 
 def test_a_prompt_too_long_for_the_context_names_the_format_instructions_among_the_remedies(tiny_gguf):
-    from localjudge.clients.llamacpp import LlamaCppClient
+    from localjudge._clients.llamacpp import LlamaCppClient
     from localjudge.errors import ContextOverflowError
 
     schema, _ = default_output_schema(continuous=False, choices=None, use_reasoning=True)

@@ -20,11 +20,11 @@ import jsonschema
 import pytest
 import regex
 
-from localjudge.decoding import schema_to_regex
-from localjudge.decoding.grammars import DEFAULT_VARIANTS
+from localjudge._decoding import schema_to_regex
+from localjudge._decoding.grammars import DEFAULT_VARIANTS
+from localjudge._prompts.parsing import parse_json_output
+from localjudge._prompts.schema import decoding_order, default_output_schema
 from localjudge.errors import ContextOverflowError, TruncatedOutputError, UnsupportedSchemaError, UsageError
-from localjudge.prompts.parsing import parse_json_output
-from localjudge.prompts.schema import decoding_order, default_output_schema
 
 ENGINES = [
     pytest.param("llama.cpp", marks=pytest.mark.model),
@@ -243,7 +243,7 @@ def test_the_readout_weighs_every_allowed_value(engine, variant):
 
 
 def test_the_schema_meaning_reaches_the_prompt_unless_turned_off(engine):
-    from localjudge.prompts.format_instructions import describe_schema
+    from localjudge._prompts.format_instructions import describe_schema
 
     schema = {
         "type": "object",

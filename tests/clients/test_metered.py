@@ -7,8 +7,8 @@ import threading
 import pytest
 from support.remote_helpers import REQUEST
 
-from localjudge.clients.base import ChatClient, make_chat_completion
-from localjudge.clients.metered import MeteredClient
+from localjudge._clients.base import ChatClient, make_chat_completion
+from localjudge._clients.metered import MeteredClient
 from localjudge.testing import ScriptedClient
 
 

@@ -15,11 +15,11 @@ import pytest
 outlines = pytest.importorskip("outlines")
 
 from localjudge import OutlinesClient, create_llm_as_judge  # noqa: E402
-from localjudge.clients.outlines import _finish_reason, _refuse_what_outlines_ignores  # noqa: E402
-from localjudge.clients.outlines_engines import LlamaCppEngine, TransformersEngine  # noqa: E402
-from localjudge.clients.request import read_request  # noqa: E402
+from localjudge._clients.outlines import _finish_reason, _refuse_what_outlines_ignores  # noqa: E402
+from localjudge._clients.outlines_engines import LlamaCppEngine, TransformersEngine  # noqa: E402
+from localjudge._clients.request import read_request  # noqa: E402
+from localjudge._prompts.schema import default_output_schema  # noqa: E402
 from localjudge.errors import MissingDependencyError, UnsupportedSchemaError, UsageError  # noqa: E402
-from localjudge.prompts.schema import default_output_schema  # noqa: E402
 
 MESSAGES = [{"role": "user", "content": "Is 2+2=4?"}]
 

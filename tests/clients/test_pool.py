@@ -9,9 +9,9 @@ import httpx
 import pytest
 from support.remote_helpers import FAST, REQUEST
 
-from localjudge.clients.fallback import FALLBACK_FIELD
-from localjudge.clients.pool import AsyncPoolClient, PoolClient, pool_order
-from localjudge.clients.remote import OpenAICompatibleClient
+from localjudge._clients.fallback import FALLBACK_FIELD
+from localjudge._clients.pool import AsyncPoolClient, PoolClient, pool_order
+from localjudge._clients.remote import OpenAICompatibleClient
 from localjudge.errors import (
     AllClientsFailedError,
     JudgeTimeoutError,
@@ -206,7 +206,7 @@ async def test_async_twin_spreads_hands_on_and_shares_the_pool_health():
 
 
 def test_several_base_urls_make_a_pool_and_a_repeated_one_is_refused():
-    from localjudge.clients.resolve import resolve_model
+    from localjudge._clients.resolve import resolve_model
 
     pool = resolve_model("openai:m", base_url=["http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"])
     assert isinstance(pool, PoolClient)
@@ -224,9 +224,9 @@ def test_several_base_urls_make_a_pool_and_a_repeated_one_is_refused():
 @pytest.mark.model
 def test_a_server_killed_mid_run_loses_no_row(llama_server, disposable_llama_server, tmp_path):
     """Two llama.cpp servers behind one judge; one is killed after two rows: every row is still scored, once."""
-    from localjudge.clients.resolve import resolve_model
-    from localjudge.datasets.batch import run_batch
-    from localjudge.judges.single import create_llm_as_judge
+    from localjudge._clients.resolve import resolve_model
+    from localjudge._datasets.batch import run_batch
+    from localjudge._judges.single import create_llm_as_judge
 
     pool = resolve_model(
         "openai:gemma-3-270m", base_url=[llama_server.base_url, disposable_llama_server.base_url], max_retries=0

@@ -13,13 +13,13 @@ import pytest
 from support.fault_server import completion, completion_body, echo_headers, hang, respond
 from support.remote_helpers import FAST, LLAMA_REJECTION, O_SERIES_REFUSAL, REQUEST, SCORE_SCHEMA, run
 
-from localjudge.clients.bound import BOUND_FIELD, DEFAULT_MAX_COMPLETION_TOKENS, DEFAULT_MAX_TOKENS
-from localjudge.clients.endpoint import Endpoint, resolve_api_key
-from localjudge.clients.fallback import FallbackClient
-from localjudge.clients.formats import FORMATS, LLAMA_FORM, OPENAI_FORM, is_schema_rejection
-from localjudge.clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient
-from localjudge.clients.remote_plan import Reply
-from localjudge.clients.retry import RetryPolicy, parse_retry_after
+from localjudge._clients.bound import BOUND_FIELD, DEFAULT_MAX_COMPLETION_TOKENS, DEFAULT_MAX_TOKENS
+from localjudge._clients.endpoint import Endpoint, resolve_api_key
+from localjudge._clients.fallback import FallbackClient
+from localjudge._clients.formats import FORMATS, LLAMA_FORM, OPENAI_FORM, is_schema_rejection
+from localjudge._clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient
+from localjudge._clients.remote_plan import Reply
+from localjudge._clients.retry import RetryPolicy, parse_retry_after
 from localjudge.errors import (
     AllClientsFailedError,
     OutputParseError,
@@ -419,7 +419,7 @@ def test_scores_through_a_real_llama_server(llama_server, caplog):
 @pytest.mark.server
 @pytest.mark.model
 def test_our_evaluator_judges_through_the_server(llama_server):
-    from localjudge.judges.single import create_llm_as_judge
+    from localjudge._judges.single import create_llm_as_judge
 
     with OpenAICompatibleClient(llama_server.base_url, model="gemma-3-270m", max_retries=1) as client:
         evaluator = create_llm_as_judge(prompt=PROMPT, judge=client, use_reasoning=False)
@@ -431,7 +431,7 @@ def test_our_evaluator_judges_through_the_server(llama_server):
 @pytest.mark.server
 @pytest.mark.model
 async def test_async_evaluator_judges_through_the_server(llama_server):
-    from localjudge.judges.single import create_async_llm_as_judge
+    from localjudge._judges.single import create_async_llm_as_judge
 
     client = AsyncOpenAICompatibleClient(llama_server.base_url, model="gemma-3-270m", max_retries=1)
     try:
@@ -446,7 +446,7 @@ async def test_async_evaluator_judges_through_the_server(llama_server):
 @pytest.mark.model
 def test_openai_sdk_client_is_a_judge_for_our_evaluator(llama_server):
     openai = pytest.importorskip("openai")
-    from localjudge.judges.single import create_llm_as_judge
+    from localjudge._judges.single import create_llm_as_judge
 
     with openai.OpenAI(base_url=llama_server.base_url, api_key="sk-local", max_retries=0) as sdk:
         evaluator = create_llm_as_judge(prompt=PROMPT, judge=sdk, model="gemma-3-270m", use_reasoning=False)
@@ -458,7 +458,7 @@ def test_openai_sdk_client_is_a_judge_for_our_evaluator(llama_server):
 @pytest.mark.model
 async def test_adapted_async_openai_sdk_client_negotiates_the_form(llama_server):
     openai = pytest.importorskip("openai")
-    from localjudge.clients.adapter import AsyncFormatAdapter, adapt_response_format
+    from localjudge._clients.adapter import AsyncFormatAdapter, adapt_response_format
 
     async with openai.AsyncOpenAI(base_url=llama_server.base_url, api_key="sk-local", max_retries=0) as sdk:
         judge = adapt_response_format(sdk)
@@ -595,7 +595,7 @@ def test_a_server_that_refuses_max_tokens_gets_max_completion_tokens(mode, fault
 
 
 def test_max_tokens_reaches_a_server_spec_and_loading_options_do_not():
-    from localjudge.clients.resolve import resolve_model
+    from localjudge._clients.resolve import resolve_model
     from localjudge.errors import ModelSpecError
 
     assert resolve_model("openai:m", base_url="http://127.0.0.1:9/v1", max_tokens=5).max_tokens == 5
@@ -644,7 +644,7 @@ def test_a_model_that_refuses_temperature_gets_the_request_again_without_it_and_
 
 
 def test_only_an_error_that_names_temperature_counts_as_refusing_it():
-    from localjudge.clients.formats import is_temperature_rejection
+    from localjudge._clients.formats import is_temperature_rejection
 
     assert is_temperature_rejection(400, json.dumps(TEMPERATURE_REJECTION))
     echoed = {"detail": [{"msg": "unsupported value", "input": {"temperature": 0.0, "messages": []}}]}

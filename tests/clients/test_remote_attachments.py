@@ -6,7 +6,7 @@ import pytest
 from support.fault_server import completion
 from support.remote_helpers import FAST
 
-from localjudge.clients.remote import OpenAICompatibleClient
+from localjudge._clients.remote import OpenAICompatibleClient
 from localjudge.llm import create_llm_as_judge
 from localjudge.testing import ScriptedClient
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from localjudge.clients.request import read_request, refuse_special_spellings
+from localjudge._clients.request import read_request, refuse_special_spellings
 from localjudge.errors import UsageError
 
 MESSAGES = [{"role": "user", "content": "hi"}]

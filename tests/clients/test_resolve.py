@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from localjudge import paths
-from localjudge.clients import resolve as models
+from localjudge import _paths as paths
+from localjudge._clients import resolve as models
+from localjudge._specs.model_files import PartFile, install_requirements, part_files
 from localjudge.errors import MissingDependencyError, ModelLoadError, ModelSpecError
-from localjudge.specs.model_files import PartFile, install_requirements, part_files
 
 
 def test_cache_dir_prefers_localjudge_home(monkeypatch, tmp_path):
@@ -48,7 +48,7 @@ def test_every_card_names_a_pinned_source_and_checksum():
 
 
 def _pinned_requirements() -> set[str]:
-    from localjudge.specs.cards import tomllib
+    from localjudge._specs.cards import tomllib
 
     project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())["project"]
     listed = project["dependencies"] + [r for extra in project["optional-dependencies"].values() for r in extra]
@@ -199,9 +199,9 @@ def test_bad_specs_are_clear_errors(monkeypatch, spec, message):
 
 
 def test_comma_spec_is_a_fallback_chain():
-    from localjudge.clients.deferred import DeferredClient
-    from localjudge.clients.fallback import FallbackClient
-    from localjudge.clients.remote import OpenAICompatibleClient
+    from localjudge._clients.deferred import DeferredClient
+    from localjudge._clients.fallback import FallbackClient
+    from localjudge._clients.remote import OpenAICompatibleClient
 
     chain = models.resolve_model("missing.gguf, openai:judge", base_url="http://127.0.0.1:9/v1")
     assert isinstance(chain, FallbackClient)
@@ -248,7 +248,7 @@ def test_openai_s_api_without_its_key_is_refused_before_anything_is_sent(monkeyp
 def test_other_providers_go_through_langchain(monkeypatch):
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    from localjudge.clients.langchain import LangChainClient
+    from localjudge._clients.langchain import LangChainClient
 
     made = []
 
@@ -307,7 +307,7 @@ def test_loading_options_given_as_none_are_not_given_but_other_nones_are_passed(
         def __init__(self, path, **settings):
             built.append(settings)
 
-    import localjudge.clients.llamacpp as llamacpp_client
+    import localjudge._clients.llamacpp as llamacpp_client
 
     monkeypatch.setattr(llamacpp_client, "LlamaCppClient", Recorder)
     models._client_cache.clear()
@@ -317,7 +317,7 @@ def test_loading_options_given_as_none_are_not_given_but_other_nones_are_passed(
 
 
 def test_a_chain_gives_loading_options_to_its_local_members_only():
-    from localjudge.clients.remote import OpenAICompatibleClient
+    from localjudge._clients.remote import OpenAICompatibleClient
 
     chain = models.resolve_model("missing.gguf,openai:judge", base_url="http://127.0.0.1:9/v1", n_ctx=512)
     local, remote = chain.clients
@@ -332,7 +332,7 @@ def test_a_base_url_for_a_local_model_is_refused():
 
 
 def test_a_fetch_removes_the_part_a_killed_fetch_left_and_holds_its_own(toy_parts, monkeypatch, capsys):
-    from localjudge.specs import model_files
+    from localjudge._specs import model_files
 
     card = _parts_card(toy_parts)
     card.path.parent.mkdir(parents=True)

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from localjudge.clients.base import make_chat_completion
-from localjudge.clients.cached import CachedClient
-from localjudge.clients.result_cache import ResultCache, _digest, is_result_cache, request_key
+from localjudge._clients.base import make_chat_completion
+from localjudge._clients.cached import CachedClient
+from localjudge._clients.result_cache import ResultCache, _digest, is_result_cache, request_key
 from localjudge.errors import UsageError
 from localjudge.testing import ScriptedClient
 
@@ -111,8 +111,8 @@ def test_a_file_that_is_not_a_database_in_the_cache_directory_is_set_aside_not_r
 def test_two_processes_write_at_once(tmp_path):
     path = tmp_path / "r.sqlite3"
     writer = (
-        "import sys; from localjudge.clients.result_cache import ResultCache; "
-        "from localjudge.clients.base import make_chat_completion as m; c = ResultCache(sys.argv[1]); "
+        "import sys; from localjudge._clients.result_cache import ResultCache; "
+        "from localjudge._clients.base import make_chat_completion as m; c = ResultCache(sys.argv[1]); "
         "[c.put(f'{sys.argv[2]}-{i}', dict(m(str(i), model='m', finish_reason='stop', prompt_tokens=1, "
         "completion_tokens=1))) for i in range(300)]"
     )

@@ -81,7 +81,7 @@ def test_evaluator_end_to_end_on_the_tiny_model(client):
 
 @pytest.mark.model
 def test_the_hf_spec_takes_the_tiny_gguf_through_the_evaluator(tiny_gguf):
-    from localjudge.clients.resolve import resolve_model
+    from localjudge._clients.resolve import resolve_model
 
     judge = resolve_model(f"hf:{tiny_gguf}", n_ctx=1024)
     assert isinstance(judge, TransformersClient)

@@ -9,11 +9,11 @@ import pytest
 from click.testing import CliRunner
 from support.results_files import check_judge_on_tiny
 
-from localjudge.cli import main
-from localjudge.commands.check import CHECK_SETS, graded, load_set, measure, readout_verdict
-from localjudge.commands.settings import JudgeSettings, WayFlags
+from localjudge._cli import main
+from localjudge._cli.commands.check import CHECK_SETS, graded, load_set, measure, readout_verdict
+from localjudge._cli.commands.settings import JudgeSettings, WayFlags
+from localjudge._judges.ways import WAYS
 from localjudge.errors import UsageError
-from localjudge.judges.ways import WAYS
 from localjudge.testing import ScriptedClient
 
 
@@ -99,7 +99,7 @@ GRADED_EVALUATOR_SETS = {
 
 @pytest.mark.parametrize("name", list(EVALUATOR_SETS))
 def test_an_evaluator_set_holds_64_balanced_rows_with_exactly_its_prompt_variables(name):
-    from localjudge.judges.evaluators import EVALUATORS
+    from localjudge._judges.evaluators import EVALUATORS
 
     check_set = CHECK_SETS[name]
     assert check_set.evaluator == EVALUATOR_SETS[name] and not check_set.pairwise and check_set.choices is None
@@ -115,7 +115,7 @@ def test_an_evaluator_set_holds_64_balanced_rows_with_exactly_its_prompt_variabl
 
 @pytest.mark.parametrize("name", list(GRADED_EVALUATOR_SETS))
 def test_a_graded_evaluator_set_holds_72_rows_a_third_in_each_grade_with_exactly_its_prompt_variables(name):
-    from localjudge.judges.evaluators import EVALUATORS
+    from localjudge._judges.evaluators import EVALUATORS
 
     check_set = CHECK_SETS[name]
     assert check_set.evaluator == GRADED_EVALUATOR_SETS[name] and check_set.choices is None
@@ -145,9 +145,9 @@ def test_a_score_from_0_to_1_is_read_as_its_nearest_grade_with_its_probabilities
 
 @pytest.mark.parametrize("name", [*EVALUATOR_SETS, *GRADED_EVALUATOR_SETS])
 def test_an_evaluator_set_is_asked_with_the_evaluators_own_prompt_whatever_way_is_asked(name):
-    from localjudge.commands.judging import evaluator_from_settings
-    from localjudge.commands.row_judge import RowJudge
-    from localjudge.judges.evaluators import EVALUATORS
+    from localjudge._cli.commands.judging import evaluator_from_settings
+    from localjudge._cli.commands.row_judge import RowJudge
+    from localjudge._judges.evaluators import EVALUATORS
 
     check_set = CHECK_SETS[name]
     for options in (
@@ -235,7 +235,7 @@ def test_the_figures_of_a_pairwise_set_count_ties_and_read_the_averaged_orders()
     assert report.ties == 1 and report.agreement.position_consistency == 0.5
     assert report.agreement.accuracy == 0.5 and report.accuracy_by_probability == 1.0
 
-    from localjudge.cli.trust import describe_check
+    from localjudge._cli.trust import describe_check
 
     answers = measure(CHECK_SETS["answers"], "all", [{"id": "a", "result": _result(True)}], {"a": True}, seconds=1.0)
     assert "ties: pairs whose orders disagreed" in describe_check([answers, report], judge="j", split="all")
@@ -251,10 +251,10 @@ def test_a_readout_verdict_is_the_likeliest_value_or_none():
 
 
 def test_a_report_names_the_way_each_set_was_judged():
-    from localjudge.cli.trust import describe_way
-    from localjudge.commands.check import load_set, way_record
-    from localjudge.commands.row_judge import RowJudge
-    from localjudge.commands.way_resolution import resolve_way
+    from localjudge._cli.commands.check import load_set, way_record
+    from localjudge._cli.commands.row_judge import RowJudge
+    from localjudge._cli.commands.way_resolution import resolve_way
+    from localjudge._cli.trust import describe_way
 
     def way(set_name: str, **options) -> dict:
         flags = WayFlags(**{name: options.pop(name) for name in list(options) if hasattr(WayFlags, name)})
@@ -380,7 +380,7 @@ def test_check_judge_runs_an_evaluator_set_on_the_tiny_model(tmp_path, name):
     assert [record["label"] for record in records] == [row["label"] for row in load_set(CHECK_SETS[name])[:2]]
     if name in GRADED_EVALUATOR_SETS:  # read as a grade, what the judge said kept beside it
         assert all(r["result"]["score"] in (0.0, 0.5, 1.0) and "ungraded" in r["result"]["metadata"] for r in records)
-    from localjudge.judges.evaluators import EVALUATORS
+    from localjudge._judges.evaluators import EVALUATORS
 
     described = json.loads((tmp_path / f"{name}.results.judge.json").read_text())["judges"]
     (judge,) = described.values()  # the set's judge, beside its records

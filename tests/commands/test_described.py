@@ -9,13 +9,13 @@ import pytest
 from click.testing import CliRunner
 from support.fault_server import FaultServer, completion
 
-from localjudge.cli import main
-from localjudge.commands.described import describe_model, server_address
-from localjudge.commands.row_judge import RowJudge
-from localjudge.commands.settings import JudgeSettings
-from localjudge.datasets.judge_file import judge_file_path, read_judge_file
-from localjudge.specs import ModelOptions
-from localjudge.specs.cards import find_card
+from localjudge._cli import main
+from localjudge._cli.commands.described import describe_model, server_address
+from localjudge._cli.commands.row_judge import RowJudge
+from localjudge._cli.commands.settings import JudgeSettings
+from localjudge._datasets.judge_file import judge_file_path, read_judge_file
+from localjudge._specs import ModelOptions
+from localjudge._specs.cards import find_card
 
 SECRETS = ("key-s3cret", "query-s3cret", "header-s3cret")
 
@@ -23,8 +23,8 @@ SECRETS = ("key-s3cret", "query-s3cret", "header-s3cret")
 @pytest.fixture
 def fresh_formats():
     """Each test negotiates a server's response_format from scratch (as the client tests do)."""
-    from localjudge.clients.bound import BOUND_FIELD
-    from localjudge.clients.formats import FIXED_TEMPERATURE, FORMATS
+    from localjudge._clients.bound import BOUND_FIELD
+    from localjudge._clients.formats import FIXED_TEMPERATURE, FORMATS
 
     for memo in (FORMATS, FIXED_TEMPERATURE, BOUND_FIELD):
         memo.forget()

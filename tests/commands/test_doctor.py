@@ -8,13 +8,13 @@ import sys
 
 import pytest
 
-from localjudge import cpu
-from localjudge.commands import doctor
+from localjudge import _cpu as cpu
+from localjudge._cli.commands import doctor
 
 
 def _doctor(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "localjudge.cli", "doctor", *args], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "localjudge._cli", "doctor", *args], capture_output=True, text=True, timeout=300
     )
 
 
@@ -55,7 +55,7 @@ def test_the_model_check_hashes_the_file_even_when_its_stamp_looks_current(tmp_p
     import hashlib
     import os
 
-    from localjudge.clients import resolve as models
+    from localjudge._clients import resolve as models
 
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF" + b"\x00" * 4096)
@@ -87,7 +87,7 @@ def test_doctor_checks_a_model_on_a_server_with_one_short_request(llama_server):
 def test_the_model_check_removes_the_part_a_killed_fetch_left(tmp_path, monkeypatch):
     import itertools
 
-    from localjudge.clients import resolve as models
+    from localjudge._clients import resolve as models
 
     stale = tmp_path / ".m.gguf.dead.part"
     stale.write_bytes(b"z" * 99)

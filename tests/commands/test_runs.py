@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from localjudge.commands.runs import plan_calibration
-from localjudge.commands.settings import JudgeSettings, WayFlags
+from localjudge._cli.commands.runs import plan_calibration
+from localjudge._cli.commands.settings import JudgeSettings, WayFlags
 from localjudge.errors import UsageError
 
 

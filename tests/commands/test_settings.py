@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from localjudge.commands.settings import JudgeSettings
-from localjudge.specs import ModelOptions
+from localjudge._cli.commands.settings import JudgeSettings
+from localjudge._specs import ModelOptions
 
 
 def test_the_fingerprint_follows_what_shapes_a_verdict_and_not_how_fast_it_comes(tmp_path):
@@ -40,7 +40,7 @@ def test_a_refit_that_ships_is_another_judge(tmp_path, monkeypatch):
     shipped = tmp_path / "shipped"
     shipped.mkdir()
     (shipped / "pair-weights.json").write_text('{"checks": 2.0, "gain": 1.0}', encoding="utf-8")
-    monkeypatch.setattr("localjudge.trust.fit.SHIPPED", shipped)
+    monkeypatch.setattr("localjudge._trust.fit.SHIPPED", shipped)
     before = JudgeSettings(model_spec="tiny").fingerprint()
     (shipped / "pair-weights.json").write_text('{"checks": 1.5, "gain": 1.0}', encoding="utf-8")
     assert JudgeSettings(model_spec="tiny").fingerprint() != before
@@ -49,7 +49,7 @@ def test_a_refit_that_ships_is_another_judge(tmp_path, monkeypatch):
 def test_the_way_is_kept_once_the_flags_as_given_apart_from_it():
     from dataclasses import fields
 
-    from localjudge.commands.settings import WayFlags
+    from localjudge._cli.commands.settings import WayFlags
 
     flag_names = {f.name for f in fields(WayFlags)}
     assert not flag_names & {f.name for f in fields(JudgeSettings)}  # no flag also a field of its own
@@ -61,9 +61,9 @@ def test_the_way_is_kept_once_the_flags_as_given_apart_from_it():
 def test_way_flags_add_to_a_way_and_refuse_two_pair_methods():
     import pytest
 
-    from localjudge.commands.settings import WayFlags
+    from localjudge._cli.commands.settings import WayFlags
+    from localjudge._judges.ways import WAYS, Way
     from localjudge.errors import OptionError
-    from localjudge.judges.ways import WAYS, Way
 
     assert WayFlags().added_to(WAYS["plain"]) == WAYS["plain"] and WayFlags().given() == {}
     flags = WayFlags(checklist=True, on_disagreement="probabilities")

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from support.process_helpers import interruptible
 
-from localjudge.datasets.batch import Scoring, error_record, run_batch
-from localjudge.datasets.rows import Row, read_rows
+from localjudge._datasets.batch import Scoring, error_record, run_batch
+from localjudge._datasets.rows import Row, read_rows
+from localjudge._wording import Message
 from localjudge.errors import ContextOverflowError, MalformedRowError, OutputParseError, UsageError
-from localjudge.wording import Message
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
@@ -156,8 +156,8 @@ KILLED_ROWS = 400
 KILLED_RUN = f"""
 import sys, time
 from pathlib import Path
-from localjudge.datasets.batch import run_batch
-from localjudge.datasets.rows import Row, read_rows
+from localjudge._datasets.batch import run_batch
+from localjudge._datasets.rows import Row, read_rows
 
 rows = [Row(str(i), {{"outputs": "x" * (i % 7) * 300 + "ü数"}}) for i in range({KILLED_ROWS})]
 
@@ -207,7 +207,7 @@ def test_a_run_killed_at_random_points_resumes_with_every_id_once(tmp_path):
 
 
 def test_the_python_api_takes_dicts_and_an_evaluator_and_yields_records():
-    from localjudge.datasets.batch import score_rows
+    from localjudge._datasets.batch import score_rows
 
     data = [{"id": "x", "outputs": "4"}, {"outputs": "bad"}, {"outputs": "5"}]
     scoring = score_rows(data, judge, concurrency=2)
@@ -222,8 +222,8 @@ def test_the_python_api_takes_dicts_and_an_evaluator_and_yields_records():
 
 
 def test_a_summary_counts_the_winners_of_pairs_and_only_of_pairs():
-    from localjudge.cli.batch import describe_summary
-    from localjudge.datasets.batch import score_rows
+    from localjudge._cli.batch import describe_summary
+    from localjudge._datasets.batch import score_rows
 
     def pair_judge(**row):
         return {
@@ -244,7 +244,7 @@ def test_a_summary_counts_the_winners_of_pairs_and_only_of_pairs():
 
 
 def test_dicts_that_share_an_id_are_not_lost():
-    from localjudge.datasets.batch import score_rows
+    from localjudge._datasets.batch import score_rows
 
     records = list(score_rows([{"id": "a", "outputs": "4"}, {"id": "a", "outputs": "5"}], judge))
     assert sorted(r["id"] for r in records) == ["a", "a@row 2"]
@@ -252,7 +252,7 @@ def test_dicts_that_share_an_id_are_not_lost():
 
 
 def test_a_record_flattens_into_dotted_columns():
-    from localjudge.datasets.batch import flatten_record
+    from localjudge._datasets.batch import flatten_record
 
     record = {"id": "a", "result": {"score": True, "metadata": {"probabilities": {"true": 0.6}, "tags": ["x"]}}}
     assert flatten_record(record) == {
@@ -268,7 +268,7 @@ def test_a_record_flattens_into_dotted_columns():
 INTERRUPTED_RUN = """
 import sys, time
 from pathlib import Path
-from localjudge.datasets.batch import run_batch
+from localjudge._datasets.batch import run_batch
 
 started = Path(sys.argv[2])
 
@@ -362,7 +362,7 @@ def test_an_error_is_retried_whatever_changed_and_a_rejudged_error_replaces_the_
 
 
 def test_each_record_carries_what_it_was_judged_from():
-    from localjudge.datasets.batch import row_stamp
+    from localjudge._datasets.batch import row_stamp
 
     stamp = row_stamp(Row("q", {"outputs": "4", "inputs": "2+2?"}), "j1")
     assert stamp == row_stamp(Row("other id", {"inputs": "2+2?", "outputs": "4"}), "j1")  # the values, in any order
@@ -387,7 +387,7 @@ def test_an_error_record_names_options_as_its_caller_does_and_keeps_backend_and_
 
 
 def test_each_judged_record_says_how_long_its_row_took_and_nothing_that_compares_verdicts_reads_it(tmp_path):
-    from localjudge.trust.agreement import agreement
+    from localjudge._trust.agreement import agreement
 
     results = tmp_path / "results.jsonl"
 

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 from support.process_helpers import interruptible
 
-from localjudge import cli
-from localjudge.clients.local import LocalClient
+from localjudge import _cli as cli
+from localjudge._clients.local import LocalClient
 
 pytestmark = pytest.mark.model
 
@@ -99,8 +99,8 @@ def test_ctrl_c_stops_the_command_with_what_it_wrote_and_exit_130(tmp_path):
 
 
 def test_a_run_describes_its_judge_beside_its_results_and_a_resumed_run_keeps_the_entry(tmp_path):
-    from localjudge.datasets.judge_file import judge_file_path, read_judge_file
-    from localjudge.specs.cards import find_card
+    from localjudge._datasets.judge_file import judge_file_path, read_judge_file
+    from localjudge._specs.cards import find_card
 
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in ROWS[:2]), encoding="utf-8")

@@ -6,15 +6,15 @@ import json
 
 import pytest
 
-from localjudge.datasets.batch import run_batch
-from localjudge.datasets.judge_file import (
+from localjudge._datasets.batch import run_batch
+from localjudge._datasets.judge_file import (
     FORMAT,
     check_judge_file,
     judge_file_path,
     read_judge_file,
     record_judge,
 )
-from localjudge.datasets.rows import Row
+from localjudge._datasets.rows import Row
 from localjudge.errors import ResultsFileError
 
 DESCRIBED = {"localjudge": "0", "models": [{"spec": "tiny"}], "asked": [{"prompt": "Is {outputs} right?"}]}
@@ -54,7 +54,7 @@ def test_a_run_describes_its_judge_before_its_first_row_and_its_speed_after_its_
 
 
 def test_a_run_whose_start_could_not_be_written_leaves_the_last_runs_entry_as_it_was(tmp_path, monkeypatch):
-    import localjudge.datasets.judge_file as judge_file
+    import localjudge._datasets.judge_file as judge_file
 
     results = tmp_path / "data.results.jsonl"
     run_batch(rows("4"), judge, results, judge="j1", described=DESCRIBED)
@@ -124,7 +124,7 @@ def test_a_file_there_that_is_not_ours_is_reported_by_a_reader_and_replaced_by_a
 
 
 def test_a_reader_refuses_a_symlink_and_a_file_too_big_to_be_ours(tmp_path, monkeypatch):
-    from localjudge.datasets import judge_file
+    from localjudge._datasets import judge_file
 
     path = tmp_path / "r.judge.json"
     assert read_judge_file(path) is None

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from localjudge.datasets.judge_file import is_judge_file, record_judge
-from localjudge.datasets.outputs import is_results_csv, is_summary_file
-from localjudge.datasets.results_file import is_results_file
+from localjudge._datasets.judge_file import is_judge_file, record_judge
+from localjudge._datasets.outputs import is_results_csv, is_summary_file
+from localjudge._datasets.results_file import is_results_file
 
 RECORD = '{"id": "a", "result": {"key": "score", "score": true, "comment": null}}\n'
 

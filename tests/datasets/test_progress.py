@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from localjudge.datasets.progress import RunProgress
+from localjudge._datasets.progress import RunProgress
 
 RECORDS = [
     {"id": "a", "result": {"score": True}},

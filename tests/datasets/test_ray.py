@@ -12,9 +12,9 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from localjudge.datasets.batch import run_batch, score_rows  # noqa: E402
-from localjudge.datasets.ray import score_on_ray  # noqa: E402
-from localjudge.datasets.rows import read_rows  # noqa: E402
+from localjudge._datasets.batch import run_batch, score_rows  # noqa: E402
+from localjudge._datasets.ray import score_on_ray  # noqa: E402
+from localjudge._datasets.rows import read_rows  # noqa: E402
 from localjudge.errors import OutputParseError, UsageError  # noqa: E402
 
 
@@ -160,7 +160,7 @@ def test_cli_ray_engine_gives_the_local_engine_results_and_shares_its_cache(tmp_
 def test_bad_options_stop_a_ray_run_before_any_actor_starts(tmp_path, options, message):
     from click.testing import CliRunner
 
-    from localjudge import cli
+    from localjudge import _cli as cli
 
     data = _write(tmp_path / "rows.jsonl", [json.dumps({"outputs": "4"})])
     few_shot = _write(tmp_path / "few.jsonl", [json.dumps({"inputs": "2+2?"})])  # no outputs, no score

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from localjudge.datasets.record_check import kept_record_problem
+from localjudge._datasets.record_check import kept_record_problem
 
 GOOD = {"key": "score", "score": True, "comment": "fine", "metadata": None}
 

@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from localjudge.datasets.results_file import ResultsFile, read_results, writing_to
+from localjudge._datasets.results_file import ResultsFile, read_results, writing_to
 from localjudge.errors import ResultsFileError, ResultsWriteError, UsageError
 
 WRITER = """
 import sys, time
 from pathlib import Path
-from localjudge.datasets.batch import run_batch
+from localjudge._datasets.batch import run_batch
 from localjudge.errors import ResultsFileError
-from localjudge.datasets.rows import Row
+from localjudge._datasets.rows import Row
 
 prefix, rows = sys.argv[2], int(sys.argv[3])
 
@@ -81,7 +81,7 @@ def test_the_lock_is_held_from_open_to_close_and_freed_by_close(tmp_path):
 def test_a_killed_run_leaves_no_lock_behind(tmp_path):
     results = tmp_path / "results.jsonl"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from pathlib import Path; from localjudge.datasets.results_file import "
+        [sys.executable, "-c", "import sys, time; from pathlib import Path; from localjudge._datasets.results_file import "
          "ResultsFile; ResultsFile(Path(sys.argv[1])).open(); print('open', flush=True); time.sleep(60)",
          str(results)],
         stdout=subprocess.PIPE, text=True,

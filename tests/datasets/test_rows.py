@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from localjudge.datasets.rows import parse_mapping, read_json_lines, read_rows, read_text, row_of
+from localjudge._datasets.rows import parse_mapping, read_json_lines, read_rows, read_text, row_of
 from localjudge.errors import (
     DuplicateIdError,
     InvalidEncodingError,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from localjudge.datasets.summary import BatchSummary
+from localjudge._datasets.summary import BatchSummary
 
 
 def test_counts_verdicts_errors_and_winners_without_keeping_records() -> None:

@@ -9,10 +9,10 @@ import threading
 import pytest
 from support.toy_runtime import ToyRuntime
 
-from localjudge.decoding import guide_for, schema_to_regex
-from localjudge.decoding.batcher import Batcher
-from localjudge.decoding.loop import Sampler, generate
-from localjudge.decoding.steps import Extend, Start, run
+from localjudge._decoding import guide_for, schema_to_regex
+from localjudge._decoding.batcher import Batcher
+from localjudge._decoding.loop import Sampler, generate
+from localjudge._decoding.steps import Extend, Start, run
 from localjudge.errors import ContextOverflowError, ModelError
 
 BOOLEAN = {
@@ -207,7 +207,7 @@ def endless(steps: list[int], cancel_after: int | None = None, token=None):
 
 
 def test_a_cancelled_request_ends_at_the_next_step_and_frees_its_sequence_for_the_next():
-    from localjudge.cancellation import Cancel, cancellable
+    from localjudge._cancellation import Cancel, cancellable
     from localjudge.errors import RequestCancelledError
 
     runtime = ToyRuntime(slots=1)
@@ -231,7 +231,7 @@ def test_a_cancelled_request_ends_at_the_next_step_and_frees_its_sequence_for_th
 
 
 def test_a_queued_request_cancelled_before_its_turn_is_answered_without_running():
-    from localjudge.cancellation import Cancel, cancellable
+    from localjudge._cancellation import Cancel, cancellable
     from localjudge.errors import RequestCancelledError
 
     runtime = ToyRuntime(slots=1)
@@ -251,7 +251,7 @@ def test_a_queued_request_cancelled_before_its_turn_is_answered_without_running(
 
 
 def _run_ignoring(batcher, generation, token):
-    from localjudge.cancellation import cancellable
+    from localjudge._cancellation import cancellable
     from localjudge.errors import RequestCancelledError
 
     with cancellable(token), contextlib.suppress(RequestCancelledError):
@@ -272,7 +272,7 @@ def test_a_judge_used_in_a_child_made_by_fork_refuses_at_once_naming_spawn(tiny_
     import multiprocessing
 
     from localjudge import create_llm_as_judge
-    from localjudge.clients.llamacpp import LlamaCppClient
+    from localjudge._clients.llamacpp import LlamaCppClient
 
     client = LlamaCppClient(tiny_gguf, n_ctx=512)
     evaluator = create_llm_as_judge(prompt="Is {outputs} right for {inputs}?", judge=client, model="tiny")

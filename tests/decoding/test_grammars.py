@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from localjudge.decoding.grammars import DEFAULT_VARIANTS, grammar_files, regex_to_gbnf
-from localjudge.prompts.parsing import validate
-from localjudge.prompts.schema import default_output_schema
+from localjudge._decoding.grammars import DEFAULT_VARIANTS, grammar_files, regex_to_gbnf
+from localjudge._prompts.parsing import validate
+from localjudge._prompts.schema import default_output_schema
 
 GRAMMARS_DIR = Path(__file__).resolve().parents[2] / "grammars"
 

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from localjudge.decoding import Sampler, TokenVocabulary, decode, guide_for, schema_to_regex
+from localjudge._decoding import Sampler, TokenVocabulary, decode, guide_for, schema_to_regex
 
 pytest.importorskip("outlines_core")
 
@@ -118,7 +118,7 @@ def test_a_verbatim_loop_closes_the_string_early():
 
 
 def test_loop_detection_needs_three_cycles_of_twelve_tokens():
-    from localjudge.decoding.loop import _loops
+    from localjudge._decoding.loop import _loops
 
     cycle = list(range(5))
     assert not _loops(cycle * 2)

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from localjudge.decoding import schema_to_regex
-from localjudge.decoding.guide import outlines_vocabulary
-from localjudge.decoding.index_build import build_in_child
-from localjudge.decoding.schema_limits import SchemaLimits
+from localjudge._decoding import schema_to_regex
+from localjudge._decoding.guide import outlines_vocabulary
+from localjudge._decoding.index_build import build_in_child
+from localjudge._decoding.schema_limits import SchemaLimits
 from localjudge.errors import SchemaTooLargeError
 
 pytestmark = pytest.mark.model
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.model
 
 @pytest.fixture(scope="module")
 def vocab(tiny_gguf):
-    from localjudge.runtimes.llamacpp import LlamaCppRuntime
+    from localjudge._runtimes.llamacpp import LlamaCppRuntime
 
     return LlamaCppRuntime(tiny_gguf, vocab_only=True).vocab
 

@@ -37,7 +37,7 @@ def test_every_output_is_valid_or_reported_as_cut(runtime):
 
 
 def test_the_adversary_is_adversarial_without_the_guide(runtime):
-    from localjudge.decoding.loop import Sampler, decode
+    from localjudge._decoding.loop import Sampler, decode
 
     prompt = runtime.prompt_tokens("Judge this.")
     texts = [

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 from support.toy_runtime import EOS, PIECES, ToyRuntime
 
-from localjudge.decoding import guide_for, schema_to_regex
-from localjudge.decoding.readout import read_values, readout_fields, value_probabilities
+from localjudge._decoding import guide_for, schema_to_regex
+from localjudge._decoding.readout import read_values, readout_fields, value_probabilities
 
 
 def brute_force(runtime: ToyRuntime, guide, state: int, history: list[int], prefix: bytes) -> dict[Any, float]:

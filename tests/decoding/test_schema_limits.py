@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from localjudge.decoding import check_schema, schema_to_regex
-from localjudge.decoding.schema_limits import SCHEMA_LIMITS, SchemaLimits, estimated_states
+from localjudge._decoding import check_schema, schema_to_regex
+from localjudge._decoding.schema_limits import SCHEMA_LIMITS, SchemaLimits, estimated_states
 from localjudge.errors import SchemaTooLargeError, UnsupportedSchemaError
 
 
@@ -125,7 +125,7 @@ def test_the_estimate_counts_copies_that_repetitions_make(regex, states):
 
 
 def test_every_default_schema_is_far_below_the_limits():
-    from localjudge.prompts.schema import default_output_schema
+    from localjudge._prompts.schema import default_output_schema
 
     for options in ({}, {"continuous": True}, {"choices": [0, 0.5, 1]}):
         for reasoning in (True, False):

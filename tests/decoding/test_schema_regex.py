@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from localjudge.decoding import check_schema, schema_to_regex
+from localjudge._decoding import check_schema, schema_to_regex
+from localjudge._prompts.schema import default_output_schema
 from localjudge.errors import UnsupportedSchemaError, UsageError
-from localjudge.prompts.schema import default_output_schema
 
 VARIANTS = {
     "boolean": {},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from localjudge.judges.both_orders import combine_orders, read_order
+from localjudge._judges.both_orders import combine_orders, read_order
 
 
 def test_combining_orders_by_hand():

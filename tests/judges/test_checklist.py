@@ -8,12 +8,13 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from localjudge import cli, create_llm_as_judge
-from localjudge.clients.base import ChatClient, ChatResponse, make_chat_completion
+from localjudge import _cli as cli
+from localjudge import create_llm_as_judge
+from localjudge._clients.base import ChatClient, ChatResponse, make_chat_completion
+from localjudge._judges.checklist import CHECKLIST_PROMPT, checks_section
+from localjudge._judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
+from localjudge._judges.ways import Way
 from localjudge.errors import OptionError, OutputParseError, TruncatedOutputError, UsageError
-from localjudge.judges.checklist import CHECKLIST_PROMPT, checks_section
-from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
-from localjudge.judges.ways import Way
 from localjudge.testing import ScriptedClient
 
 CHECKS = "Is it one word?\nIs it a city?\nIs it the capital of France?"
@@ -152,7 +153,7 @@ def test_a_pair_read_by_likelihood_asks_nothing_so_it_takes_no_checklist():
 
 
 def test_compare_with_the_flag_shows_the_checks_and_prints_them_in_the_result(monkeypatch):
-    from localjudge.commands import judging as command_judge
+    from localjudge._cli.commands import judging as command_judge
 
     client = answers('{"winner": "A"}')
     monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: client)
@@ -164,7 +165,7 @@ def test_compare_with_the_flag_shows_the_checks_and_prints_them_in_the_result(mo
 
 
 def test_batch_with_the_flag_writes_checks_only_for_rows_without_their_own(monkeypatch, tmp_path):
-    from localjudge.commands import judging as command_judge
+    from localjudge._cli.commands import judging as command_judge
 
     client = answers('{"winner": "A"}')
     monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: client)
@@ -218,7 +219,7 @@ class LeaningPairJudge(ChatClient):
 
 
 def test_calibrate_fits_a_judge_that_writes_checks_as_its_own_and_compare_applies_it(tmp_path, monkeypatch):
-    from localjudge.commands import judging as command_judge
+    from localjudge._cli.commands import judging as command_judge
 
     monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path / "home"))
     client = LeaningPairJudge()
@@ -270,7 +271,7 @@ def test_an_async_judge_of_one_output_writes_its_checks_first():
 
 
 def test_each_judge_of_an_ensemble_writes_its_own_checks(monkeypatch):
-    from localjudge.commands import judging as command_judge
+    from localjudge._cli.commands import judging as command_judge
 
     client = answers('{"winner": "A"}')
     monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: client)
@@ -284,7 +285,7 @@ def test_each_judge_of_an_ensemble_writes_its_own_checks(monkeypatch):
 
 
 def test_batch_refuses_a_rows_checks_that_the_judge_would_not_be_shown(monkeypatch, tmp_path):
-    from localjudge.commands import judging as command_judge
+    from localjudge._cli.commands import judging as command_judge
 
     monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: answers('{"winner": "A"}'))
     data = tmp_path / "pairs.jsonl"
@@ -298,7 +299,7 @@ def test_batch_refuses_a_rows_checks_that_the_judge_would_not_be_shown(monkeypat
 
 
 def test_calibrate_refuses_rows_that_bring_their_own_checks(tmp_path, monkeypatch):
-    from localjudge.commands import judging as command_judge
+    from localjudge._cli.commands import judging as command_judge
 
     monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: LeaningPairJudge())
     data = tmp_path / "pairs.jsonl"

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from localjudge import create_async_code_llm_as_judge, create_code_llm_as_judge
-from localjudge.clients.base import make_chat_completion
+from localjudge._clients.base import make_chat_completion
+from localjudge._judges.code import CODE_CORRECTNESS_PROMPT, CODE_CORRECTNESS_PROMPT_WITH_REFERENCE_OUTPUTS
+from localjudge._prompts.code import EXTRACTION_SCHEMA
 from localjudge.errors import TruncatedOutputError, UsageError
-from localjudge.judges.code import CODE_CORRECTNESS_PROMPT, CODE_CORRECTNESS_PROMPT_WITH_REFERENCE_OUTPUTS
-from localjudge.prompts.code import EXTRACTION_SCHEMA
 from localjudge.testing import ScriptedClient
 
 VERDICT = json.dumps({"reasoning": "It adds.", "score": True})
@@ -135,9 +135,9 @@ def test_our_prompts_show_the_task_the_code_and_the_reference():
 
 
 def test_the_cut_is_read_where_the_local_client_writes_it():
-    from localjudge.clients import completion
-    from localjudge.clients.fallback import FALLBACK_FIELD
-    from localjudge.clients.local import DECODE_STATS_FIELD, READOUT_FIELD
+    from localjudge._clients import completion
+    from localjudge._clients.fallback import FALLBACK_FIELD
+    from localjudge._clients.local import DECODE_STATS_FIELD, READOUT_FIELD
 
     assert completion._DECODE_STATS == DECODE_STATS_FIELD
     assert (completion._READOUT, completion._ANSWERED_BY) == (READOUT_FIELD, FALLBACK_FIELD)

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from localjudge import create_code_llm_as_judge
+from localjudge._judges.plan import keeping_exchanges
 from localjudge.code import CODE_CORRECTNESS_PROMPT
-from localjudge.judges.plan import keeping_exchanges
 
 pytestmark = pytest.mark.model
 

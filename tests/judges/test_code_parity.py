@@ -19,8 +19,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult  # noqa: E402
 from langchain_core.utils.function_calling import convert_to_openai_tool  # noqa: E402
 
 from localjudge import create_async_code_llm_as_judge, create_code_llm_as_judge  # noqa: E402
-from localjudge.judges import code as our_code  # noqa: E402
-from localjudge.prompts.code import markdown_code  # noqa: E402
+from localjudge._judges import code as our_code  # noqa: E402
+from localjudge._prompts.code import markdown_code  # noqa: E402
 from localjudge.testing import ScriptedClient  # noqa: E402
 
 THEIR_PROMPT = openevals_code.CODE_CORRECTNESS_PROMPT
@@ -225,7 +225,7 @@ def test_the_module_mirrors_openevals_code_llm():
         (our_code.CODE_CORRECTNESS_PROMPT, THEIR_PROMPT),
         (our_code.CODE_CORRECTNESS_PROMPT_WITH_REFERENCE_OUTPUTS, THEIR_REFERENCE_PROMPT),
     ]:
-        from localjudge.prompts.prompting import template_fields
+        from localjudge._prompts.prompting import template_fields
 
         assert set(template_fields(ours)) == set(template_fields(theirs))
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from localjudge._judges.ensemble import combine_verdicts, create_async_ensemble_judge, create_ensemble_judge
+from localjudge._judges.single import create_async_llm_as_judge, create_llm_as_judge
 from localjudge.errors import AllClientsFailedError, UsageError
-from localjudge.judges.ensemble import combine_verdicts, create_async_ensemble_judge, create_ensemble_judge
-from localjudge.judges.single import create_async_llm_as_judge, create_llm_as_judge
 from localjudge.testing import ScriptedClient
 
 
@@ -26,7 +26,7 @@ def test_booleans_go_by_majority_with_the_share_behind_it():
 
 
 def test_each_members_requests_are_kept_where_the_caller_keeps_exchanges():
-    from localjudge.judges.plan import keeping_exchanges
+    from localjudge._judges.plan import keeping_exchanges
 
     members = [
         create_llm_as_judge(
@@ -153,7 +153,7 @@ def test_names_must_be_one_distinct_name_per_member(names):
 
 
 def test_the_command_line_names_members_by_spec_and_a_repeated_spec_by_its_place():
-    from localjudge.commands.judging import member_names
+    from localjudge._cli.commands.judging import member_names
 
     assert member_names(["default", "tiny", "default"]) == ["default", "tiny", "default (member 3)"]
     assert member_names(["x (member 3)", "x", "x"]) == ["member 1", "member 2", "member 3"]  # no clash left
@@ -180,8 +180,8 @@ def test_a_member_called_wrongly_is_the_callers_error_not_a_lost_vote():
 def test_the_command_line_ensemble_of_models(monkeypatch, tmp_path):
     from click.testing import CliRunner
 
-    from localjudge import cli
-    from localjudge.commands import judging as command_judge
+    from localjudge import _cli as cli
+    from localjudge._cli.commands import judging as command_judge
 
     verdicts = {"a.gguf": True, "b.gguf": False, "c.gguf": True}
     monkeypatch.setattr(

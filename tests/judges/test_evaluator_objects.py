@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from localjudge.judges.core import JudgeCore
-from localjudge.judges.ensemble import create_async_ensemble_judge, create_ensemble_judge
-from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
-from localjudge.judges.single import AsyncEvaluator, Evaluator, create_async_llm_as_judge, create_llm_as_judge
-from localjudge.judges.trajectory import create_async_trajectory_llm_as_judge, create_trajectory_llm_as_judge
+from localjudge._judges.core import JudgeCore
+from localjudge._judges.ensemble import create_async_ensemble_judge, create_ensemble_judge
+from localjudge._judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
+from localjudge._judges.single import AsyncEvaluator, Evaluator, create_async_llm_as_judge, create_llm_as_judge
+from localjudge._judges.trajectory import create_async_trajectory_llm_as_judge, create_trajectory_llm_as_judge
 from localjudge.testing import ScriptedClient
 
 VERDICT = json.dumps({"reasoning": "fine", "score": True})

@@ -6,9 +6,8 @@ import json
 
 import pytest
 
-from localjudge.commands.check import find_set
-from localjudge.errors import MissingTemplateVariableError, UsageError
-from localjudge.judges.evaluators import (
+from localjudge._cli.commands.check import find_set
+from localjudge._judges.evaluators import (
     EVALUATORS,
     MEASURED,
     correctness,
@@ -16,9 +15,10 @@ from localjudge.judges.evaluators import (
     make_evaluator,
     pairwise_preference,
 )
-from localjudge.judges.single import Evaluator
-from localjudge.judges.ways import WAYS
-from localjudge.prompts.prompting import DATA_NOT_INSTRUCTIONS
+from localjudge._judges.single import Evaluator
+from localjudge._judges.ways import WAYS
+from localjudge._prompts.prompting import DATA_NOT_INSTRUCTIONS
+from localjudge.errors import MissingTemplateVariableError, UsageError
 from localjudge.testing import ScriptedClient
 
 REQUIRED = {
@@ -125,7 +125,7 @@ def test_the_pairwise_one_asks_the_way_measured_best_that_its_judge_can_run(monk
     result = pairwise_preference(judge=server)(inputs="q", outputs_a="x", outputs_b="y")
     assert result["metadata"]["way"] == "checklist" and result["metadata"]["checklist"] == "Does it answer?"
     built = []
-    monkeypatch.setattr("localjudge.judges.pairwise.create_pairwise_judge", lambda **options: built.append(options))
+    monkeypatch.setattr("localjudge._judges.pairwise.create_pairwise_judge", lambda **options: built.append(options))
     pairwise_preference(model="tiny")
     pairwise_preference(model="openai:gpt-4o-mini")
     pairwise_preference(model="tiny", use_reasoning=True)  # a way option given: judged as it says
@@ -135,7 +135,7 @@ def test_the_pairwise_one_asks_the_way_measured_best_that_its_judge_can_run(monk
 def test_the_list_command_prints_one_line_each():
     from click.testing import CliRunner
 
-    from localjudge import cli
+    from localjudge import _cli as cli
 
     result = CliRunner().invoke(cli.main, ["evaluators", "list"])
     assert result.exit_code == 0
@@ -147,8 +147,8 @@ def test_the_list_command_prints_one_line_each():
 def test_score_takes_a_ready_made_evaluator_and_refuses_mismatches(monkeypatch):
     from click.testing import CliRunner
 
-    from localjudge import cli
-    from localjudge.commands import judging as command_judge
+    from localjudge import _cli as cli
+    from localjudge._cli.commands import judging as command_judge
 
     judge = ScriptedClient([json.dumps({"reasoning": "Brief.", "score": True})], repeat=True)
     monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: judge)
@@ -172,7 +172,7 @@ def test_score_takes_a_ready_made_evaluator_and_refuses_mismatches(monkeypatch):
 def test_every_evaluator_has_a_constructor_whose_options_an_editor_can_read():
     import typing
 
-    import localjudge.judges.evaluators as module
+    import localjudge._judges.evaluators as module
 
     for name, ready in EVALUATORS.items():
         constructor = getattr(module, name)
@@ -186,9 +186,9 @@ def test_every_evaluator_has_a_constructor_whose_options_an_editor_can_read():
 def test_the_constructors_take_exactly_what_their_factories_take_less_the_prompt():
     import inspect
 
-    import localjudge.judges.evaluators as module
-    from localjudge.judges.pairwise import create_pairwise_judge
-    from localjudge.judges.single import create_llm_as_judge
+    import localjudge._judges.evaluators as module
+    from localjudge._judges.pairwise import create_pairwise_judge
+    from localjudge._judges.single import create_llm_as_judge
 
     for options, factory in [
         (module.JudgeOptions, create_llm_as_judge),
@@ -211,7 +211,7 @@ def test_the_default_judge_finds_the_fit_that_ships_for_each_measured_evaluator(
 
 def test_the_prompt_of_every_default_answer_puts_what_rows_share_before_the_row():
     """Its instructions, scale and guard come first, so a local judge reads them once per run (the prefix cache)."""
-    from localjudge.judges.evaluators import SAME_ANSWER_PROMPT
+    from localjudge._judges.evaluators import SAME_ANSWER_PROMPT
 
     fixed = SAME_ANSWER_PROMPT[: SAME_ANSWER_PROMPT.index("{")]
     assert "Scale: true or false." in fixed and DATA_NOT_INSTRUCTIONS in fixed

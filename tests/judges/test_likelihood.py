@@ -8,12 +8,12 @@ import math
 import pytest
 from support.likelihood_readings import PAIR, scored
 
-from localjudge.clients.formats import read_reply_logprobs
+from localjudge._clients.formats import read_reply_logprobs
+from localjudge._judges.likelihood import calibrated_winner, check_readings, likelihood_gain, pick_by_gain
+from localjudge._judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
+from localjudge._trust.correction import Correction, gain_readout
 from localjudge.errors import JudgeRuntimeError, OptionError, OutputParseError, RemoteConnectError, UsageError
-from localjudge.judges.likelihood import calibrated_winner, check_readings, likelihood_gain, pick_by_gain
-from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
 from localjudge.testing import ScriptedClient
-from localjudge.trust.correction import Correction, gain_readout
 
 
 def test_the_gain_is_nats_per_token_and_the_larger_one_wins():
@@ -58,7 +58,7 @@ def test_each_output_is_read_after_the_instruction_and_after_nothing(mode):
 
 
 def test_a_chain_names_the_member_that_read_all_four():
-    from localjudge.clients.fallback import FallbackClient
+    from localjudge._clients.fallback import FallbackClient
 
     down = ScriptedClient([RemoteConnectError("down")], repeat=True)
     down.name = "down"
@@ -165,7 +165,7 @@ def test_a_call_without_what_it_scores_is_refused_before_any_request(call, messa
 @pytest.mark.model
 def test_the_tiny_model_prefers_the_reply_to_the_question_asked_and_the_cache_keeps_its_figures(tmp_path):
     """Machinery on the real tiny model: an answer to another question gains less from the instruction."""
-    from localjudge.clients.result_cache import ResultCache
+    from localjudge._clients.result_cache import ResultCache
 
     cache = ResultCache(tmp_path / "cache.sqlite3")
     judge = create_pairwise_judge(model="tiny", way="likelihood", cache=cache)
@@ -184,8 +184,8 @@ def test_compare_by_likelihood_on_the_command_line(monkeypatch):
 
     from click.testing import CliRunner
 
-    from localjudge import cli
-    from localjudge.commands import judging as command_judge
+    from localjudge import _cli as cli
+    from localjudge._cli.commands import judging as command_judge
 
     client = ScriptedClient([scored], repeat=True)
     monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: client)
@@ -203,8 +203,8 @@ def test_compare_by_likelihood_on_the_command_line(monkeypatch):
 
 
 def test_check_judge_scores_by_likelihood_only_its_pair_sets():
-    from localjudge.commands.check import CHECK_SETS
-    from localjudge.commands.settings import JudgeSettings, WayFlags
+    from localjudge._cli.commands.check import CHECK_SETS
+    from localjudge._cli.commands.settings import JudgeSettings, WayFlags
 
     settings = JudgeSettings(way_flags=WayFlags(likelihood=True))
     asked = {name for name, check_set in CHECK_SETS.items() if check_set.settings(settings).way_flags.likelihood}
@@ -228,8 +228,8 @@ def test_a_batch_row_without_inputs_or_with_a_reference_is_that_rows_error(tmp_p
 
     from click.testing import CliRunner
 
-    from localjudge import cli
-    from localjudge.commands import judging as command_judge
+    from localjudge import _cli as cli
+    from localjudge._cli.commands import judging as command_judge
 
     monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: ScriptedClient([scored], repeat=True))
     rows = [PAIR, {**PAIR, "inputs": None}, {**PAIR, "reference_outputs": "Paris."}, PAIR]
@@ -266,8 +266,8 @@ def test_calibrate_then_compare_by_likelihood_on_the_command_line(tmp_path, monk
 
     from click.testing import CliRunner
 
-    from localjudge import cli
-    from localjudge.commands import judging as command_judge
+    from localjudge import _cli as cli
+    from localjudge._cli.commands import judging as command_judge
 
     monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path / "home"))
     client = _NamedScorer([_words_shared], repeat=True)

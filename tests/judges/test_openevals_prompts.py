@@ -18,7 +18,7 @@ from localjudge import (  # noqa: E402
     create_llm_as_judge,
     create_trajectory_llm_as_judge,
 )
-from localjudge.prompts.prompting import template_fields  # noqa: E402
+from localjudge._prompts.prompting import template_fields  # noqa: E402
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]
 

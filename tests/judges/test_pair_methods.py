@@ -8,17 +8,17 @@ from dataclasses import dataclass
 import pytest
 
 from localjudge import WAYS, Way, create_pairwise_judge
-from localjudge.errors import OptionError, UsageError
-from localjudge.judges.core import JudgeCore
-from localjudge.judges.pairwise import (
+from localjudge._judges.core import JudgeCore
+from localjudge._judges.pairwise import (
     PairOptions,
     pairwise_prompt,
     pairwise_schema,
     register_pair_method,
     unregister_pair_method,
 )
-from localjudge.judges.plan import Step
-from localjudge.prompts.prompting import SCORES
+from localjudge._judges.plan import Step
+from localjudge._prompts.prompting import SCORES
+from localjudge.errors import OptionError, UsageError
 from localjudge.testing import ScriptedClient
 
 
@@ -86,8 +86,8 @@ def test_a_registered_method_refuses_what_it_cannot_take_and_leaves_no_trace_whe
 def test_the_command_line_takes_a_method_registered_after_it_loaded(registered):
     from click.testing import CliRunner
 
-    from localjudge import cli
-    from localjudge.cli.options import WayName
+    from localjudge import _cli as cli
+    from localjudge._cli.options import WayName
 
     assert WayName().convert("one-order", None, None) == Way(pairs="one-order")
     assert "one-order" in CliRunner().invoke(cli.main, ["compare", "--help"]).output
@@ -102,8 +102,8 @@ def test_a_process_that_did_not_register_the_method_says_it_must_register_it_too
 
     worker = (
         "import pickle, sys\n"
-        "from localjudge.judges.pair_methods import pair_plan\n"
-        "from localjudge.judges.ways import find_way\n"
+        "from localjudge._judges.pair_methods import pair_plan\n"
+        "from localjudge._judges.ways import find_way\n"
         "way = pickle.loads(sys.stdin.buffer.read())\n"
         "for attempt in (lambda: find_way('one-order'), lambda: pair_plan(None, way)):\n"
         "    try:\n"

@@ -8,15 +8,15 @@ import warnings
 
 import pytest
 
-from localjudge.clients.base import ChatClient, make_chat_completion
-from localjudge.errors import OutputParseError, UsageError
-from localjudge.judges.pairwise import (
+from localjudge._clients.base import ChatClient, make_chat_completion
+from localjudge._judges.pairwise import (
     PAIRWISE_PROMPT,
     create_async_pairwise_judge,
     create_pairwise_judge,
     pairwise_schema,
 )
-from localjudge.judges.ways import Way
+from localjudge._judges.ways import Way
+from localjudge.errors import OutputParseError, UsageError
 
 GOOD, BAD = "Paris is the capital of France.", "Lyon is the capital of France."
 
@@ -128,7 +128,7 @@ def test_the_default_judge_prefers_the_right_answer_in_both_orders():
 
 @pytest.fixture
 def rule_judge(monkeypatch):
-    from localjudge.commands import judging as command_judge
+    from localjudge._cli.commands import judging as command_judge
 
     judge = Judge(lambda a, b: "A" if a == GOOD else "B")
     monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: judge)
@@ -138,7 +138,7 @@ def rule_judge(monkeypatch):
 def test_compare_prints_the_verdict(rule_judge):
     from click.testing import CliRunner
 
-    from localjudge import cli
+    from localjudge import _cli as cli
 
     result = CliRunner().invoke(
         cli.main,
@@ -153,7 +153,7 @@ def test_compare_prints_the_verdict(rule_judge):
 def test_batch_judges_pairs_and_refuses_single_output_options(rule_judge, tmp_path):
     from click.testing import CliRunner
 
-    from localjudge import cli
+    from localjudge import _cli as cli
 
     data = tmp_path / "pairs.jsonl"
     pairs = [(GOOD, BAD), (BAD, GOOD), (GOOD, BAD)]
@@ -193,7 +193,7 @@ def test_a_missing_output_or_an_unshown_reference_is_an_error_never_dropped():
 def test_compare_without_inputs_and_a_batch_row_missing_an_output(rule_judge, tmp_path):
     from click.testing import CliRunner
 
-    from localjudge import cli
+    from localjudge import _cli as cli
 
     result = CliRunner().invoke(cli.main, ["compare", "--output-a", GOOD, "--output-b", BAD, "--reasoning"])
     assert result.exit_code == 0, result.output
@@ -241,7 +241,7 @@ def test_few_shot_pairs_are_shown_in_both_orders_and_checked_when_built():
 def test_compare_takes_few_shot_pairs(rule_judge, tmp_path):
     from click.testing import CliRunner
 
-    from localjudge import cli
+    from localjudge import _cli as cli
 
     shots = tmp_path / "shots.jsonl"
     shots.write_text(json.dumps({"inputs": "1+1?", "outputs_a": "3", "outputs_b": "2", "winner": "B"}) + "\n")

@@ -6,8 +6,8 @@ import asyncio
 import json
 import threading
 
-from localjudge.judges.plan import keeping_exchanges
-from localjudge.judges.single import create_async_llm_as_judge, create_llm_as_judge
+from localjudge._judges.plan import keeping_exchanges
+from localjudge._judges.single import create_async_llm_as_judge, create_llm_as_judge
 from localjudge.testing import ScriptedClient
 
 

@@ -9,11 +9,11 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from localjudge import cli
-from localjudge.clients.base import ChatClient, make_chat_completion
+from localjudge import _cli as cli
+from localjudge._clients.base import ChatClient, make_chat_completion
+from localjudge._judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
+from localjudge._judges.pointwise import combine_pointwise
 from localjudge.errors import UsageError
-from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
-from localjudge.judges.pointwise import combine_pointwise
 
 GOOD, BAD = "Paris is the capital of France.", "Lyon is the capital of France."
 
@@ -109,7 +109,7 @@ def test_options_that_do_not_fit_one_output_at_a_time_are_refused(options, refus
 
 
 def test_compare_pointwise_on_the_command_line(monkeypatch):
-    from localjudge.commands import judging as command_judge
+    from localjudge._cli.commands import judging as command_judge
 
     client = OneAtATime({GOOD: 0.9, BAD: 0.3})
     monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: client)
@@ -124,8 +124,8 @@ def test_compare_pointwise_on_the_command_line(monkeypatch):
 
 
 def test_check_judge_asks_pointwise_only_of_its_pair_sets():
-    from localjudge.commands.check import CHECK_SETS
-    from localjudge.commands.settings import JudgeSettings, WayFlags
+    from localjudge._cli.commands.check import CHECK_SETS
+    from localjudge._cli.commands.settings import JudgeSettings, WayFlags
 
     settings = JudgeSettings(way_flags=WayFlags(pointwise=True))
     asked = {name for name, check_set in CHECK_SETS.items() if check_set.settings(settings).way_flags.pointwise}

@@ -8,13 +8,14 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from localjudge import cli, create_async_llm_as_judge, create_llm_as_judge
-from localjudge.clients.base import ChatResponse
+from localjudge import _cli as cli
+from localjudge import create_async_llm_as_judge, create_llm_as_judge
+from localjudge._clients.base import ChatResponse
+from localjudge._judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
+from localjudge._judges.self_reference import SELF_REFERENCE_SYSTEM
+from localjudge._judges.ways import Way
 from localjudge.errors import OutputParseError, TruncatedOutputError, UsageError
 from localjudge.evaluators import SAME_ANSWER_PROMPT, make_evaluator
-from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
-from localjudge.judges.self_reference import SELF_REFERENCE_SYSTEM
-from localjudge.judges.ways import Way
 from localjudge.testing import ScriptedClient
 
 
@@ -136,7 +137,7 @@ def test_a_pair_judge_does_not_call_its_own_answer_a_good_one(method):
 
 
 def test_compare_with_the_flag_does_not_call_the_judges_own_answer_good(monkeypatch):
-    from localjudge.commands import judging as command_judge
+    from localjudge._cli.commands import judging as command_judge
 
     client = ScriptedClient(["418", '{"winner": "A"}', '{"winner": "B"}'])
     monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: client)
@@ -149,7 +150,7 @@ def test_compare_with_the_flag_does_not_call_the_judges_own_answer_good(monkeypa
 
 
 def test_batch_with_the_flag_writes_references_only_for_rows_without_one(monkeypatch, tmp_path):
-    from localjudge.commands import judging as command_judge
+    from localjudge._cli.commands import judging as command_judge
 
     def answer(request):
         if "response_format" not in request:  # the judge's own answer

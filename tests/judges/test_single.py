@@ -13,7 +13,7 @@ import pydantic
 import pytest
 import typing_extensions
 
-import localjudge.clients.resolve
+import localjudge._clients.resolve
 from localjudge import (
     AsyncChatClient,
     ChatClient,
@@ -24,13 +24,13 @@ from localjudge import (
     create_async_llm_as_judge,
     create_llm_as_judge,
 )
-from localjudge.clients.base import make_chat_completion
+from localjudge._clients.base import make_chat_completion
+from localjudge._prompts.prompting import format_few_shot_examples
+from localjudge._prompts.schema import default_output_schema
+from localjudge._specs.options import LIBRARY_PARALLEL
+from localjudge._trust.correction import Correction
 from localjudge.errors import JudgeRuntimeError, MissingTemplateVariableError
-from localjudge.prompts.prompting import format_few_shot_examples
-from localjudge.prompts.schema import default_output_schema
-from localjudge.specs.options import LIBRARY_PARALLEL
 from localjudge.testing import ScriptedClient
-from localjudge.trust.correction import Correction
 
 PROMPT = "Is the answer correct?\nQuestion: {inputs}\nAnswer: {outputs}"
 REASON = "The answer is right. Thus, the score should be: true."
@@ -506,7 +506,7 @@ def test_without_a_judge_the_model_spec_is_resolved(monkeypatch, model, environm
         resolved.append((name, kwargs))
         return client
 
-    monkeypatch.setattr(localjudge.clients.resolve, "resolve_model", fake_resolve)
+    monkeypatch.setattr(localjudge._clients.resolve, "resolve_model", fake_resolve)
     result = create_llm_as_judge(prompt=PROMPT, model=model)(inputs="q", outputs="a")
     assert resolved == [(spec, options)]
     assert result["score"] is True
@@ -635,7 +635,7 @@ def test_an_example_verdict_the_judge_could_never_give_is_shown_with_a_warning(o
 
 def test_a_local_readout_and_a_fallback_chain_share_the_metadata():
     from localjudge import FallbackClient
-    from localjudge.clients.base import make_chat_completion
+    from localjudge._clients.base import make_chat_completion
     from localjudge.errors import ModelLoadError
     from localjudge.testing import ScriptedClient
 
@@ -653,7 +653,7 @@ def test_a_local_readout_and_a_fallback_chain_share_the_metadata():
 
 
 def test_a_readout_of_another_field_does_not_become_the_score_metadata():
-    from localjudge.clients.base import make_chat_completion
+    from localjudge._clients.base import make_chat_completion
     from localjudge.testing import ScriptedClient
 
     answer = make_chat_completion('{"reasoning": "r", "score": true}', model="local")

@@ -8,8 +8,8 @@ import pytest
 from click.testing import CliRunner
 from support.trajectories import CALCULATOR
 
-from localjudge import cli
-from localjudge.prompts.trajectory import trajectory_text
+from localjudge import _cli as cli
+from localjudge._prompts.trajectory import trajectory_text
 from localjudge.testing import ScriptedClient
 
 GOOD = CALCULATOR
@@ -24,7 +24,7 @@ ROWS = [
 
 @pytest.fixture
 def judge(monkeypatch):
-    from localjudge.commands import judging as command_judge
+    from localjudge._cli.commands import judging as command_judge
 
     client = ScriptedClient(['{"reasoning": "Direct.", "score": true}'], repeat=True)
     monkeypatch.setattr(command_judge, "build_judge", lambda *args, **kwargs: client)

@@ -8,9 +8,9 @@ import pytest
 from support.trajectories import CALCULATOR
 
 from localjudge import create_async_trajectory_llm_as_judge, create_trajectory_llm_as_judge
+from localjudge._prompts.schema import default_output_schema
+from localjudge._prompts.trajectory import trajectory_text
 from localjudge.errors import InvalidTrajectoryError
-from localjudge.prompts.schema import default_output_schema
-from localjudge.prompts.trajectory import trajectory_text
 from localjudge.testing import ScriptedClient
 from localjudge.trajectory import TRAJECTORY_ACCURACY_PROMPT, TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE
 

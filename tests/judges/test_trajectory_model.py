@@ -44,7 +44,7 @@ def test_batch_judges_trajectory_rows_on_the_default_model(tmp_path):
 
     from click.testing import CliRunner
 
-    from localjudge import cli
+    from localjudge import _cli as cli
 
     rows = [
         {"id": "state", "outputs": {"messages": TRAJECTORY}, "reference_outputs": TRAJECTORY},

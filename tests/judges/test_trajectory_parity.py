@@ -18,7 +18,7 @@ from localjudge import (  # noqa: E402
     create_async_trajectory_llm_as_judge,
     create_trajectory_llm_as_judge,
 )
-from localjudge.judges import trajectory as our_trajectory  # noqa: E402
+from localjudge._judges import trajectory as our_trajectory  # noqa: E402
 from localjudge.testing import ScriptedClient  # noqa: E402
 
 THEIR_PROMPT = openevals_trajectory.TRAJECTORY_ACCURACY_PROMPT_WITH_REFERENCE  # the same template for both

@@ -6,10 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from localjudge.commands.settings import JudgeSettings, WayFlags
-from localjudge.commands.way_resolution import resolve_way
-from localjudge.errors import OptionError
-from localjudge.judges.ways import (
+from localjudge._cli.commands.settings import JudgeSettings, WayFlags
+from localjudge._cli.commands.way_resolution import resolve_way
+from localjudge._judges.ways import (
     DEFAULT_WAYS,
     WAYS,
     Question,
@@ -20,6 +19,7 @@ from localjudge.judges.ways import (
     stamp,
     stamped,
 )
+from localjudge.errors import OptionError
 
 
 def test_named_ways_are_named_by_their_label_and_others_by_their_parts():

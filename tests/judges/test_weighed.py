@@ -8,13 +8,13 @@ import warnings
 import pytest
 from support.likelihood_readings import PAIR, scored
 
-from localjudge.clients.base import make_chat_completion
+from localjudge._clients.base import make_chat_completion
+from localjudge._judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
+from localjudge._judges.plan import together
+from localjudge._judges.ways import WAYS, Way
+from localjudge._trust.pair_weights import PairSignals, read_pair_weights
 from localjudge.errors import JudgeRuntimeError, OptionError
-from localjudge.judges.pairwise import create_async_pairwise_judge, create_pairwise_judge
-from localjudge.judges.plan import together
-from localjudge.judges.ways import WAYS, Way
 from localjudge.testing import ScriptedClient
-from localjudge.trust.pair_weights import PairSignals, read_pair_weights
 
 
 def judged(p_first_shown: float, *, readout: bool = True):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage
 
+from localjudge._prompts.code import extraction_messages, final_output_text, markdown_code
 from localjudge.errors import UsageError
-from localjudge.prompts.code import extraction_messages, final_output_text, markdown_code
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from localjudge.prompts.format_instructions import add_format_instructions, describe_schema
-from localjudge.prompts.schema import default_output_schema
+from localjudge._prompts.format_instructions import add_format_instructions, describe_schema
+from localjudge._prompts.schema import default_output_schema
 
 
 def test_the_default_schemas_are_explained_field_by_field_in_order():

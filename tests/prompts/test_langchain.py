@@ -17,11 +17,11 @@ from langchain_core.prompts import ChatPromptTemplate, PromptTemplate
 from langchain_core.runnables import RunnableLambda
 
 from localjudge import OutputParseError, UsageError, create_async_llm_as_judge, create_llm_as_judge
-from localjudge.clients.langchain import LangChainClient
+from localjudge._clients.langchain import LangChainClient
+from localjudge._prompts.langchain import runnable_to_messages
+from localjudge._prompts.prompting import format_few_shot_examples
+from localjudge._prompts.schema import default_output_schema
 from localjudge.errors import MissingTemplateVariableError
-from localjudge.prompts.langchain import runnable_to_messages
-from localjudge.prompts.prompting import format_few_shot_examples
-from localjudge.prompts.schema import default_output_schema
 from localjudge.testing import ScriptedClient
 
 with warnings.catch_warnings():
@@ -176,7 +176,7 @@ def test_a_chat_model_answer_off_the_schema_is_a_parse_error():
 
 
 def test_a_chat_model_answer_that_does_not_parse_keeps_its_raw_text_and_falls_back():
-    from localjudge.clients.fallback import FallbackClient
+    from localjudge._clients.fallback import FallbackClient
 
     with pytest.raises(OutputParseError) as caught:
         create_llm_as_judge(prompt="Grade {outputs}", judge=_fake("Score: great!"))(outputs="x")
@@ -205,7 +205,7 @@ def test_langchain_client_without_a_schema_returns_the_plain_reply():
 def test_the_raw_text_of_a_failed_structured_answer_is_what_the_model_wrote():
     from langchain_core.messages import AIMessage
 
-    from localjudge.clients.langchain import _raw_text
+    from localjudge._clients.langchain import _raw_text
 
     assert _raw_text(AIMessage(content=[{"type": "text", "text": "Score: "}, {"type": "text", "text": "high"}])) == (
         "Score: high"

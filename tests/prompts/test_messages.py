@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from localjudge._prompts.messages import message_text, render_value
 from localjudge.errors import UsageError
-from localjudge.prompts.messages import message_text, render_value
 
 # --- values ---------------------------------------------------------------------
 

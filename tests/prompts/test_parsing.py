@@ -7,9 +7,9 @@ import json
 import pydantic
 import pytest
 
+from localjudge._prompts.parsing import complete_partial_json, extract_json, parse_json_output, validate
+from localjudge._prompts.schema import default_output_schema
 from localjudge.errors import JudgeRuntimeError, OutputParseError, TruncatedOutputError
-from localjudge.prompts.parsing import complete_partial_json, extract_json, parse_json_output, validate
-from localjudge.prompts.schema import default_output_schema
 
 SCHEMA, _ = default_output_schema()
 GOOD = '{"reasoning": "All four names are right.", "score": true}'

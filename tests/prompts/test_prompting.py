@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from localjudge.errors import MissingTemplateVariableError, UsageError
-from localjudge.prompts.prompting import (
+from localjudge._prompts.prompting import (
     build_messages,
     format_few_shot_examples,
     format_template,
     template_fields,
 )
+from localjudge.errors import MissingTemplateVariableError, UsageError
 
 VALUES = {"inputs": "What is 2+2?", "outputs": "4", "reference_outputs": None}
 

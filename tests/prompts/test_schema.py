@@ -11,9 +11,9 @@ import pydantic
 import pytest
 import typing_extensions
 
+from localjudge._prompts.schema import OutputSchema, default_output_schema, normalise_output_schema
 from localjudge.errors import UsageError
 from localjudge.llm import _construct_default_output_json_schema
-from localjudge.prompts.schema import OutputSchema, default_output_schema, normalise_output_schema
 
 # Printed by the seed's demo program, verbatim: these strings are the interface.
 SEED_DEFAULT_PRINT = """\
@@ -122,7 +122,7 @@ def test_choices_without_reasoning():
 def test_continuous_states_the_zero_to_one_range_in_words_and_the_decoder_holds_it(use_reasoning):
     import re
 
-    from localjudge.decoding import schema_to_regex
+    from localjudge._decoding import schema_to_regex
 
     schema, description = default_output_schema(continuous=True, use_reasoning=use_reasoning)
     score = schema["properties"]["score"]

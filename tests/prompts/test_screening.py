@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from localjudge.prompts.screening import addressed_parts, content_free, neutralise, screen
+from localjudge._prompts.screening import addressed_parts, content_free, neutralise, screen
 
 ZW = "\u200b"
 

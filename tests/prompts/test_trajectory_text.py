@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from localjudge._prompts.trajectory import trajectory_messages, trajectory_text
 from localjudge.errors import InvalidTrajectoryError, UsageError
-from localjudge.prompts.trajectory import trajectory_messages, trajectory_text
 
 WEATHER = [
     {"role": "user", "content": "What is the weather in Paris?"},

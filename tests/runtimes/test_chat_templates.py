@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from localjudge._runtimes.chat_templates import ChatTemplate, builtin_template_for, resolve_chat_template
 from localjudge.errors import ModelError, UsageError
-from localjudge.runtimes.chat_templates import ChatTemplate, builtin_template_for, resolve_chat_template
 
 GEMMA_META = {"general.architecture": "gemma3"}
 
@@ -283,7 +283,7 @@ def test_architecture_names_from_either_engine_have_a_builtin(name):
 
 
 def test_template_option_reads_a_name_or_a_file(tmp_path):
-    from localjudge.runtimes.chat_templates import read_template_option
+    from localjudge._runtimes.chat_templates import read_template_option
 
     assert read_template_option("chatml") == "chatml"
     path = tmp_path / "t.jinja"

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from localjudge.paths import file_sha256
-from localjudge.runtimes import gguf_conversion
+from localjudge._paths import file_sha256
+from localjudge._runtimes import gguf_conversion
 
 
 def fake_conversion(directory, source_sha256: str, files: dict[str, bytes]) -> None:
@@ -75,8 +75,8 @@ def test_the_tiny_gguf_converts_once_into_a_checked_directory(tiny_gguf, convert
 @pytest.mark.torch
 def test_both_engines_see_the_same_model(tiny_gguf, converted):
     """Same prompt tokens, and next-token logits that agree: the conversion kept the weights' meaning."""
-    from localjudge.runtimes.llamacpp import LlamaCppRuntime
-    from localjudge.runtimes.transformers import TransformersRuntime
+    from localjudge._runtimes.llamacpp import LlamaCppRuntime
+    from localjudge._runtimes.transformers import TransformersRuntime
 
     llama, hf = LlamaCppRuntime(tiny_gguf, n_ctx=512), TransformersRuntime(tiny_gguf, n_ctx=512)
     try:

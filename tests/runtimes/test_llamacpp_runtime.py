@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
+from localjudge._runtimes.llamacpp import LlamaCppRuntime
 from localjudge.errors import ModelError, ModelLoadError, UsageError
-from localjudge.runtimes.llamacpp import LlamaCppRuntime
 
 # --- file checks (no model needed) ------------------------------------------------------
 
@@ -86,7 +86,7 @@ def test_llama_built_by_others_loads_without_repacking_where_it_reads_its_defaul
     import llama_cpp
     import llama_cpp.llama as high_level
 
-    from localjudge.runtimes.llamacpp import without_extra_bufts
+    from localjudge._runtimes.llamacpp import without_extra_bufts
 
     assert llama_cpp.llama_model_default_params().use_extra_bufts  # llama.cpp's own default
     with without_extra_bufts():
@@ -97,7 +97,7 @@ def test_llama_built_by_others_loads_without_repacking_where_it_reads_its_defaul
 
 
 def test_gpu_layers_on_a_cpu_only_build_are_refused_not_ignored(tiny_gguf):
-    from localjudge.runtimes.llamacpp import system_info
+    from localjudge._runtimes.llamacpp import system_info
 
     if system_info()["gpu_offload"]:
         pytest.skip("this llama-cpp-python build can offload to a GPU")
@@ -120,10 +120,11 @@ def test_vocab_only_tokenizes_but_does_not_evaluate(tiny_gguf, runtime):
 @pytest.mark.model
 def test_a_tampered_pieces_cache_is_rebuilt_and_the_verdict_is_unchanged(tiny_gguf, tmp_path, monkeypatch):
     """Rotating the digit tokens in the cached pieces once turned a 2+2=4 verdict from 1.0 into 0.0, silently."""
-    from localjudge import create_llm_as_judge, disk_cache
-    from localjudge.clients.llamacpp import LlamaCppClient
-    from localjudge.decoding import guide
-    from localjudge.runtimes import vocabulary
+    from localjudge import _disk_cache as disk_cache
+    from localjudge import create_llm_as_judge
+    from localjudge._clients.llamacpp import LlamaCppClient
+    from localjudge._decoding import guide
+    from localjudge._runtimes import vocabulary
 
     monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path))
 

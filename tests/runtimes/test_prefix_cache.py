@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from localjudge.runtimes.prefix_cache import CHUNK, FINE, PrefixCache, boundaries, boundary_digests, chunks
+from localjudge._runtimes.prefix_cache import CHUNK, FINE, PrefixCache, boundaries, boundary_digests, chunks
 
 
 def test_chunks_are_cut_at_the_same_positions_wherever_a_run_resumes():
@@ -105,7 +105,7 @@ def test_a_warm_verdict_is_the_cold_one_bit_for_bit(tiny_gguf, shared_tokens, re
     """Prompts sharing a start: the third resumes from the kept prefix and matches a cache-less run exactly."""
     import numpy as np
 
-    from localjudge.runtimes.llamacpp import LlamaCppRuntime
+    from localjudge._runtimes.llamacpp import LlamaCppRuntime
 
     warm = LlamaCppRuntime(tiny_gguf, n_ctx=2048)
     cold = LlamaCppRuntime(tiny_gguf, n_ctx=2048, prefix_cache_bytes=0)
@@ -128,7 +128,7 @@ def test_a_warm_verdict_is_the_cold_one_bit_for_bit(tiny_gguf, shared_tokens, re
 @pytest.mark.parametrize("parallel", [1, 2])
 def test_requests_sent_together_read_their_shared_start_once_and_answer_as_alone(tiny_gguf, parallel):
     """Two requests sharing a long start, side by side or queued for one sequence: the second resumes from the first's kept start."""
-    from localjudge.clients.llamacpp import LlamaCppClient
+    from localjudge._clients.llamacpp import LlamaCppClient
 
     rubric = " ".join(f"Rule {i}: an answer states the fact plainly." for i in range(40))
     requests = [

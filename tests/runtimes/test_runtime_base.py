@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from localjudge._runtimes.base import Runtime, check_fits
+from localjudge._runtimes.vocabulary import TokenVocabulary
 from localjudge.errors import ContextOverflowError
-from localjudge.runtimes.base import Runtime, check_fits
-from localjudge.runtimes.vocabulary import TokenVocabulary
 
 BOS = 1
 
@@ -95,7 +95,7 @@ def test_overflow_advice_names_max_tokens_only_when_the_caller_chose_it():
 
 
 def test_a_long_text_is_counted_in_pieces_and_refused_before_the_whole_count():
-    from localjudge.runtimes.base import LONG_TEXT, refuse_what_cannot_fit
+    from localjudge._runtimes.base import LONG_TEXT, refuse_what_cannot_fit
 
     whole = []
 

@@ -19,7 +19,7 @@ a cached step multiplies a 1-row matrix where a recompute multiplies an
 n-row one, and the sums come out in another order. llama.cpp
 promises nothing across cuts: its kernels depend on the batch size, and
 on the tiny model logits move by more than 1.0. That is why it
-evaluates prompts in canonical chunks (:mod:`localjudge.runtimes.prefix_cache`).
+evaluates prompts in canonical chunks (:mod:`localjudge._runtimes.prefix_cache`).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ import numpy as np
 import pytest
 from support.toy_runtime import ToyRuntime
 
+from localjudge._runtimes.base import Group, Runtime, log_softmax_at
 from localjudge.errors import ContextOverflowError, ModelError
-from localjudge.runtimes.base import Group, Runtime, log_softmax_at
 
 #: transformers' cached step against a recompute, float32 on CPU: measured up to 5e-8 on logits of about 0.4
 TRANSFORMERS_TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
@@ -64,7 +64,7 @@ def subject(request) -> Subject:
     if request.param == "toy":
         return Subject("toy", _toy, {}, 1, (5, 40, 130, 1))
     if request.param == "llama.cpp":
-        from localjudge.runtimes.llamacpp import SHARED_STEP_LIMIT, LlamaCppRuntime
+        from localjudge._runtimes.llamacpp import SHARED_STEP_LIMIT, LlamaCppRuntime
 
         path = request.getfixturevalue("tiny_gguf")
 
@@ -76,7 +76,7 @@ def subject(request) -> Subject:
         assert len(lengths) > SHARED_STEP_LIMIT
         return Subject("llama.cpp", llama, None, SHARED_STEP_LIMIT, lengths)
     pytest.importorskip("transformers")
-    from localjudge.runtimes.transformers import TransformersRuntime
+    from localjudge._runtimes.transformers import TransformersRuntime
 
     directory = request.getfixturevalue("tiny_model_dir")
 
@@ -238,7 +238,7 @@ def test_reading_every_row_at_once_gives_the_figures_of_reading_a_token_at_a_tim
     if subject.name == "llama.cpp":
         runtime.n_batch = 4  # type: ignore[attr-defined]  # chunks of 4, within the context's own batch
     if subject.name == "transformers":
-        from localjudge.runtimes import transformers
+        from localjudge._runtimes import transformers
 
         monkeypatch.setattr(transformers, "SCORE_CHUNK", 4)
     prompt, reply = prompt_of(runtime, 10), tokens(runtime, 11, salt=8)

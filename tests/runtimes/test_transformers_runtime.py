@@ -10,8 +10,8 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from localjudge._runtimes.transformers import TransformersRuntime, pick_device, token_pieces  # noqa: E402
 from localjudge.errors import MissingDependencyError, ModelLoadError, UsageError  # noqa: E402
-from localjudge.runtimes.transformers import TransformersRuntime, pick_device, token_pieces  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -107,7 +107,7 @@ def test_invalid_model_is_a_load_error(tiny_model_dir, tmp_path, kind):
 
 
 def test_missing_extra_names_it(monkeypatch):
-    from localjudge.runtimes import transformers as runtime_module
+    from localjudge._runtimes import transformers as runtime_module
 
     monkeypatch.setitem(__import__("sys").modules, "transformers", None)
     with pytest.raises(MissingDependencyError, match=r"localjudge\[transformers\]"):

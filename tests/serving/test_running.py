@@ -19,7 +19,7 @@ pytest.importorskip("uvicorn")
 SCRIPT = textwrap.dedent(
     """
     import socket
-    from localjudge.serving import Limits, create_app, run
+    from localjudge._serving import Limits, create_app, run
     from localjudge.testing import ScriptedClient
 
     listening = socket.socket()

@@ -12,6 +12,9 @@ import httpx
 import pytest
 from support.serve_process import KEY, start_serve
 
+from localjudge._serving import ApiError, Limits, check_request
+from localjudge._serving.api_errors import judge_failure
+from localjudge._serving.app import authorised
 from localjudge.errors import (
     ContextOverflowError,
     ModelError,
@@ -20,9 +23,6 @@ from localjudge.errors import (
     UnsupportedSchemaError,
     UsageError,
 )
-from localjudge.serving import ApiError, Limits, check_request
-from localjudge.serving.api_errors import judge_failure
-from localjudge.serving.app import authorised
 
 SCHEMA = {
     "type": "object",
@@ -81,7 +81,7 @@ def test_requests_the_server_refuses_say_why(body, param, words):
 def test_bad_values_are_400s_that_name_the_field(body, param, words):
     """In the message, and in OpenAI's ``param``."""
     """Each reaches the judge's own checks (the same in Python), and comes back as the caller's mistake."""
-    from localjudge.clients.request import read_request
+    from localjudge._clients.request import read_request
 
     with pytest.raises(UsageError) as refused:
         read_request(body, "the local client")
@@ -109,8 +109,8 @@ def test_bodies_json_cannot_hold_are_400s(body, words):
 
 
 def test_requests_in_flight_are_bounded_and_a_stop_answers_each_one():
+    from localjudge._serving import InFlight
     from localjudge.errors import RequestCancelledError
-    from localjudge.serving import InFlight
 
     in_flight = InFlight(limit=2)
     first, second = in_flight.admit(), in_flight.admit()
@@ -203,7 +203,7 @@ class Exploding:
 def _app(judge, **limits):
     from starlette.testclient import TestClient
 
-    from localjudge.serving import create_app
+    from localjudge._serving import create_app
 
     return TestClient(create_app(judge, model_id="m", api_key="k", limits=Limits(**limits)))
 
@@ -225,7 +225,7 @@ def test_the_app_answers_in_openai_shape_and_sends_json_alone():
 
 def test_the_app_refuses_what_would_get_past_its_limits_and_shapes_every_error():
     pytest.importorskip("starlette")
-    from localjudge.clients.fallback import FallbackClient
+    from localjudge._clients.fallback import FallbackClient
     from localjudge.testing import ScriptedClient
 
     app = _app(ScriptedClient(["{}"], repeat=True), max_body_bytes=2000, max_tokens=64)
@@ -319,7 +319,7 @@ def test_our_own_client_judges_through_it_and_requests_run_side_by_side(served):
 @pytest.mark.model
 def test_a_pair_judged_by_likelihood_through_it_gets_the_figures_the_model_gives_here(served):
     from localjudge import OpenAICompatibleClient
-    from localjudge.judges.pairwise import create_pairwise_judge
+    from localjudge._judges.pairwise import create_pairwise_judge
 
     _, base, _ = served
     pair = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from localjudge.specs.model_files import sweep_stale_parts
+from localjudge._specs.model_files import sweep_stale_parts
 
 HOLD = """
 import fcntl, sys

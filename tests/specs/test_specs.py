@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from localjudge import cli
-from localjudge.clients import resolve as models
+from localjudge import _cli as cli
+from localjudge._clients import resolve as models
+from localjudge._specs import ENGINES, Engine, ModelOptions, Option, parse_spec, register, unregister
+from localjudge._specs.registry import command_line_options, declared_options, identity_options
 from localjudge.errors import ModelSpecError
-from localjudge.specs import ENGINES, Engine, ModelOptions, Option, parse_spec, register, unregister
-from localjudge.specs.registry import command_line_options, declared_options, identity_options
 from localjudge.testing import ScriptedClient
 
 # A toy engine, declared as a new engine's module would: its client, its options, one registry line.

@@ -11,7 +11,7 @@ changes that default, then hands over to the server's own command line:
 
 from __future__ import annotations
 
-from localjudge.runtimes.llamacpp import without_extra_bufts
+from localjudge._runtimes.llamacpp import without_extra_bufts
 
 if __name__ == "__main__":
     from llama_cpp.server.__main__ import main

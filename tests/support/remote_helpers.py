@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from localjudge.clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient
+from localjudge._clients.remote import AsyncOpenAICompatibleClient, OpenAICompatibleClient
 
 SCORE_SCHEMA = {
     "type": "object",

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from localjudge.datasets.results_file import ResultsFile
+from localjudge._datasets.results_file import ResultsFile
 
 #: texts an evaluated output may hold; a page must show each as text and run none of it
 HOSTILE = [
@@ -118,7 +118,7 @@ def answers_run(folder: Path, name: str = "answers", *, flip: Iterable[str] = ()
 
 def describe_judge(results: Path, fingerprint: str = "j1", *, prompt: str = "Is {outputs} right?") -> Path:
     """The file beside ``results`` describing its judge, as ``batch`` writes it (a card's model, one way, one run)."""
-    from localjudge.datasets.judge_file import record_judge
+    from localjudge._datasets.judge_file import record_judge
 
     described = {
         "localjudge": "0.1.0",
@@ -157,7 +157,7 @@ def check_judge_on_tiny(folder: Path, *options: str) -> tuple[Any, list[dict[str
     """``localjudge check-judge -m tiny OPTIONS --no-cache``, its report in ``folder``: the outcome and each set's report."""
     from click.testing import CliRunner
 
-    from localjudge.cli import main
+    from localjudge._cli import main
 
     report = folder / "report.json"
     outcome = CliRunner().invoke(main, ["check-judge", "-m", "tiny", *options, "--no-cache", "--json", str(report)])

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from localjudge.runtimes.base import Group, Runtime
-from localjudge.runtimes.vocabulary import TokenVocabulary
+from localjudge._runtimes.base import Group, Runtime
+from localjudge._runtimes.vocabulary import TokenVocabulary
 
 MULTI = [
     "true",

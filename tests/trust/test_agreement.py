@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from localjudge.errors import UsageError
-from localjudge.trust.agreement import (
+from localjudge._trust.agreement import (
     accuracy_interval,
     agreement,
     cohen_kappa,
@@ -19,6 +18,7 @@ from localjudge.trust.agreement import (
     label_text,
     reliability_table,
 )
+from localjudge.errors import UsageError
 
 TRUTH = ["true", "true", "false", "false", "true"]
 PREDICTED = ["true", "false", "false", "true", "true"]
@@ -175,7 +175,7 @@ def test_the_command_reports_and_draws(tmp_path):
     pytest.importorskip("matplotlib")
     from click.testing import CliRunner
 
-    from localjudge import cli
+    from localjudge import _cli as cli
 
     results = _write_jsonl(
         tmp_path / "results.jsonl",
@@ -208,7 +208,7 @@ def test_the_command_reports_and_draws(tmp_path):
 def test_the_command_compares_two_runs(tmp_path):
     from click.testing import CliRunner
 
-    from localjudge import cli
+    from localjudge import _cli as cli
 
     labels = _write_jsonl(tmp_path / "labels.jsonl", [{"id": str(n), "label": True} for n in range(12)])
     new = _write_jsonl(tmp_path / "new.jsonl", [{"id": str(n), "result": _result(n < 11)} for n in range(12)])
@@ -231,7 +231,7 @@ def test_the_command_compares_two_runs(tmp_path):
 def test_a_comparison_says_which_rows_it_left_out(tmp_path):
     from click.testing import CliRunner
 
-    from localjudge import cli
+    from localjudge import _cli as cli
 
     labels = _write_jsonl(tmp_path / "labels.jsonl", [{"id": str(n), "label": True} for n in range(4)])
     new = _write_jsonl(tmp_path / "new.jsonl", [{"id": str(n), "result": _result(True)} for n in range(4)])
@@ -268,7 +268,7 @@ def test_several_records_for_one_id_count_once():
 def test_the_command_says_what_is_wrong_with_its_files(tmp_path):
     from click.testing import CliRunner
 
-    from localjudge import cli
+    from localjudge import _cli as cli
 
     results = _write_jsonl(tmp_path / "results.jsonl", [{"id": "1", "result": _result(True)}, {"no": "id"}])
     labels = _write_jsonl(tmp_path / "labels.jsonl", [{"id": "1", "label": True}])
@@ -308,7 +308,7 @@ def test_position_consistency_counts_unlabelled_pairs_too():
 def test_labels_that_never_match_a_verdict_are_warned_about(tmp_path):
     from click.testing import CliRunner
 
-    from localjudge import cli
+    from localjudge import _cli as cli
 
     results = _write_jsonl(tmp_path / "results.jsonl", [{"id": "1", "result": _result(True)}])
     labels = _write_jsonl(tmp_path / "labels.jsonl", [{"id": "1", "label": "correct"}])
@@ -319,7 +319,7 @@ def test_labels_that_never_match_a_verdict_are_warned_about(tmp_path):
 def test_the_command_refuses_labels_that_match_no_verdict(tmp_path):
     from click.testing import CliRunner
 
-    from localjudge import cli
+    from localjudge import _cli as cli
 
     results = _write_jsonl(tmp_path / "results.jsonl", [{"id": "q1", "result": _result(True)}])
     labels = _write_jsonl(tmp_path / "labels.jsonl", [{"id": "1", "label": True}, {"id": "2", "label": False}])

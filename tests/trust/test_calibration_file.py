@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from localjudge._trust.calibration_file import calibration_path, read_calibration, write_calibration
+from localjudge._trust.correction import Correction, Fit, Validation
 from localjudge.errors import UsageError
-from localjudge.trust.calibration_file import calibration_path, read_calibration, write_calibration
-from localjudge.trust.correction import Correction, Fit, Validation
 
 
 def _fit() -> Fit:

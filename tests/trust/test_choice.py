@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
+from localjudge._trust.choice import assign_folds, choose_by_cross_validation, row_outcomes
 from localjudge.errors import UsageError
-from localjudge.trust.choice import assign_folds, choose_by_cross_validation, row_outcomes
 
 
 def outcomes(right: set[int], rows: int = 4, failed: frozenset[int] = frozenset()) -> dict[str, bool | None]:

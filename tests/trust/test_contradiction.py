@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from localjudge.trust.contradiction import contradicts, stated_verdict
+from localjudge._trust.contradiction import contradicts, stated_verdict
 
 
 @pytest.mark.parametrize(

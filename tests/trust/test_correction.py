@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from localjudge.errors import UsageError
-from localjudge.trust.correction import (
+from localjudge._trust.correction import (
     CANDIDATES,
     Correction,
     apply_correction,
@@ -18,6 +17,7 @@ from localjudge.trust.correction import (
     fit_temperature,
     verdict_classes,
 )
+from localjudge.errors import UsageError
 
 
 def _judge(rows: int, *, temperature: float = 1.0, prior_odds: float = 1.0, seed: int = 7):

@@ -11,13 +11,12 @@ import sys
 import numpy as np
 import pytest
 
-from localjudge.clients.base import ChatClient, make_chat_completion
-from localjudge.errors import UsageError
-from localjudge.judges.pairwise import create_pairwise_judge, pairwise_prompt
-from localjudge.judges.single import create_llm_as_judge
-from localjudge.judges.ways import Way
-from localjudge.trust.correction import Correction
-from localjudge.trust.fit import (
+from localjudge._clients.base import ChatClient, make_chat_completion
+from localjudge._judges.pairwise import create_pairwise_judge, pairwise_prompt
+from localjudge._judges.single import create_llm_as_judge
+from localjudge._judges.ways import Way
+from localjudge._trust.correction import Correction
+from localjudge._trust.fit import (
     calibration_key,
     content_free_prior,
     content_free_values,
@@ -25,6 +24,7 @@ from localjudge.trust.fit import (
     label_index,
     labelled_samples,
 )
+from localjudge.errors import UsageError
 
 
 class Fixed(ChatClient):
@@ -238,9 +238,9 @@ def test_fitting_on_a_biased_pair_judge_keeps_the_contextual_correction():
 
 
 def test_a_shipped_fit_serves_when_the_user_has_none_and_the_user_s_own_wins(tmp_path, monkeypatch):
+    from localjudge._trust import fit
+    from localjudge._trust.calibration_file import calibration_path
     from localjudge.errors import OptionError
-    from localjudge.trust import fit
-    from localjudge.trust.calibration_file import calibration_path
 
     monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path / "home"))
     monkeypatch.setattr(fit, "SHIPPED", tmp_path / "shipped")
@@ -265,8 +265,8 @@ def test_a_shipped_fit_serves_when_the_user_has_none_and_the_user_s_own_wins(tmp
 
 
 def test_calibration_stored_applies_the_fit_kept_for_the_judge_being_built(tmp_path, monkeypatch):
+    from localjudge._trust import fit
     from localjudge.errors import OptionError
-    from localjudge.trust import fit
 
     monkeypatch.setenv("LOCALJUDGE_HOME", str(tmp_path / "home"))
     monkeypatch.setattr(fit, "SHIPPED", tmp_path / "shipped")
@@ -303,9 +303,9 @@ def test_the_shipped_fits_are_found_by_the_default_judge_s_verdict_only_prompts(
     In a process of its own, as the command line builds its judge (this session's judge is the tiny model).
     """
     code = (
-        "from localjudge.commands.judging import judge_from_settings, evaluator_from_settings;"
-        "from localjudge.commands.settings import JudgeSettings, WayFlags;"
-        "from localjudge.trust.fit import calibration_key, shipped_calibration;"
+        "from localjudge._cli.commands.judging import judge_from_settings, evaluator_from_settings;"
+        "from localjudge._cli.commands.settings import JudgeSettings, WayFlags;"
+        "from localjudge._trust.fit import calibration_key, shipped_calibration;"
         f"s = JudgeSettings(model_spec='default', {options});"
         "e = evaluator_from_settings(s, has_inputs=True,"
         " has_reference=False, build=lambda s: judge_from_settings(s, load=False));"

@@ -7,9 +7,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from localjudge import cli
-from localjudge.trust.calibration_file import read_calibration
-from localjudge.trust.correction import CANDIDATES
+from localjudge import _cli as cli
+from localjudge._trust.calibration_file import read_calibration
+from localjudge._trust.correction import CANDIDATES
 
 pytestmark = pytest.mark.model
 

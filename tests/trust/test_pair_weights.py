@@ -7,8 +7,8 @@ import random
 
 import pytest
 
+from localjudge._trust.pair_weights import PairSignals, PairWeights, fit_pair_weights, read_pair_weights
 from localjudge.errors import UsageError
-from localjudge.trust.pair_weights import PairSignals, PairWeights, fit_pair_weights, read_pair_weights
 
 
 def test_a_pair_and_its_mirror_get_mirrored_probabilities():

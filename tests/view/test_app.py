@@ -8,8 +8,8 @@ from support.results_files import answers_run
 pytest.importorskip("starlette")
 from starlette.testclient import TestClient
 
-from localjudge.view.app import CONTENT_SECURITY_POLICY, Viewer, create_app, host_allowed
-from localjudge.view.sources import open_runs, read_data
+from localjudge._view.app import CONTENT_SECURITY_POLICY, Viewer, create_app, host_allowed
+from localjudge._view.sources import open_runs, read_data
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from support.browser import chromium_path
 from support.process_helpers import die_with_parent
 from support.results_files import HOSTILE, answer, answers_run, describe_judge, write_results
 
-from localjudge.datasets.results_file import ResultsFile
+from localjudge._datasets.results_file import ResultsFile
 
 pytestmark = pytest.mark.browser
 playwright_api = pytest.importorskip("playwright.sync_api", reason="the browser tests need playwright (the dev extra)")
@@ -69,7 +69,7 @@ def server(runs) -> Iterator[str]:
     command = [
         sys.executable,
         "-m",
-        "localjudge.cli",
+        "localjudge._cli",
         "view",
         str(first),
         str(second),
@@ -258,7 +258,7 @@ def test_the_report_opens_from_disk_with_every_view_and_no_network(browser, runs
     first, _, data, _ = runs
     target = tmp_path / "report.html"
     subprocess.run(
-        [sys.executable, "-m", "localjudge.cli", "report", str(first), "--labels", str(data), "-o", str(target)],
+        [sys.executable, "-m", "localjudge._cli", "report", str(first), "--labels", str(data), "-o", str(target)],
         check=True,
         env={**os.environ},
     )
@@ -283,7 +283,7 @@ def test_a_report_of_fewer_rows_than_the_run_says_so_and_counts_them_all(browser
     target = tmp_path / "short.html"
     command = ["report", str(first), "--labels", str(data), "--rows", "50", "-o", str(target)]
     made = subprocess.run(
-        [sys.executable, "-m", "localjudge.cli", *command],
+        [sys.executable, "-m", "localjudge._cli", *command],
         check=True,
         capture_output=True,
         text=True,

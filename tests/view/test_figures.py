@@ -7,11 +7,11 @@ import json
 import pytest
 from support.results_files import answer, answers_run, check_judge_on_tiny, describe_judge, pair, write_results
 
-from localjudge.datasets.results_file import read_results
-from localjudge.trust.agreement import agreement, compare_runs
-from localjudge.view.figures import comparison, overview, run_figures, shared_rows
-from localjudge.view.index import RunIndex
-from localjudge.view.sources import read_data
+from localjudge._datasets.results_file import read_results
+from localjudge._trust.agreement import agreement, compare_runs
+from localjudge._view.figures import comparison, overview, run_figures, shared_rows
+from localjudge._view.index import RunIndex
+from localjudge._view.sources import read_data
 
 
 def test_the_overview_counts_and_measures_as_agreement_does(tmp_path):

@@ -7,10 +7,10 @@ import json
 import pytest
 from support.results_files import answer, answers_run, failure, pair, write_results
 
-from localjudge.datasets.results_file import ResultsFile
+from localjudge._datasets.results_file import ResultsFile
+from localjudge._view.index import RowQuery, RunIndex
+from localjudge._view.sources import open_runs, read_data
 from localjudge.errors import UsageError
-from localjudge.view.index import RowQuery, RunIndex
-from localjudge.view.sources import open_runs, read_data
 
 
 @pytest.fixture
@@ -132,7 +132,7 @@ def test_a_file_that_is_not_a_results_file_is_refused_with_what_to_do(tmp_path):
 
 
 def test_check_judge_records_bring_their_labels_and_the_shipped_rows(tmp_path):
-    from localjudge.commands.check import CHECK_SETS, load_set
+    from localjudge._cli.commands.check import CHECK_SETS, load_set
 
     rows = load_set(CHECK_SETS["answers"], limit=4)
     records = [{**answer(row["id"], True, 0.9), "label": row["label"]} for row in rows]

@@ -7,9 +7,9 @@ import re
 
 from support.results_files import HOSTILE, answer, answers_run, describe_judge, write_results
 
-from localjudge.view.index import RunIndex
-from localjudge.view.report import report_data, report_html, safe_json, write_report
-from localjudge.view.sources import read_data
+from localjudge._view.index import RunIndex
+from localjudge._view.report import report_data, report_html, safe_json, write_report
+from localjudge._view.sources import read_data
 
 DATA_BLOCK = re.compile(r'<script type="application/json" id="localjudge-data">(.*?)</script>', re.S)
 

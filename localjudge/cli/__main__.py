@@ -1,6 +1,0 @@
-"""``python -m localjudge.cli``: the command line."""
-
-from . import main
-
-if __name__ == "__main__":  # pragma: no cover
-    main()
