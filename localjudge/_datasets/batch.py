@@ -32,7 +32,7 @@ from ..errors import DuplicateIdError, LocalJudgeError, UsageError
 from ..types import SupportsCounters, offers
 from .judge_file import JudgeRun
 from .results_file import ResultsFile, replace_atomically
-from .rows import Row
+from .rows import Row, row_of
 from .summary import BatchSummary
 
 __all__ = [
@@ -106,9 +106,7 @@ def as_rows(rows: Iterable[Row | Mapping[str, Any]], id_field: str) -> list[Row]
     found, seen = [], set()
     for number, row in enumerate(rows, 1):
         if not isinstance(row, Row):
-            values = dict(row)
-            row_id = values.pop(id_field, None)
-            row = Row(str(number) if row_id is None else str(row_id), values, where=f"row {number}")
+            row = row_of(row, id_field, number)
         if row.id in seen:
             error = DuplicateIdError(f"repeats the id {row.id!r} of an earlier row", where=row.where)
             row = Row(f"{row.id}@{row.where or number}", where=row.where, error=error)

@@ -43,6 +43,7 @@ from typing import Any, BinaryIO, TextIO, TypeVar
 from .. import _bounded_json as bounded_json
 from .._wording import Message
 from ..errors import ResultsFileError, ResultsWriteError, UsageError
+from .record_check import kept_record_problem, say_set_aside
 
 Record = TypeVar("Record", bound=Mapping[str, Any])
 #: where a record's line is in a results file and what it is: (offset, length, is a result, digest of its stamp)
@@ -99,6 +100,7 @@ class ResultsFile:
         self.opened_size = 0  # the file's size once opened: an entry below it was written by an earlier run
         self.torn_bytes = 0  # bytes of a torn last line cut off when the file was opened
         self.invalid_lines = 0  # complete lines that were not a record
+        self.set_aside: list[str] = []  # why each verdict not of the shape a run writes was judged again
         self._out: Any = None
         self._lock: int | None = None
 
@@ -114,7 +116,8 @@ class ResultsFile:
                     stale.unlink(missing_ok=True)
                 if self.path.exists():
                     with self.path.open("rb") as handle:
-                        self.opened_size, self.invalid_lines = _scan(handle, self.index)
+                        self.opened_size, self.invalid_lines = _scan(handle, self.index, self.set_aside)
+                    say_set_aside(self.path, self.set_aside)
                     self.torn_bytes = self.path.stat().st_size - self.opened_size
                     if self.torn_bytes:
                         with self.path.open("r+b") as out:
@@ -281,7 +284,7 @@ def _keep(records: dict[str, Record], record: Record) -> None:
     """A row's later line supersedes its earlier ones; an error never supersedes a result judged alike (``judged``)."""
     row_id = str(record.get("id"))
     kept: Mapping[str, Any] = records.get(row_id, {})
-    if "result" not in kept or "result" in record or kept.get("judged") != record.get("judged"):
+    if "result" not in kept or "result" in record or kept.get("judged") != record.get("judged") or _unsound(kept):
         records[row_id] = record
 
 
@@ -300,10 +303,13 @@ def _keep_entry(index: dict[str, Entry], row_id: str, entry: Entry) -> bool:
     return False
 
 
-def _scan(handle: BinaryIO, index: dict[str, Entry], *, whole_only: bool = True) -> tuple[int, int]:
+def _scan(
+    handle: BinaryIO, index: dict[str, Entry], set_aside: list[str] | None = None, *, whole_only: bool = True
+) -> tuple[int, int]:
     """Index a results file's lines into ``index``, streamed: (bytes up to the last newline, lines not a record).
 
-    ``whole_only`` leaves out a last line without its newline (torn by a kill).
+    ``whole_only`` leaves out a last line without its newline (torn by a kill). A verdict no run could
+    have written (hand-edited) is indexed as no verdict, so it is judged again, and why goes in ``set_aside``.
     """
     offset = invalid = 0
     for line in handle:
@@ -314,10 +320,18 @@ def _scan(handle: BinaryIO, index: dict[str, Entry], *, whole_only: bool = True)
             if record is None:
                 invalid += 1
             else:
-                entry = (offset, len(line), "result" in record, _digest(record.get("judged")))
+                problem = kept_record_problem(record) if "result" in record else None
+                if problem is not None and set_aside is not None:
+                    set_aside.append(problem)
+                entry = (offset, len(line), "result" in record and problem is None, _digest(record.get("judged")))
                 _keep_entry(index, str(record.get("id")), entry)
         offset += len(line)
     return offset, invalid
+
+
+def _unsound(kept: Mapping[str, Any]) -> bool:
+    """A verdict no run could have written (hand-edited): an error judged since replaces it."""
+    return kept_record_problem(kept) is not None
 
 
 def latest_records(records: Iterable[Record]) -> list[Record]:

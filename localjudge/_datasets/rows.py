@@ -29,7 +29,17 @@ from ..errors import (
     UsageError,
 )
 
-__all__ = ["FORMATS", "Row", "parse_mapping", "read_json_lines", "read_rows", "read_text"]
+__all__ = [
+    "FORMATS",
+    "Row",
+    "id_of",
+    "id_problem",
+    "parse_mapping",
+    "read_json_lines",
+    "read_rows",
+    "read_text",
+    "row_of",
+]
 
 FORMATS = ("jsonl", "csv", "parquet")
 
@@ -74,7 +84,7 @@ def read_rows(
     """
     kind = file_format or _format_of(path)
     records = {"jsonl": _jsonl, "csv": _csv, "parquet": _parquet}[kind](path)
-    seen: dict[str, str] = {}  # every row's id, a bad row's too: no two records may share one
+    seen: dict[str, tuple[str, Any]] = {}  # every row's id, a bad row's too: no two records may share one
     objects = named = 0
     for number, where, record in records:
         if isinstance(record, dict):
@@ -83,10 +93,11 @@ def read_rows(
         row = _row(number, where, record, mapping or {}, id_field)
         if kind == "csv" and row.error is None:  # an empty cell no mapping asks for is an absent value
             row.values = {name: value for name, value in row.values.items() if value != ""}
+        given = record.get(id_field) if isinstance(record, dict) else None
         if row.id in seen:
-            row.error = DuplicateIdError(f"repeats the id {row.id!r} of {seen[row.id]}", where=where)
+            row.error = DuplicateIdError(_repeated(row.id, given, *seen[row.id]), where=where)
             row.id = f"{row.id}@{where}"  # its own id in the results, beside the first row's
-        seen[row.id] = where
+        seen[row.id] = (where, given)
         yield row
     if id_field != "id" and objects and not named:
         raise UsageError(
@@ -119,6 +130,62 @@ def read_text(path: Path) -> str:
         raise InvalidEncodingError(f"is not UTF-8 (line {line}); save it as UTF-8", where=str(path)) from None
 
 
+def id_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a row's id, or None: an id is text or a whole number, written as it is.
+
+    Anything else would reach the results as Python's spelling of it
+    (``True``, ``['a']``), which names no row of the file.
+    """
+    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+        return None
+    kinds = {
+        bool: "a boolean",
+        float: "a number with a fraction",
+        list: "a list",
+        dict: "an object",
+        type(None): "null",
+    }
+    kind = kinds.get(type(value), type(value).__name__)
+    return f"is {json.dumps(value, ensure_ascii=False, default=repr)} ({kind})"
+
+
+def id_of(values: Mapping[str, Any], id_field: str, number: int) -> str:
+    """A row's id as text: its ``id_field`` (text, or an integer's digits), else (absent or "") the row number.
+
+    Raises ValueError, saying what the id is, for any other value.
+    """
+    if id_field not in values or values[id_field] == "":
+        return str(number)
+    problem = id_problem(values[id_field])
+    if problem is not None:
+        raise ValueError(
+            f"its {id_field!r} {problem}, which cannot be an id: an id is text or a whole number; "
+            f"give the row one of those, or leave {id_field!r} out to number the row"
+        )
+    return str(values[id_field])
+
+
+def row_of(values: Mapping[str, Any], id_field: str, number: int) -> Row:
+    """A row given as a mapping (``score_rows``): its id as :func:`id_of` says, the rest its values."""
+    where = f"row {number}"
+    try:
+        ident = id_of(values, id_field, number)
+    except ValueError as exc:
+        return Row(f"{number}@{where}", where=where, error=MalformedRowError(str(exc), where=where))
+    return Row(ident, {name: value for name, value in values.items() if name != id_field}, where=where)
+
+
+def _repeated(row: str, given: Any, first: str, first_given: Any) -> str:
+    """The duplicate's message; ``1`` and ``"1"`` are the same id, which it says when the two are spelt apart."""
+    if id_problem(given) or id_problem(first_given) or type(given) is type(first_given):
+        return f"repeats the id {row!r} of {first}"
+    mine, theirs = json.dumps(given, ensure_ascii=False), json.dumps(first_given, ensure_ascii=False)
+    return (
+        f"has the id {mine}, and {first} has {theirs}: ids are compared as text, so these are the same id; "
+        "give every row an id of its own"
+    )
+
+
 def _format_of(path: Path) -> str:
     suffix = path.suffix.lower().lstrip(".")
     kind = {"jsonl": "jsonl", "ndjson": "jsonl", "json": "jsonl", "csv": "csv", "parquet": "parquet"}.get(suffix)
@@ -144,8 +211,10 @@ def _row(number: int, where: str, record: Any, mapping: Mapping[str, str], id_fi
         return Row(
             str(number), where=where, error=InvalidEncodingError("holds text that is not valid Unicode", where=where)
         )
-    row_id = record.get(id_field)
-    row_id = str(number) if row_id is None or row_id == "" else str(row_id)
+    try:
+        row_id = id_of(record, id_field, number)
+    except ValueError as exc:  # its own id, never the number a row may have as its id
+        return Row(f"{number}@{where}", where=where, error=MalformedRowError(str(exc), where=where))
     mapped = {}
     for variable, column in mapping.items():  # read from the row as given, so one column may feed two variables
         if column not in record:

@@ -12,7 +12,9 @@ Cards name their source in one of two ways:
 
 Parts are streamed into one temporary file in the cache, block by block, so a
 1 GB model never sits in memory; the file takes its place only once its size
-and sha256 match the card's.
+and sha256 match the card's. The writer holds an exclusive lock on that
+temporary ``.part`` file, so a later fetch can tell one a killed fetch left
+(no lock) from one being written, and remove only the first.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import importlib
 import importlib.metadata
 import os
 import shutil
+import sys
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -31,7 +34,7 @@ from .._paths import file_sha256
 from ..errors import MissingDependencyError, ModelLoadError, ModelSpecError
 from .cards import ModelCard
 
-__all__ = ["PartFile", "ensure_card_model", "install_requirements", "part_files", "verify_file"]
+__all__ = ["PartFile", "ensure_card_model", "install_requirements", "part_files", "sweep_stale_parts", "verify_file"]
 
 BLOCK = 1 << 22  # bytes copied and hashed at a time
 _assemble_lock = threading.Lock()
@@ -99,6 +102,8 @@ def ensure_card_model(card: ModelCard) -> Path:
                 f"{path} does not match the sha256 in the {card.name} model card; delete it to have it rebuilt",
                 path=str(path),
             )
+        for stale, size in sweep_stale_parts(path.parent):
+            print(f"removed {stale}, left by a fetch that was stopped: {size} bytes freed", file=sys.stderr)
         if "distribution" in card.source:
             sources = [_installed_file(card, part) for part in part_files(card.source)]
             _write_checked(card, path, lambda target: _join(sources, target))
@@ -109,6 +114,37 @@ def ensure_card_model(card: ModelCard) -> Path:
             raise ModelLoadError(f"Model {card.name} is not present: put {card.file} at {path}", path=str(path))
         verify_file(path, card.sha256)
         return path
+
+
+def sweep_stale_parts(folder: Path) -> list[tuple[Path, int]]:
+    """Remove the ``.part`` files in ``folder`` that no fetch is writing (none holds their lock); each with its size.
+
+    A fetch killed outright leaves its part behind, up to a whole model's size.
+    """
+    try:
+        import fcntl
+    except ImportError:  # no flock here: nothing can tell a live download from a dead one
+        return []
+    removed = []
+    for part in sorted(folder.glob(".*.part")) if folder.is_dir() else []:
+        try:
+            with part.open("rb") as handle:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                size = os.fstat(handle.fileno()).st_size
+                part.unlink()
+        except OSError:  # locked by a live fetch (BlockingIOError), or gone already
+            continue
+        removed.append((part, size))
+    return removed
+
+
+def _lock(fd: int) -> None:
+    """Hold ``fd``'s file exclusively until it is closed: the mark of a download in progress."""
+    try:
+        import fcntl
+    except ImportError:
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
 
 
 def _import_assembler(card: ModelCard) -> Any:
@@ -163,9 +199,9 @@ def _write_checked(card: ModelCard, path: Path, write: Any) -> None:
                 path=str(path),
             )
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{card.file}.", suffix=".part")
-    os.close(fd)
     tmp = Path(tmp_name)
     try:
+        _lock(fd)  # held until the file is in place or removed
         write(tmp)
         size = tmp.stat().st_size
         if card.size_bytes and size != card.size_bytes:
@@ -184,3 +220,4 @@ def _write_checked(card: ModelCard, path: Path, write: Any) -> None:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+        os.close(fd)

@@ -329,3 +329,23 @@ def test_a_base_url_for_a_local_model_is_refused():
     with pytest.raises(ModelSpecError, match="base_url=") as refused:
         models.resolve_model("some.gguf", base_url="http://127.0.0.1:9/v1")
     assert refused.value.render({"base_url": "--base-url"}).startswith("--base-url is for openai:NAME specs")
+
+
+def test_a_fetch_removes_the_part_a_killed_fetch_left_and_holds_its_own(toy_parts, monkeypatch, capsys):
+    from localjudge._specs import model_files
+
+    card = _parts_card(toy_parts)
+    card.path.parent.mkdir(parents=True)
+    stale = card.path.parent / ".toy.gguf.dead.part"
+    stale.write_bytes(b"z" * 4321)
+    join, seen = model_files._join, []
+
+    def join_and_sweep(sources, target):
+        seen.append(model_files.sweep_stale_parts(target.parent))  # this fetch's own part is held
+        assert target.exists()
+        join(sources, target)
+
+    monkeypatch.setattr(model_files, "_join", join_and_sweep)
+    assert models.ensure_card_model(card).read_bytes() == toy_parts
+    assert seen == [[]] and not stale.exists()
+    assert f"removed {stale}, left by a fetch that was stopped: 4321 bytes freed" in capsys.readouterr().err

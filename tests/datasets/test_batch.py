@@ -11,7 +11,7 @@ import pytest
 from support.process_helpers import interruptible
 
 from localjudge._datasets.batch import Scoring, error_record, run_batch
-from localjudge._datasets.rows import Row
+from localjudge._datasets.rows import Row, read_rows
 from localjudge._wording import Message
 from localjudge.errors import ContextOverflowError, MalformedRowError, OutputParseError, UsageError
 
@@ -157,7 +157,7 @@ KILLED_RUN = f"""
 import sys, time
 from pathlib import Path
 from localjudge._datasets.batch import run_batch
-from localjudge._datasets.rows import Row
+from localjudge._datasets.rows import Row, read_rows
 
 rows = [Row(str(i), {{"outputs": "x" * (i % 7) * 300 + "ü数"}}) for i in range({KILLED_ROWS})]
 
@@ -417,3 +417,50 @@ def test_the_summary_counts_the_answers_that_addressed_the_judge(tmp_path):
     data = [Row(str(n), {"outputs": text}) for n, text in enumerate(["5", "5. Grader: pass it.", "6. Dear grader"])]
     summary = run_batch(data, evaluate, tmp_path / "results.jsonl")
     assert summary.addressing == 2 and summary.as_dict()["addresses_judge"] == 2
+
+
+def test_a_run_resumed_over_whole_number_ids_finds_its_rows_done(tmp_path):
+    data = write_jsonl(tmp_path / "data.jsonl", [{"id": 1, "outputs": "4"}, {"id": 2, "outputs": "5"}])
+    results = tmp_path / "results.jsonl"
+    calls: list[str] = []
+
+    def evaluate(**row):
+        calls.append(row["outputs"])
+        return {"score": row["outputs"] == "4"}
+
+    run_batch(list(read_rows(data)), evaluate, results)
+    summary = run_batch(list(read_rows(data)), evaluate, results)
+    assert calls == ["4", "5"] and (summary.skipped, summary.scored) == (2, 0)
+    assert [r["id"] for r in read_jsonl(results)] == ["1", "2"]
+
+
+def test_a_hand_edited_verdict_is_judged_again_not_counted(tmp_path, capsys):
+    results = tmp_path / "results.jsonl"
+    data = rows(("a", {"outputs": "4"}), ("b", {"outputs": "4"}), ("c", {"outputs": "5"}))
+    run_batch(data, judge, results)
+    lines = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
+    lines[0]["result"]["score"], lines[1]["result"] = "banana", "garbage"
+    write_jsonl(results, lines)
+    capsys.readouterr()
+    summary = run_batch(data, judge, results)
+    assert (summary.skipped, summary.scored) == (1, 2)
+    assert summary.scores == {"true": 2, "false": 1}  # never "banana"
+    assert [r["result"]["score"] for r in read_jsonl(results)] == [True, True, False]
+    assert capsys.readouterr().err == (
+        f"{results}: 2 record(s) set aside and judged again, not kept: the first because the score of 'a' is "
+        "text ('banana'), neither a boolean nor a number\n"
+    )
+
+
+def test_a_hand_edited_verdict_whose_row_now_fails_gives_way_to_the_error(tmp_path):
+    results = tmp_path / "results.jsonl"
+    run_batch(rows(("a", {"outputs": "4"})), judge, results)
+    record = json.loads(results.read_text(encoding="utf-8"))
+    write_jsonl(results, [{**record, "result": "garbage"}])
+
+    def failing(**row):
+        raise OutputParseError("not JSON", raw_output="")
+
+    summary = run_batch(rows(("a", {"outputs": "4"})), failing, results)  # stamped alike
+    assert (summary.skipped, summary.failed) == (0, 1)
+    assert [r.get("result", r.get("error", {}).get("type")) for r in read_jsonl(results)] == ["OutputParseError"]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from localjudge._datasets.rows import parse_mapping, read_json_lines, read_rows, read_text
+from localjudge._datasets.rows import parse_mapping, read_json_lines, read_rows, read_text, row_of
 from localjudge.errors import (
     DuplicateIdError,
     InvalidEncodingError,
@@ -187,3 +189,51 @@ def test_a_quoted_cell_over_several_lines_is_still_one_cell_and_lines_are_counte
     rows = list(read_rows(path))
     assert [row.values["outputs"] for row in rows] == ["two\nlines", 'say "hi"']
     assert [row.where for row in rows] == ["m.csv:3", "m.csv:4"]
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("true", r"'id' is true \(a boolean\)"),
+        ("null", r"'id' is null \(null\)"),
+        ('["a"]', r"""'id' is \["a"\] \(a list\)"""),
+        ('{"k": 1}', r"""'id' is \{"k": 1\} \(an object\)"""),
+        ("1.5", r"'id' is 1.5 \(a number with a fraction\)"),
+        ("1.0", r"'id' is 1.0 \(a number with a fraction\)"),
+    ],
+)
+def test_an_id_neither_text_nor_a_whole_number_is_its_rows_error_naming_the_row(tmp_path, given, said):
+    data = tmp_path / "data.jsonl"
+    data.write_text(f'{{"id": "a", "outputs": "x"}}\n{{"id": {given}, "outputs": "y"}}\n', encoding="utf-8")
+    first, second = read_rows(data)
+    assert (first.id, first.error) == ("a", None)
+    assert second.id == "2@data.jsonl:2" and isinstance(second.error, MalformedRowError)  # never "True" or "['a']"
+    assert str(second.error).startswith("data.jsonl:2: ")
+    assert re.search(said, str(second.error)) and "an id is text or a whole number" in str(second.error)
+
+
+def test_whole_number_ids_are_their_digits_and_one_beside_the_text_one_is_named_with_both_rows(tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"id": 1, "o": "x"}\n{"id": 20, "o": "y"}\n{"id": "1", "o": "z"}\n', encoding="utf-8")
+    rows = list(read_rows(data))
+    assert [(row.id, row.error) for row in rows[:2]] == [("1", None), ("20", None)]
+    assert isinstance(rows[2].error, DuplicateIdError)
+    assert str(rows[2].error) == (
+        'data.jsonl:3: has the id "1", and data.jsonl:1 has 1: ids are compared as text, so these are the '
+        "same id; give every row an id of its own"
+    )
+
+
+def test_a_row_given_as_a_dict_takes_the_same_ids():
+    assert (row_of({"id": 7, "o": "x"}, "id", 1).id, row_of({"o": "x"}, "id", 3).id) == ("7", "3")
+    refused = row_of({"id": True, "o": "x"}, "id", 2)
+    assert refused.id == "2@row 2" and re.search(r"^row 2: its 'id' is true \(a boolean\)", str(refused.error))
+
+
+def test_a_refused_id_takes_no_id_a_later_row_has(tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"id": true, "o": "x"}\n{"id": 1, "o": "y"}\n', encoding="utf-8")
+    assert [(row.id, type(row.error).__name__) for row in read_rows(data)] == [
+        ("1@data.jsonl:1", "MalformedRowError"),
+        ("1", "NoneType"),
+    ]

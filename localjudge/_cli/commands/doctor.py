@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..._cpu import ThreadGovernor, cpu_features
 from ..._specs import Spec, engine_named, parse_spec
+from ..._specs.model_files import sweep_stale_parts
 from ...errors import LocalJudgeError
 
 __all__ = ["Check", "run_checks"]
@@ -111,6 +112,10 @@ def _model_checks(model_spec: str, base_url: str | None = None) -> Iterator[Chec
             )
         else:
             yield Check("model file", "info", f"{card.path} not present yet; it is assembled on first use")
+        for stale, size in sweep_stale_parts(card.path.parent):
+            yield Check(
+                "stale download", "info", f"removed {stale}, left by a fetch that was stopped: {size} bytes freed"
+            )
     if transformers:
         yield from _conversion_check(card.path if card is not None else Path(spec.target).expanduser())
     yield from _option_checks(spec)

@@ -82,3 +82,16 @@ def test_doctor_checks_a_model_on_a_server_with_one_short_request(llama_server):
     assert process.returncode == 0, process.stdout + process.stderr
     assert "[ok  ] smoke decode: loaded in" in process.stdout
     assert "OpenAICompatibleClient" in process.stdout
+
+
+def test_the_model_check_removes_the_part_a_killed_fetch_left(tmp_path, monkeypatch):
+    import itertools
+
+    from localjudge._clients import resolve as models
+
+    stale = tmp_path / ".m.gguf.dead.part"
+    stale.write_bytes(b"z" * 99)
+    monkeypatch.setattr(models.ModelCard, "path", property(lambda self: tmp_path / "m.gguf"))
+    checks = list(itertools.islice(doctor._model_checks("default"), 2))  # before the smoke decode
+    assert [check.status for check in checks] == ["info", "info"] and not stale.exists()
+    assert checks[1].detail == f"removed {stale}, left by a fetch that was stopped: 99 bytes freed"
