@@ -231,6 +231,31 @@ def row_probes() -> None:
             done.returncode == 2 and "--outputs" in said and "Traceback" not in said,
         )
 
+    @probe('batch: ids true, 1 and "1" in one file')
+    def _() -> tuple[str, bool]:
+        rows = folder / "ids.jsonl"
+        rows.write_text('{"id": true, "outputs": "4"}\n{"id": 1, "outputs": "4"}\n{"id": "1", "outputs": "5"}\n')
+        done = cli("batch", str(rows), "-o", "ids-out.jsonl", "--max-tokens", "8", "--no-reasoning", folder=folder)
+        records = [json.loads(line) for line in (folder / "ids-out.jsonl").read_text().splitlines()]
+        kinds = ["result" if "result" in r else r["error"]["type"] for r in records]
+        held = kinds.count("result") == 1 and "MalformedRowError" in kinds and "DuplicateIdError" in kinds
+        return f"exit {done.returncode}, rows: {kinds}", held and "True" not in [r["id"] for r in records]
+
+    @probe("batch: resumed over a results file edited by hand (score banana)")
+    def _() -> tuple[str, bool]:
+        rows = folder / "edited.jsonl"
+        rows.write_text('{"id": "e1", "outputs": "4"}\n')
+        options = ("-o", "edited-out.jsonl", "--max-tokens", "8", "--no-reasoning")
+        cli("batch", str(rows), *options, folder=folder)
+        out = folder / "edited-out.jsonl"
+        record = json.loads(out.read_text())
+        record["result"]["score"] = "banana"
+        out.write_text(json.dumps(record) + "\n")
+        done = cli("batch", str(rows), *options, folder=folder)
+        score = json.loads(out.read_text())["result"]["score"]
+        said = next((line for line in done.stderr.splitlines() if "again" in line or "set aside" in line), "")
+        return f"judged again: score {score!r}; {said[:60]}", isinstance(score, bool) and clean(done)
+
     @probe("batch: -o inside a path that is a file")
     def _() -> tuple[str, bool]:
         done = cli("batch", str(folder / "bom.jsonl"), "-o", str(folder / "bom.jsonl" / "out.jsonl"), folder=folder)
@@ -317,6 +342,16 @@ def cache_and_files() -> None:
             db.execute("UPDATE answers SET response = replace(response, 'false', 'true')")
         found = cache.get("k")
         return ("a miss: the digest no longer matches" if found is None else "returned"), found is None
+
+    @probe("models: a .part left by a fetch killed with -9")
+    def _() -> tuple[str, bool]:
+        from localjudge._specs.model_files import sweep_stale_parts
+
+        folder = Path(tempfile.mkdtemp())
+        stale = folder / ".model.gguf.x1y2.part"
+        stale.write_bytes(b"\0" * 4096)
+        sweep_stale_parts(folder)
+        return ("removed" if not stale.exists() else "left"), not stale.exists()
 
     @probe("calibration file: classes ['A', 'B']")
     def _() -> tuple[str, bool]:
