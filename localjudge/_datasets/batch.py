@@ -21,7 +21,7 @@ import csv
 import hashlib
 import json
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sized
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import closing
 from pathlib import Path
@@ -32,7 +32,7 @@ from ..errors import DuplicateIdError, LocalJudgeError, UsageError
 from ..types import SupportsCounters, offers
 from .judge_file import JudgeRun
 from .results_file import ResultsFile, replace_atomically
-from .rows import Row, row_of
+from .rows import Row, Rows, row_of
 from .summary import BatchSummary
 
 __all__ = [
@@ -101,18 +101,45 @@ def score_rows(
     return Scoring(as_rows(rows, id_field), evaluator, concurrency, fail_fast, skip, option_names)
 
 
-def as_rows(rows: Iterable[Row | Mapping[str, Any]], id_field: str) -> list[Row]:
-    """Rows with ids no two share: a later row with an earlier one's id is its own DuplicateIdError."""
-    found, seen = [], set()
-    for number, row in enumerate(rows, 1):
-        if not isinstance(row, Row):
-            row = row_of(row, id_field, number)
-        if row.id in seen:
-            error = DuplicateIdError(f"repeats the id {row.id!r} of an earlier row", where=row.where)
-            row = Row(f"{row.id}@{row.where or number}", where=row.where, error=error)
-        seen.add(row.id)
-        found.append(row)
-    return found
+def as_rows(rows: Iterable[Row | Mapping[str, Any]], id_field: str) -> Rows:
+    """Rows with ids no two share: a later row with an earlier one's id is its own DuplicateIdError.
+
+    Checked as each pass goes over them, so rows read afresh on each pass
+    (:class:`~localjudge._datasets.rows.Reread`) are never all held at once;
+    rows that can be gone over only once (a generator) are kept in a list.
+    """
+    return _Checked(rows, id_field)
+
+
+class _Checked:
+    """:func:`as_rows`: each pass numbers the rows, makes a Row of each mapping and finds repeated ids again."""
+
+    def __init__(self, rows: Iterable[Row | Mapping[str, Any]], id_field: str) -> None:
+        if not isinstance(rows, Sized) or isinstance(rows, Iterator):  # one pass only, or no count without one: kept
+            rows = list(rows)
+        self._rows: Iterable[Row | Mapping[str, Any]] = rows
+        self._count = len(rows)
+        self._id_field = id_field
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[Row]:
+        seen: set[int] = set()  # 8-byte digests of the ids: a pass over many rows keeps no id text
+        for number, row in enumerate(self._rows, 1):
+            if not isinstance(row, Row):
+                row = row_of(row, self._id_field, number)
+            digest = _id_digest(row.id)
+            if digest in seen:
+                error = DuplicateIdError(f"repeats the id {row.id!r} of an earlier row", where=row.where)
+                row = Row(f"{row.id}@{row.where or number}", where=row.where, error=error)
+                digest = _id_digest(row.id)
+            seen.add(digest)
+            yield row
+
+
+def _id_digest(row_id: str) -> int:
+    return int.from_bytes(hashlib.blake2b(row_id.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
 
 
 class Scoring:
@@ -120,7 +147,7 @@ class Scoring:
 
     def __init__(
         self,
-        rows: list[Row],
+        rows: Rows,
         evaluator: Callable[..., Any],
         concurrency: int,
         fail_fast: bool,
@@ -152,7 +179,7 @@ class Scoring:
         record[SECONDS] = round(time.monotonic() - started, 3)
         return record
 
-    def _records(self, todo: list[Row]) -> Generator[dict[str, Any], None, None]:
+    def _records(self, todo: Iterable[Row]) -> Generator[dict[str, Any], None, None]:
         """The records of ``todo`` as they finish; here, in a pool of threads."""
         pool = ThreadPoolExecutor(max_workers=self._concurrency)
         try:
@@ -176,22 +203,30 @@ class Scoring:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         summary, started = self.summary, time.monotonic()
-        todo = [row for row in self.rows if not self._skip(row.id)]
-        summary.skipped = len(self.rows) - len(todo)
+        rows = iter(self.rows)  # one pass: the rows to judge are taken as the pool has room for them
         counted_before = evaluator_counters(self._evaluator)
         try:
-            with closing(self._records(todo)) as records:
+            with closing(self._records(self._not_skipped(rows))) as records:
                 for record in records:
                     summary.count(record)
                     self._handed = record["id"]
                     yield record
                     if self._fail_fast and "error" in record:
                         summary.stopped_early = True
+                        summary.skipped += sum(1 for row in rows if self._skip(row.id))  # the rest, as if judged
                         return
         finally:
             summary.seconds = time.monotonic() - started
             counted = evaluator_counters(self._evaluator)
             summary.add_counters({name: counted[name] - counted_before.get(name, 0) for name in counted})
+
+    def _not_skipped(self, rows: Iterator[Row]) -> Iterator[Row]:
+        """The rows to judge, counting those ``skip`` leaves out as they pass."""
+        for row in rows:
+            if self._skip(row.id):
+                self.summary.skipped += 1
+            else:
+                yield row
 
 
 def evaluator_counters(evaluator: Any) -> dict[str, int]:
@@ -381,7 +416,7 @@ def write_csv(results: Path, target: Path) -> None:
 def _in_completion_order(
     pool: ThreadPoolExecutor,
     score: Callable[[Row], dict[str, Any]],
-    todo: list[Row],
+    todo: Iterable[Row],
     limit: int,
     in_flight: set[Future[dict[str, Any]]],
 ) -> Iterator[dict[str, Any]]:

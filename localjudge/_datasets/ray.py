@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import MissingDependencyError, UsageError
 from .batch import Scoring, as_rows, error_record, score_rows
-from .rows import Row
+from .rows import Row, Rows
 from .summary import COUNTERS
 
 __all__ = ["RAY_ADDRESS_ENV", "score_on_ray"]
@@ -119,7 +119,7 @@ class _Cluster:
 class _RayScoring(Scoring):
     def __init__(
         self,
-        rows: list[Row],
+        rows: Rows,
         evaluator: Callable[..., Any],
         concurrency: int,
         fail_fast: bool,
@@ -132,7 +132,8 @@ class _RayScoring(Scoring):
         self._cluster = cluster
         self._rows_per_batch = rows_per_batch
 
-    def _records(self, todo: list[Row]) -> Generator[dict[str, Any], None, None]:
+    def _records(self, todo: Iterable[Row]) -> Generator[dict[str, Any], None, None]:
+        todo = list(todo)  # gone over twice: the bad rows' records first, then the good rows go to Ray
         good = [row for row in todo if row.error is None]
         for row in todo:
             if row.error is not None:  # known bad before any model sees it: no actor needed

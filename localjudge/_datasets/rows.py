@@ -12,10 +12,10 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .. import _bounded_json as bounded_json
 from .._wording import Message
@@ -31,7 +31,9 @@ from ..errors import (
 
 __all__ = [
     "FORMATS",
+    "Reread",
     "Row",
+    "Rows",
     "id_of",
     "id_problem",
     "parse_mapping",
@@ -52,6 +54,27 @@ class Row:
     values: dict[str, Any] = field(default_factory=dict)
     where: str = ""
     error: BadRowError | None = None
+
+
+class Rows(Protocol):
+    """Rows a run can go over more than once, and how many there are: a list, or :class:`Reread`."""
+
+    def __iter__(self) -> Iterator[Row]: ...
+
+    def __len__(self) -> int: ...
+
+
+class Reread:
+    """Rows read afresh on each pass (their file opened again), and how many: a run holds none of them at once."""
+
+    def __init__(self, read: Callable[[], Iterator[Row]], count: int) -> None:
+        self._read, self._count = read, count
+
+    def __iter__(self) -> Iterator[Row]:
+        return self._read()
+
+    def __len__(self) -> int:
+        return self._count
 
 
 def parse_mapping(text: str | None) -> dict[str, str]:

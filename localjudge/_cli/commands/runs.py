@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Optional
 
 from ..._datasets.batch import BatchSummary, run_batch, score_rows, write_csv
 from ..._datasets.results_file import replace_atomically
-from ..._datasets.rows import Row, parse_mapping, read_rows
+from ..._datasets.rows import Reread, Row, Rows, parse_mapping, read_rows
 from ..._judges.ways import WAYS
 from ..._output_plan import Input, Output, check_outputs
 from ..._specs import parse_spec
@@ -107,11 +107,32 @@ def _read(data: Path, file_format: Optional[str], mapping: Optional[str], id_fie
     return list(read_rows(data, file_format=file_format, mapping=parse_mapping(mapping), id_field=id_field))
 
 
+def _stream(
+    data: Path, file_format: Optional[str], mapping: Optional[str], id_field: str
+) -> tuple[Reread, set[tuple[bool, bool]]]:
+    """The rows of ``data``, read again on each pass, and the prompt shapes of the good ones.
+
+    This first pass counts them (the progress total) and finds the file's own
+    errors; no row is kept, so a run's memory does not grow with its rows.
+    """
+    columns = parse_mapping(mapping)
+
+    def read() -> Iterator[Row]:
+        return read_rows(data, file_format=file_format, mapping=columns, id_field=id_field)
+
+    count, shapes = 0, set[tuple[bool, bool]]()
+    for row in read():
+        count += 1
+        if row.error is None:
+            shapes.add(RowJudge.shape(row.values))
+    return Reread(read, count), shapes
+
+
 @dataclass
 class BatchPlan:
     """A checked batch run: its rows, its judge, where its results go; :meth:`run` scores them."""
 
-    rows: list[Row]
+    rows: Rows  # read afresh on each pass (Reread): a run never holds them all
     judge: RowJudge
     results: Path
     concurrency: int
@@ -218,9 +239,8 @@ def plan_batch(
     inputs = (Input("the data file", data), *judge_inputs(settings))
     planned = batch_outputs(results, csv=csv, summary_file=summary_file, cache_file=cache_file if use_cache else None)
     check_outputs(inputs, planned, overwrite=overwrite)
-    rows = _read(data, file_format, mapping, id_field)
+    rows, shapes = _stream(data, file_format, mapping, id_field)
     settings = settings.with_parallel_for(concurrency)
-    shapes = {RowJudge.shape(row.values) for row in rows if row.error is None}
     scorer: Callable[..., Any] = score_rows
     if engine == "ray":
         from ..._datasets.ray import score_on_ray
