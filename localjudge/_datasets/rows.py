@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import operator
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from ..errors import (
     BadRowError,
     DuplicateIdError,
     InvalidEncodingError,
+    LocalJudgeError,
     MalformedRowError,
     MissingDependencyError,
     MissingValueError,
@@ -65,12 +67,36 @@ class Rows(Protocol):
 
 
 class Reread:
-    """Rows read afresh on each pass (their file opened again), and how many: a run holds none of them at once."""
+    """Rows read afresh on each pass (their file opened again), and how many: a run holds none of them at once.
 
-    def __init__(self, read: Callable[[], Iterator[Row]], count: int) -> None:
-        self._read, self._count = read, count
+    Each pass first checks that ``path`` is the file the first pass read
+    (same inode, size and mtime): rows that changed between passes would be
+    judged from values other than those counted and stamped.
+    """
+
+    def __init__(
+        self,
+        read: Callable[[], Iterator[Row]],
+        count: int,
+        path: Path | None = None,
+        state: tuple[int, ...] | None = None,
+    ) -> None:
+        self._read, self._count, self._path, self._state = read, count, path, state
+
+    @staticmethod
+    def state_of(path: Path) -> tuple[int, ...]:
+        try:
+            stat = path.stat()
+        except OSError:  # gone: no state, so never the one first read
+            return ()
+        return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns)
 
     def __iter__(self) -> Iterator[Row]:
+        if self._path is not None and self._state is not None and self.state_of(self._path) != self._state:
+            raise LocalJudgeError(
+                f"{self._path} changed while the run was going over it; run again to judge the file as it is "
+                "now: the rows judged so far are kept"
+            )
         return self._read()
 
     def __len__(self) -> int:
@@ -159,7 +185,7 @@ def id_problem(value: Any) -> str | None:
     Anything else would reach the results as Python's spelling of it
     (``True``, ``['a']``), which names no row of the file.
     """
-    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+    if isinstance(value, str) or _whole_number(value) is not None:
         return None
     kinds = {
         bool: "a boolean",
@@ -172,12 +198,22 @@ def id_problem(value: Any) -> str | None:
     return f"is {json.dumps(value, ensure_ascii=False, default=repr)} ({kind})"
 
 
+def _whole_number(value: Any) -> int | None:
+    """An integer of any library (numpy's, say: ``operator.index`` takes it), a boolean not counted."""
+    if isinstance(value, bool) or type(value).__name__ == "bool_":
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
 def id_of(values: Mapping[str, Any], id_field: str, number: int) -> str:
-    """A row's id as text: its ``id_field`` (text, or an integer's digits), else (absent or "") the row number.
+    """A row's id as text: its ``id_field`` (text, or an integer's digits), else (absent, null or "") the row number.
 
     Raises ValueError, saying what the id is, for any other value.
     """
-    if id_field not in values or values[id_field] == "":
+    if id_field not in values or values[id_field] is None or values[id_field] == "":
         return str(number)
     problem = id_problem(values[id_field])
     if problem is not None:
@@ -185,7 +221,8 @@ def id_of(values: Mapping[str, Any], id_field: str, number: int) -> str:
             f"its {id_field!r} {problem}, which cannot be an id: an id is text or a whole number; "
             f"give the row one of those, or leave {id_field!r} out to number the row"
         )
-    return str(values[id_field])
+    whole = _whole_number(values[id_field])
+    return str(values[id_field] if whole is None else whole)
 
 
 def row_of(values: Mapping[str, Any], id_field: str, number: int) -> Row:

@@ -64,3 +64,38 @@ def test_rows_that_can_be_gone_over_once_are_kept_and_repeated_ids_found_on_ever
         found = list(checked)
         assert [row.id for row in found] == ["x", "y", "x@row 3"]
         assert isinstance(found[2].error, DuplicateIdError)
+
+
+def test_a_data_file_changed_between_passes_stops_the_run_before_judging_it(tmp_path):
+    from localjudge._cli.commands.runs import _stream
+    from localjudge.errors import LocalJudgeError
+
+    data = tmp_path / "rows.jsonl"
+    data.write_text('{"id": "a", "outputs": "4"}\n', encoding="utf-8")
+    rows, _ = _stream(data, None, None, "id")
+    assert [row.id for row in rows] == ["a"]  # unchanged: a second pass reads it again
+    data.write_text('{"id": "a", "outputs": "4"}\n{"id": "b", "outputs": "5"}\n', encoding="utf-8")
+    try:
+        list(rows)
+    except LocalJudgeError as exc:
+        assert "changed while the run was going over it" in str(exc) and str(data) in str(exc)
+    else:
+        raise AssertionError("a changed file was read as if it were the one counted")
+
+
+def test_a_pipe_is_read_once_and_its_rows_kept(tmp_path):
+    """A FIFO (or /dev/stdin) cannot be opened again: its rows are kept from the one reading."""
+    import os
+    import threading
+
+    from localjudge._cli.commands.runs import _stream
+
+    fifo = tmp_path / "rows.jsonl"
+    os.mkfifo(fifo)
+    writer = threading.Thread(
+        target=fifo.write_text, args=('{"id": "a", "outputs": "4"}\n{"id": "b", "outputs": "5"}\n',)
+    )
+    writer.start()
+    rows, shapes = _stream(fifo, "jsonl", None, "id")
+    writer.join(timeout=10)
+    assert len(rows) == 2 and [row.id for row in rows] == ["a", "b"] == [row.id for row in rows] and shapes

@@ -195,7 +195,6 @@ def test_a_quoted_cell_over_several_lines_is_still_one_cell_and_lines_are_counte
     ("given", "said"),
     [
         ("true", r"'id' is true \(a boolean\)"),
-        ("null", r"'id' is null \(null\)"),
         ('["a"]', r"""'id' is \["a"\] \(a list\)"""),
         ('{"k": 1}', r"""'id' is \{"k": 1\} \(an object\)"""),
         ("1.5", r"'id' is 1.5 \(a number with a fraction\)"),
@@ -222,6 +221,21 @@ def test_whole_number_ids_are_their_digits_and_one_beside_the_text_one_is_named_
         'data.jsonl:3: has the id "1", and data.jsonl:1 has 1: ids are compared as text, so these are the '
         "same id; give every row an id of its own"
     )
+
+
+def test_a_null_id_numbers_the_row_as_a_missing_one_does(tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"id": "a", "o": "x"}\n{"id": null, "o": "y"}\n', encoding="utf-8")
+    assert [(row.id, row.error) for row in read_rows(data)] == [("a", None), ("2", None)]
+
+
+def test_an_integer_of_another_library_is_a_whole_number_id():
+    """numpy's integers (a DataFrame's rows) are ids by their digits; a float is refused, never '2.0'."""
+    numpy = pytest.importorskip("numpy")
+    assert row_of({"id": numpy.int64(7), "o": "x"}, "id", 1).id == "7"
+    assert row_of({"id": None, "o": "x"}, "id", 4).id == "4"
+    assert isinstance(row_of({"id": numpy.float64(2.0), "o": "x"}, "id", 2).error, MalformedRowError)
+    assert isinstance(row_of({"id": numpy.bool_(True), "o": "x"}, "id", 3).error, MalformedRowError)
 
 
 def test_a_row_given_as_a_dict_takes_the_same_ids():

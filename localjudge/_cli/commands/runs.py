@@ -109,7 +109,7 @@ def _read(data: Path, file_format: Optional[str], mapping: Optional[str], id_fie
 
 def _stream(
     data: Path, file_format: Optional[str], mapping: Optional[str], id_field: str
-) -> tuple[Reread, set[tuple[bool, bool]]]:
+) -> tuple[Rows, set[tuple[bool, bool]]]:
     """The rows of ``data``, read again on each pass, and the prompt shapes of the good ones.
 
     This first pass counts them (the progress total) and finds the file's own
@@ -120,12 +120,15 @@ def _stream(
     def read() -> Iterator[Row]:
         return read_rows(data, file_format=file_format, mapping=columns, id_field=id_field)
 
-    count, shapes = 0, set[tuple[bool, bool]]()
+    if not data.is_file():  # a pipe, /dev/stdin: read once, so its rows are kept
+        rows = list(read())
+        return rows, {RowJudge.shape(row.values) for row in rows if row.error is None}
+    count, shapes, state = 0, set[tuple[bool, bool]](), Reread.state_of(data)
     for row in read():
         count += 1
         if row.error is None:
             shapes.add(RowJudge.shape(row.values))
-    return Reread(read, count), shapes
+    return Reread(read, count, data, state), shapes
 
 
 @dataclass
