@@ -49,7 +49,6 @@ from .request import (
     read_request,
     refuse_special_spellings,
     scores_reply,
-    string_budget,
 )
 
 __all__ = ["DECODE_STATS_FIELD", "DEFAULT_MAX_TOKENS", "DEFAULT_REASONING_BUDGET", "READOUT_FIELD", "LocalClient"]
@@ -83,8 +82,7 @@ class LocalClient(ChatClient):
     ``chat_template`` overrides the model's own template (a built-in name,
     ``"gguf"`` or Jinja source). ``reasoning_budget`` caps the sampled tokens
     of each free-text JSON string (the judge's ``reasoning``): when spent, the
-    string is closed and the verdict follows (an answer of strings alone
-    runs to its request's larger ``max_tokens``). ``close_loops`` closes such a
+    string is closed and the verdict follows. ``close_loops`` closes such a
     string early when greedy decoding is stuck repeating one passage.
     ``max_tokens`` is the default answer length when a request names none.
     ``format_instructions`` tells the model in words what the answer's schema
@@ -207,7 +205,7 @@ class LocalClient(ChatClient):
             guide=guide,
             max_tokens=max_tokens,
             sampler=sampler,
-            string_budget=string_budget(self.reasoning_budget, options, schema),
+            string_budget=self.reasoning_budget,
             close_loops=self.close_loops,
             stop=options.stop,
             readout_after=list(fields.values()),

@@ -25,7 +25,6 @@ __all__ = [
     "read_request",
     "refuse_special_spellings",
     "scores_reply",
-    "string_budget",
 ]
 
 HONOURED_FIELDS = frozenset(
@@ -173,32 +172,6 @@ def answer_length(options: RequestOptions, default: int, n_ctx: int | None, n_pr
         return options.max_tokens
     room = n_ctx - n_prompt if n_ctx else default
     return max(1, min(default, room))
-
-
-def string_budget(
-    reasoning_budget: int | None, options: RequestOptions, schema: Mapping[str, Any] | None
-) -> int | None:
-    """The sampled tokens each free-text JSON string may take: the client's budget, or the request's own bound.
-
-    The budget closes a rambling string so that the verdict after it is
-    reached. An answer of strings alone (the code judge's ``{"code": ...}``)
-    has no verdict to reach: when its request names a larger ``max_tokens``,
-    sized to what it asks for, its strings may run to that bound instead.
-    """
-    bound = options.max_tokens
-    if reasoning_budget is None or bound is None or bound <= reasoning_budget or not _strings_only(schema):
-        return reasoning_budget
-    return bound
-
-
-def _strings_only(schema: Mapping[str, Any] | None) -> bool:
-    """Whether ``schema`` is an object whose every property is a plain string: nothing to decide after them."""
-    if not schema or schema.get("type") != "object":
-        return False
-    properties = schema.get("properties")
-    if not isinstance(properties, Mapping) or not properties:
-        return False
-    return all(isinstance(p, Mapping) and p.get("type") == "string" and "enum" not in p for p in properties.values())
 
 
 def check_max_tokens(value: object) -> int:

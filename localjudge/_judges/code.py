@@ -56,20 +56,6 @@ STRATEGIES = ("none", "llm", "markdown_code_blocks")
 Strategy = Literal["none", "llm", "markdown_code_blocks"]
 #: the metadata of the result given when there is no code to judge (OpenEvals' own)
 EXTRACTION_FAILED = "code_extraction_failed"
-#: the most tokens the judge may write when copying code out of an answer (about 8,000 characters of code)
-MAX_EXTRACTION_TOKENS = 4096
-#: tokens allowed for the JSON around the copied code, and for a short answer's slack
-_EXTRACTION_OVERHEAD_TOKENS = 64
-
-
-def extraction_tokens(text: str) -> int:
-    """The ``max_tokens`` of the request that copies the code out of ``text``: sized to the text, capped.
-
-    Code runs three to four characters a token; half a token per character
-    leaves room for the escapes JSON adds (``\\n``, ``\\"``). A local judge's
-    reasoning budget would otherwise close the copied string at ~256 tokens.
-    """
-    return min(len(text) // 2 + _EXTRACTION_OVERHEAD_TOKENS, MAX_EXTRACTION_TOKENS)
 
 
 def _code_prompt(with_reference: bool) -> str:
@@ -138,16 +124,14 @@ class CodeJudge:
         return self.read_extracted(response)
 
     def extraction_request(self, text: object) -> JudgeRequest:
-        """The judge asked for the code under a schema (any answer of a local judge parses), bounded by its length."""
-        answer = _text_to_copy_from(text)
+        """The judge asked for the code under a schema: any answer of a local judge parses."""
         request: JudgeRequest = {
-            "messages": extraction_messages(answer),
+            "messages": extraction_messages(_text_to_copy_from(text)),
             "response_format": {
                 "type": "json_schema",
                 "json_schema": {"name": "extracted_code", "strict": True, "schema": EXTRACTION_SCHEMA},
             },
             "temperature": 0,
-            "max_tokens": extraction_tokens(answer),
         }
         if self.core.model is not None:
             request["model"] = self.core.model

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from localjudge._clients.request import read_request, refuse_special_spellings, string_budget
+from localjudge._clients.request import read_request, refuse_special_spellings
 from localjudge.errors import UsageError
 
 MESSAGES = [{"role": "user", "content": "hi"}]
@@ -31,27 +31,6 @@ def test_either_max_tokens_field_is_read_and_they_must_agree():
     assert read(max_tokens=7, max_completion_tokens=7).max_tokens == 7
     with pytest.raises(UsageError, match="disagree"):
         read(max_tokens=5, max_completion_tokens=7)
-
-
-CODE_SCHEMA = {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}
-VERDICT_SCHEMA = {"type": "object", "properties": {"reasoning": {"type": "string"}, "score": {"type": "boolean"}}}
-
-
-@pytest.mark.parametrize(
-    ("budget", "request_fields", "schema", "expected"),
-    [
-        (256, {}, CODE_SCHEMA, 256),
-        (256, {"max_tokens": 100}, CODE_SCHEMA, 256),
-        (256, {"max_tokens": 1_064}, CODE_SCHEMA, 1_064),
-        (None, {"max_tokens": 9}, CODE_SCHEMA, None),
-        (256, {"max_tokens": 1_064}, VERDICT_SCHEMA, 256),  # a verdict follows: the budget still closes the reasoning
-        (256, {"max_tokens": 1_064}, None, 256),
-    ],
-)
-def test_an_answer_of_strings_alone_runs_to_its_request_bound_not_the_reasoning_budget(
-    budget, request_fields, schema, expected
-):
-    assert string_budget(budget, read(**request_fields), schema) == expected
 
 
 @pytest.mark.parametrize(
