@@ -18,24 +18,24 @@ __all__ = ["kept_record_problem", "say_set_aside"]
 def kept_record_problem(record: Mapping[str, Any]) -> str | None:
     """What is wrong with a verdict's record as a run writes it, or None: an error's record is judged again anyway.
 
-    A run writes ``id`` (text or a whole number), ``result`` (an object; an
-    OpenEvals result, the one with a ``key``, also holds a boolean or
-    numeric ``score``), and since stamps were added ``judged`` (an object)
-    and ``seconds`` (a number). A result of another schema is an object of
-    that schema's fields, whose types are its own.
+    A run writes ``id`` (text or a whole number), ``result`` (an object, or
+    a list of them from an evaluator that gives several; an OpenEvals result,
+    the one with a ``key``, holds a boolean or numeric ``score``, or none),
+    and since stamps were added ``judged`` (an object) and ``seconds`` (a
+    number). A result of another schema is an object of that schema's
+    fields, whose types are its own.
     """
     if "result" not in record:
         return None
     row_id, result = record.get("id"), record["result"]
     if isinstance(row_id, bool) or not isinstance(row_id, str | int):
         return f"its id is {row_id!r}, neither text nor a whole number"
-    if not isinstance(result, Mapping):
-        return f"the result of {row_id!r} is {_json_kind(result)}, not an object"
-    if "key" in result:
-        if "score" not in result:
-            return f"the result of {row_id!r} has a key but no score"
-        score = result["score"]
-        if isinstance(score, str) or not isinstance(score, bool | int | float):
+    results = result if isinstance(result, list) else [result]  # an evaluator may give several results
+    for one in results:
+        if not isinstance(one, Mapping):
+            return f"the result of {row_id!r} is {_json_kind(one)}, not an object"
+        score = one.get("score")
+        if "key" in one and (isinstance(score, str) or not isinstance(score, bool | int | float | None)):
             return f"the score of {row_id!r} is {_json_kind(score)} ({score!r}), neither a boolean nor a number"
     if "judged" in record and not isinstance(record["judged"], Mapping):
         return f"the judged stamp of {row_id!r} is {_json_kind(record['judged'])}, not an object"

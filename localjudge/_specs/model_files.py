@@ -26,6 +26,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,10 +117,16 @@ def ensure_card_model(card: ModelCard) -> Path:
         return path
 
 
+#: a part untouched this long is no new fetch's: one just made may not hold its lock yet
+STALE_PART_S = 300
+
+
 def sweep_stale_parts(folder: Path) -> list[tuple[Path, int]]:
     """Remove the ``.part`` files in ``folder`` that no fetch is writing (none holds their lock); each with its size.
 
     A fetch killed outright leaves its part behind, up to a whole model's size.
+    Only a part left untouched for :data:`STALE_PART_S` is taken: between a
+    fetch making its part and locking it, the part is unlocked but alive.
     """
     try:
         import fcntl
@@ -128,6 +135,8 @@ def sweep_stale_parts(folder: Path) -> list[tuple[Path, int]]:
     removed = []
     for part in sorted(folder.glob(".*.part")) if folder.is_dir() else []:
         try:
+            if time.time() - part.stat().st_mtime < STALE_PART_S:
+                continue
             with part.open("rb") as handle:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 size = os.fstat(handle.fileno()).st_size
@@ -144,7 +153,10 @@ def _lock(fd: int) -> None:
         import fcntl
     except ImportError:
         return
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except OSError:  # no locks on this filesystem (some NFS): the age of the part still guards it
+        pass
 
 
 def _import_assembler(card: ModelCard) -> Any:

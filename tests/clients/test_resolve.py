@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from pathlib import Path
 
@@ -338,6 +339,7 @@ def test_a_fetch_removes_the_part_a_killed_fetch_left_and_holds_its_own(toy_part
     card.path.parent.mkdir(parents=True)
     stale = card.path.parent / ".toy.gguf.dead.part"
     stale.write_bytes(b"z" * 4321)
+    os.utime(stale, (1, 1))
     join, seen = model_files._join, []
 
     def join_and_sweep(sources, target):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -19,6 +20,7 @@ with open(sys.argv[1], "rb") as handle:
 def test_a_part_no_fetch_holds_is_removed_with_its_size_and_nothing_else_is(tmp_path):
     stale = tmp_path / ".toy.gguf.abc123.part"
     stale.write_bytes(b"x" * 1234)
+    os.utime(stale, (1, 1))  # untouched for long: no new fetch's
     kept = [tmp_path / "toy.gguf", tmp_path / "toy.gguf.verified", tmp_path / "notes.part"]
     for path in kept:
         path.write_bytes(b"keep")
@@ -27,9 +29,16 @@ def test_a_part_no_fetch_holds_is_removed_with_its_size_and_nothing_else_is(tmp_
     assert sweep_stale_parts(tmp_path / "absent") == []
 
 
+def test_a_part_made_a_moment_ago_is_kept_though_no_lock_is_held_yet(tmp_path):
+    young = tmp_path / ".toy.gguf.new.part"
+    young.write_bytes(b"n")
+    assert sweep_stale_parts(tmp_path) == [] and young.exists()
+
+
 def test_a_part_another_process_holds_is_kept(tmp_path):
     live = tmp_path / ".toy.gguf.live.part"
     live.write_bytes(b"y" * 10)
+    os.utime(live, (1, 1))  # old, so only its lock keeps it
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD, str(live)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -91,6 +92,7 @@ def test_the_model_check_removes_the_part_a_killed_fetch_left(tmp_path, monkeypa
 
     stale = tmp_path / ".m.gguf.dead.part"
     stale.write_bytes(b"z" * 99)
+    os.utime(stale, (1, 1))
     monkeypatch.setattr(models.ModelCard, "path", property(lambda self: tmp_path / "m.gguf"))
     checks = list(itertools.islice(doctor._model_checks("default"), 2))  # before the smoke decode
     assert [check.status for check in checks] == ["info", "info"] and not stale.exists()
